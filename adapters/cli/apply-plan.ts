@@ -1,0 +1,284 @@
+import type { CatalogService } from "../../src/catalog/catalog-service.js";
+import type {
+  BudgetRecord,
+  CredentialRecord,
+  PoolInput,
+  PoolRecord,
+} from "../../src/catalog/types.js";
+import { ConflictError, InvalidArgumentError } from "../../src/errors.js";
+import { type ApplyCredential, type ApplyFile, type ApplyPool, allPools } from "./apply-schema.js";
+
+/** What `sluice apply` does (or would do) to one budget or pool. */
+export interface PlannedChange {
+  kind: "budget" | "pool";
+  /** Budget name or pool subdomain. */
+  name: string;
+  action: "create" | "update" | "unchanged" | "delete";
+  /** Readable field changes of an update, e.g. `maxConcurrent 8 → 4`. Secrets are never shown. */
+  fields: string[];
+}
+
+/** A computed plan; `execute()` writes it to the catalog. */
+export interface ApplyPlan {
+  teamId: number;
+  changes: PlannedChange[];
+  execute(): void;
+}
+
+type DesiredPool = Omit<PoolInput, "budgetId" | "credential"> & {
+  budgetName: string | null;
+  credential: { header: string; value: string } | null;
+};
+
+/** Fields compared one by one; budget and credential are compared separately. */
+const COMPARED_FIELDS = [
+  "name",
+  "description",
+  "backend",
+  "origin",
+  "maxConcurrent",
+  "queueSize",
+  "queueTimeoutMs",
+  "rpm",
+  "requestTimeoutMs",
+  "termMs",
+  "renewIntervalMs",
+  "adaptive",
+  "requireKey",
+  "allowAuthorizationHeader",
+  "originSigning",
+  "readMethods",
+  "readPaths",
+  "reservedConcurrent",
+  "metricsRetentionDays",
+] as const satisfies readonly (keyof DesiredPool & keyof PoolRecord)[];
+
+/**
+ * Compares an apply file with the team's catalog and returns the changes, without writing.
+ * Budgets match by name and pools by subdomain; with `prune`, the team's pools missing from
+ * the file are deleted. Credential values named by `valueFromEnv` are read from `env`; a
+ * missing variable, an unknown team, or a subdomain owned by another team fails the whole
+ * plan before anything is written.
+ *
+ * @example
+ * ```ts
+ * const plan = planApply(catalog, file, { env: process.env, prune: false });
+ * plan.changes.forEach((change) => console.log(change.action, change.name));
+ * plan.execute();
+ * ```
+ */
+export function planApply(
+  catalog: CatalogService,
+  file: ApplyFile,
+  options: { env: Readonly<Record<string, string | undefined>>; prune: boolean },
+): ApplyPlan {
+  const store = catalog.store;
+  const team = store.findTeamBySlug(file.team);
+  if (!team) {
+    throw new InvalidArgumentError(
+      `No team with slug "${file.team}". Create it with "sluice team create".`,
+    );
+  }
+  const budgets = store.listBudgets(team.id);
+  const pools = store.listPools(team.id);
+  const desired = allPools(file).map(({ pool, budgetName }) =>
+    desiredPool(pool, budgetName, options.env),
+  );
+  for (const pool of desired) {
+    const owner = store.findPoolBySubdomain(pool.subdomain);
+    if (owner && owner.teamId !== team.id) {
+      throw new ConflictError(`The subdomain "${pool.subdomain}" belongs to another team.`);
+    }
+  }
+  const budgetChanges = planBudgets(file, budgets);
+  const poolChanges = planPools(catalog, desired, pools, budgets);
+  const deletions = options.prune ? planDeletions(desired, pools) : [];
+  const changes = [...budgetChanges, ...poolChanges, ...deletions];
+  return {
+    teamId: team.id,
+    changes,
+    execute() {
+      const budgetByName = new Map(budgets.map((budget) => [budget.name, budget]));
+      file.budgets.forEach((budget, index) => {
+        if (budgetChanges[index]?.action === "unchanged") return;
+        const { name, originMaxConcurrent } = budget;
+        budgetByName.set(name, store.upsertBudget(team.id, { name, originMaxConcurrent }));
+      });
+      desired.forEach((pool, index) => {
+        if (poolChanges[index]?.action === "unchanged") return;
+        const existing = pools.find((record) => record.subdomain === pool.subdomain);
+        store.upsertPool(team.id, toPoolInput(catalog, pool, budgetByName, existing));
+      });
+      for (const deletion of deletions) {
+        const pool = pools.find((record) => record.subdomain === deletion.name);
+        if (pool) store.deletePool(team.id, pool.id);
+      }
+    },
+  };
+}
+
+function planBudgets(file: ApplyFile, existing: readonly BudgetRecord[]): PlannedChange[] {
+  return file.budgets.map((budget) => {
+    const current = existing.find((record) => record.name === budget.name);
+    if (!current) return change("budget", budget.name, "create", []);
+    const fields = diffField(
+      "originMaxConcurrent",
+      current.originMaxConcurrent,
+      budget.originMaxConcurrent,
+    );
+    return change("budget", budget.name, fields.length > 0 ? "update" : "unchanged", fields);
+  });
+}
+
+function planPools(
+  catalog: CatalogService,
+  desired: readonly DesiredPool[],
+  existing: readonly PoolRecord[],
+  budgets: readonly BudgetRecord[],
+): PlannedChange[] {
+  const budgetNameById = new Map(budgets.map((budget) => [budget.id, budget.name]));
+  return desired.map((pool) => {
+    const current = existing.find((record) => record.subdomain === pool.subdomain);
+    if (!current) return change("pool", pool.subdomain, "create", []);
+    const fields = diffPool(catalog, current, pool, budgetNameById);
+    return change("pool", pool.subdomain, fields.length > 0 ? "update" : "unchanged", fields);
+  });
+}
+
+function planDeletions(
+  desired: readonly DesiredPool[],
+  existing: readonly PoolRecord[],
+): PlannedChange[] {
+  const wanted = new Set(desired.map((pool) => pool.subdomain));
+  return existing
+    .filter((pool) => !wanted.has(pool.subdomain))
+    .map((pool) => change("pool", pool.subdomain, "delete", []));
+}
+
+function change(
+  kind: PlannedChange["kind"],
+  name: string,
+  action: PlannedChange["action"],
+  fields: string[],
+): PlannedChange {
+  return { kind, name, action, fields };
+}
+
+function desiredPool(
+  pool: ApplyPool,
+  budgetName: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): DesiredPool {
+  return {
+    name: pool.name,
+    description: pool.description,
+    subdomain: pool.subdomain,
+    backend: pool.backend,
+    origin: pool.origin,
+    maxConcurrent: pool.maxConcurrent,
+    queueSize: pool.queue.size,
+    queueTimeoutMs: pool.queue.timeoutMs,
+    rpm: pool.rpm,
+    requestTimeoutMs: pool.requestTimeoutMs,
+    termMs: pool.termMs,
+    renewIntervalMs: pool.renewIntervalMs,
+    adaptive: pool.adaptive,
+    requireKey: pool.requireKey,
+    allowAuthorizationHeader: pool.allowAuthorizationHeader,
+    originSigning: pool.originSigning,
+    readMethods: pool.readMethods,
+    readPaths: pool.readPaths,
+    reservedConcurrent: budgetName === null ? 0 : (pool.reservedConcurrent ?? 0),
+    metricsRetentionDays: pool.metricsRetentionDays,
+    budgetName,
+    credential: pool.credential ? resolveCredential(pool.subdomain, pool.credential, env) : null,
+  };
+}
+
+function resolveCredential(
+  subdomain: string,
+  credential: ApplyCredential,
+  env: Readonly<Record<string, string | undefined>>,
+): { header: string; value: string } {
+  if ("value" in credential)
+    return { header: credential.header.toLowerCase(), value: credential.value };
+  const value = env[credential.valueFromEnv];
+  if (value === undefined || value === "") {
+    throw new InvalidArgumentError(
+      `Pool "${subdomain}": the environment variable ${credential.valueFromEnv} (its credential value) is not set.`,
+    );
+  }
+  return { header: credential.header.toLowerCase(), value };
+}
+
+function diffField(field: string, before: unknown, after: unknown): string[] {
+  const a = JSON.stringify(before);
+  const b = JSON.stringify(after);
+  return a === b ? [] : [`${field} ${a ?? "none"} → ${b ?? "none"}`];
+}
+
+function diffPool(
+  catalog: CatalogService,
+  existing: PoolRecord,
+  desired: DesiredPool,
+  budgetNameById: ReadonlyMap<number, string>,
+): string[] {
+  const fields = COMPARED_FIELDS.flatMap((field) =>
+    diffField(field, existing[field], desired[field]),
+  );
+  const currentBudget =
+    existing.budgetId === null ? null : (budgetNameById.get(existing.budgetId) ?? null);
+  fields.push(...diffField("budget", currentBudget, desired.budgetName));
+  if (!sameCredential(catalog, existing, desired.credential)) {
+    // Say which side changed, never the values.
+    fields.push(
+      desired.credential === null
+        ? "credential removed"
+        : existing.credential === null
+          ? `credential added (${desired.credential.header})`
+          : `credential changed (${desired.credential.header})`,
+    );
+  }
+  return fields;
+}
+
+function sameCredential(
+  catalog: CatalogService,
+  existing: PoolRecord,
+  desired: DesiredPool["credential"],
+): boolean {
+  if (existing.credential === null || desired === null) return existing.credential === desired;
+  if (existing.credential.header !== desired.header) return false;
+  try {
+    return catalog.decryptCredential(existing)?.value === desired.value;
+  } catch {
+    // Unreadable (for instance sealed under another key): re-seal it under the current one.
+    return false;
+  }
+}
+
+function toPoolInput(
+  catalog: CatalogService,
+  pool: DesiredPool,
+  budgets: ReadonlyMap<string, BudgetRecord>,
+  existing: PoolRecord | undefined,
+): PoolInput {
+  const { budgetName, credential, ...fields } = pool;
+  const budgetId = budgetName === null ? null : (budgets.get(budgetName)?.id ?? null);
+  return {
+    ...fields,
+    budgetId,
+    credential: sealedCredential(catalog, existing, credential),
+  };
+}
+
+/** Keeps the stored ciphertext when the value is unchanged, so re-applying writes nothing new. */
+function sealedCredential(
+  catalog: CatalogService,
+  existing: PoolRecord | undefined,
+  credential: DesiredPool["credential"],
+): CredentialRecord | null {
+  if (credential === null) return null;
+  if (existing && sameCredential(catalog, existing, credential)) return existing.credential;
+  return catalog.sealCredential(credential.header, credential.value);
+}

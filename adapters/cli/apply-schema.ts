@@ -1,0 +1,207 @@
+import * as v from "valibot";
+import { POOL_DEFAULTS } from "../../src/governor/settings.js";
+
+/** Defaults of the catalog-only pool fields of an apply file (governor fields use `POOL_DEFAULTS`). */
+export const APPLY_POOL_DEFAULTS = {
+  description: null,
+  backend: "http",
+  requireKey: true,
+  allowAuthorizationHeader: true,
+  credential: null,
+  originSigning: false,
+  readMethods: [] as string[],
+  readPaths: null,
+  reservedConcurrent: 0,
+  metricsRetentionDays: 30,
+} as const;
+
+const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
+const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+const text = (max: number) =>
+  v.pipe(v.string(), v.trim(), v.minLength(1, "Required."), v.maxLength(max));
+const httpMethod = v.pipe(
+  v.string(),
+  v.toUpperCase(),
+  v.regex(/^[A-Z]+$/, "Must be an HTTP method name such as QUERY."),
+);
+
+const CredentialSchema = v.pipe(
+  v.union(
+    [
+      v.strictObject({
+        header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
+        /** Name of an environment variable holding the value when `sluice apply` runs. */
+        valueFromEnv: v.pipe(
+          v.string(),
+          v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "Must be an environment variable name."),
+        ),
+      }),
+      v.strictObject({
+        header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
+        /** The value itself. Prefer `valueFromEnv`: a secret in a file tends to end up in git. */
+        value: v.pipe(v.string(), v.minLength(1)),
+      }),
+    ],
+    'Must be { "header", "valueFromEnv" } or { "header", "value" }.',
+  ),
+);
+
+const poolFields = {
+  name: text(100),
+  description: v.optional(
+    v.nullable(v.pipe(v.string(), v.maxLength(500))),
+    APPLY_POOL_DEFAULTS.description,
+  ),
+  subdomain: v.pipe(
+    v.string(),
+    v.regex(
+      /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+      "Use 1-63 lower-case letters, digits and inner hyphens.",
+    ),
+  ),
+  backend: v.optional(v.picklist(["http", "postgres"]), APPLY_POOL_DEFAULTS.backend),
+  origin: v.pipe(
+    v.string(),
+    v.check(
+      (value) => /^https?:\/\/[^/\s]+/.test(value) && URL.canParse(value),
+      "Must be an http:// or https:// URL.",
+    ),
+    v.transform((value) => value.replace(/\/+$/, "")),
+  ),
+  maxConcurrent: positiveInt,
+  queue: v.optional(
+    v.strictObject({
+      size: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.size),
+      timeoutMs: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.timeoutMs),
+    }),
+    { ...POOL_DEFAULTS.queue },
+  ),
+  rpm: v.optional(v.nullable(positiveInt), POOL_DEFAULTS.rpm),
+  requestTimeoutMs: v.optional(positiveInt, POOL_DEFAULTS.requestTimeoutMs),
+  termMs: v.optional(positiveInt, POOL_DEFAULTS.termMs),
+  renewIntervalMs: v.optional(positiveInt, POOL_DEFAULTS.renewIntervalMs),
+  adaptive: v.optional(v.boolean(), POOL_DEFAULTS.adaptive),
+  requireKey: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.requireKey),
+  allowAuthorizationHeader: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.allowAuthorizationHeader),
+  credential: v.optional(v.nullable(CredentialSchema), APPLY_POOL_DEFAULTS.credential),
+  originSigning: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.originSigning),
+  readMethods: v.optional(v.array(httpMethod), () => [...APPLY_POOL_DEFAULTS.readMethods]),
+  readPaths: v.optional(
+    v.nullable(
+      v.record(httpMethod, v.array(v.pipe(v.string(), v.startsWith("/", "Must start with /.")))),
+    ),
+    APPLY_POOL_DEFAULTS.readPaths,
+  ),
+  metricsRetentionDays: v.optional(
+    v.pipe(positiveInt, v.maxValue(3650)),
+    APPLY_POOL_DEFAULTS.metricsRetentionDays,
+  ),
+};
+
+const UnbudgetedPoolSchema = v.strictObject(poolFields);
+
+const BudgetPoolSchema = v.pipe(
+  v.strictObject({
+    ...poolFields,
+    /** Slots of the budget's ceiling kept for this pool. */
+    reservedConcurrent: v.optional(nonNegativeInt, APPLY_POOL_DEFAULTS.reservedConcurrent),
+  }),
+  v.check(
+    (pool) => pool.reservedConcurrent <= pool.maxConcurrent,
+    "reservedConcurrent must not exceed maxConcurrent.",
+  ),
+);
+
+const BudgetSchema = v.pipe(
+  v.strictObject({
+    name: text(100),
+    /** Shared ceiling over the budget's pools; null (the default) for none. */
+    originMaxConcurrent: v.optional(v.nullable(nonNegativeInt), null),
+    pools: v.optional(v.array(BudgetPoolSchema), () => []),
+  }),
+  v.check(
+    (budget) =>
+      budget.originMaxConcurrent === null ||
+      budget.pools.reduce((sum, pool) => sum + pool.reservedConcurrent, 0) <=
+        budget.originMaxConcurrent,
+    "The pools' reservedConcurrent add up to more than originMaxConcurrent.",
+  ),
+);
+
+const ApplyFileFields = v.strictObject({
+  /** Editors use it for completion; ignored by `sluice apply`. */
+  $schema: v.optional(v.string()),
+  /** Slug of the team that owns the budgets and pools. */
+  team: v.pipe(v.string(), v.minLength(1)),
+  budgets: v.optional(v.array(BudgetSchema), () => []),
+  /** Pools outside any budget. */
+  pools: v.optional(v.array(UnbudgetedPoolSchema), () => []),
+});
+
+function duplicates(values: readonly string[]): string[] {
+  return [...new Set(values.filter((value, index) => values.indexOf(value) !== index))];
+}
+
+function budgetNames(file: { budgets: readonly { name: string }[] }): string[] {
+  return file.budgets.map((budget) => budget.name);
+}
+
+function subdomains(file: Pick<ApplyFile, "budgets" | "pools">): string[] {
+  return allPools(file).map(({ pool }) => pool.subdomain);
+}
+
+/**
+ * The file `sluice apply` reads: the budgets and pools of one team, matched by budget name
+ * and pool subdomain. One schema yields the type and the validation; defaults are those of
+ * the governor (`POOL_DEFAULTS`) and {@link APPLY_POOL_DEFAULTS}.
+ *
+ * @example
+ * ```ts
+ * const file = v.parse(ApplyFileSchema, {
+ *   team: "acme",
+ *   budgets: [{ name: "llm", originMaxConcurrent: 10, pools: [
+ *     { name: "Chat", subdomain: "chat", origin: "http://127.0.0.1:9000", maxConcurrent: 4 },
+ *   ] }],
+ * });
+ * ```
+ */
+export const ApplyFileSchema = v.pipe(
+  ApplyFileFields,
+  v.check(
+    (file) => duplicates(budgetNames(file)).length === 0,
+    (issue) =>
+      `Budget names must be unique; repeated: ${duplicates(budgetNames(issue.input)).join(", ")}.`,
+  ),
+  v.check(
+    (file) => duplicates(subdomains(file)).length === 0,
+    (issue) =>
+      `Pool subdomains must be unique; repeated: ${duplicates(subdomains(issue.input)).join(", ")}.`,
+  ),
+);
+
+export type ApplyFile = v.InferOutput<typeof ApplyFileFields>;
+export type ApplyBudget = ApplyFile["budgets"][number];
+/** A pool of the file; `reservedConcurrent` is present on pools inside a budget. */
+export type ApplyPool = v.InferOutput<typeof UnbudgetedPoolSchema> & {
+  reservedConcurrent?: number;
+};
+export type ApplyCredential = NonNullable<ApplyPool["credential"]>;
+
+/**
+ * Every pool of an apply file with the name of its budget (null for unbudgeted pools).
+ *
+ * @example
+ * ```ts
+ * for (const { pool, budgetName } of allPools(file)) console.log(pool.subdomain, budgetName);
+ * ```
+ */
+export function allPools(
+  file: Pick<ApplyFile, "budgets" | "pools">,
+): { pool: ApplyPool; budgetName: string | null }[] {
+  return [
+    ...file.budgets.flatMap((budget) =>
+      budget.pools.map((pool) => ({ pool, budgetName: budget.name })),
+    ),
+    ...file.pools.map((pool) => ({ pool, budgetName: null })),
+  ];
+}

@@ -1,0 +1,79 @@
+import type { CatalogService } from "../../src/catalog/catalog-service.js";
+import { normalizeEmail } from "../../src/catalog/teams.js";
+import type { TeamRecord, UserRecord } from "../../src/catalog/types.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { openDataDir, resolveDataDir } from "../server/data-dir.js";
+import { type CliIo, type OptionSpec, optionalString, type ParsedCommand } from "./command.js";
+
+/** The `--data-dir` flag shared by every command that touches the catalog. */
+export const DATA_DIR_OPTION: Readonly<Record<"data-dir", OptionSpec>> = {
+  "data-dir": {
+    type: "string",
+    placeholder: "<dir>",
+    description: "Data directory (sluice.db). Default: $SLUICE_DATA_DIR or ./.sluice-data.",
+  },
+};
+
+/**
+ * Opens the catalog of the command's data directory, runs `work`, and closes it again.
+ *
+ * @example
+ * ```ts
+ * run: (args, io) => withCatalog(args, io, (catalog) => { io.out(String(catalog.store.listAllPools().length)); return 0; }),
+ * ```
+ */
+export async function withCatalog(
+  args: ParsedCommand,
+  io: CliIo,
+  work: (catalog: CatalogService) => number | Promise<number>,
+): Promise<number> {
+  const data = openDataDir({
+    dataDir: resolveDataDir(optionalString(args, "data-dir"), io.env),
+    secretKey: io.env.SLUICE_SECRET_KEY || undefined,
+  });
+  try {
+    return await work(data.catalog);
+  } finally {
+    data.close();
+  }
+}
+
+/**
+ * The team with this slug, or an {@link InvalidArgumentError} that says how to create it.
+ *
+ * @example
+ * ```ts
+ * const team = requireTeam(catalog, "acme");
+ * ```
+ */
+export function requireTeam(catalog: CatalogService, slug: string): TeamRecord {
+  const team = catalog.store.findTeamBySlug(slug);
+  if (!team) {
+    throw new InvalidArgumentError(
+      `No team with slug "${slug}". Create it with "sluice team create".`,
+    );
+  }
+  return team;
+}
+
+/**
+ * The user with this email who belongs to the team, or an {@link InvalidArgumentError}.
+ *
+ * @example
+ * ```ts
+ * const user = requireMember(catalog, team, "ada@example.com");
+ * ```
+ */
+export function requireMember(
+  catalog: CatalogService,
+  team: TeamRecord,
+  email: string,
+): UserRecord {
+  const user = catalog.store.findUserByEmail(normalizeEmail(email));
+  if (!user || !catalog.store.getMembership(team.id, user.id)) {
+    throw new InvalidArgumentError(
+      `${email} is not a member of team ${team.slug}. Add them with "sluice user add".`,
+    );
+  }
+  return user;
+}

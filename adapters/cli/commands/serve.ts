@@ -1,0 +1,182 @@
+import { describeSync } from "../../server/catalog-sync.js";
+import {
+  loadServerConfig,
+  SERVER_CONFIG_DEFAULTS,
+  SERVER_CONFIG_SOURCES,
+  type ServerConfigField,
+} from "../../server/config.js";
+import type { ListenResult, SluiceServer } from "../../server/create-server.js";
+import {
+  type CliIo,
+  type CommandSpec,
+  type OptionSpec,
+  type ParsedCommand,
+  PROCESS_SIGNALS,
+  type SignalSource,
+} from "../command.js";
+
+type FlagField = Exclude<ServerConfigField, "secretKey">;
+
+const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }> = {
+  host: {
+    placeholder: "<address>",
+    description: `Interface to listen on. Default ${SERVER_CONFIG_DEFAULTS.host}.`,
+  },
+  port: {
+    placeholder: "<port>",
+    description: `Port to listen on; 0 picks a free one. Default ${SERVER_CONFIG_DEFAULTS.port}.`,
+  },
+  dataDir: {
+    placeholder: "<dir>",
+    description: `Data directory (sluice.db, secret.key). Default ${SERVER_CONFIG_DEFAULTS.dataDir}.`,
+  },
+  baseUrl: {
+    placeholder: "<url>",
+    description: "Public Control API URL; its host routes to it. Default http://localhost:<port>.",
+  },
+  lockUrl: {
+    placeholder: "<url>",
+    description: "Public Lock API URL (/pools/*). Default: the base URL.",
+  },
+  poolDomain: {
+    placeholder: "<domain>",
+    description: `Pools answer at <subdomain>.<domain>. Default ${SERVER_CONFIG_DEFAULTS.poolDomain}.`,
+  },
+  redisUrl: {
+    placeholder: "<url>",
+    description: "Keep slots in Redis to share limits across servers. Default: in memory.",
+  },
+  redisFailurePolicy: {
+    placeholder: "closed|open",
+    description: "When Redis is down: refuse (closed) or admit (open). Default closed.",
+  },
+  metricsFlushMs: {
+    placeholder: "<ms>",
+    description: `How often metrics are saved. Default ${SERVER_CONFIG_DEFAULTS.metricsFlushMs}.`,
+  },
+  catalogSyncMs: {
+    placeholder: "<ms>",
+    description: `How often catalog changes are picked up. Default ${SERVER_CONFIG_DEFAULTS.catalogSyncMs}.`,
+  },
+  shutdownGraceMs: {
+    placeholder: "<ms>",
+    description: `Time in-flight requests get on shutdown. Default ${SERVER_CONFIG_DEFAULTS.shutdownGraceMs}.`,
+  },
+};
+
+const FLAG_FIELDS = Object.keys(FLAG_HELP) as FlagField[];
+
+function flagOptions(): Record<string, OptionSpec> {
+  const options: Record<string, OptionSpec> = {};
+  for (const field of FLAG_FIELDS) {
+    options[SERVER_CONFIG_SOURCES[field].flag!] = { type: "string", ...FLAG_HELP[field] };
+  }
+  return options;
+}
+
+function flagValues(args: ParsedCommand): Partial<Record<ServerConfigField, string>> {
+  const flags: Partial<Record<ServerConfigField, string>> = {};
+  for (const field of FLAG_FIELDS) {
+    const value = args.values[SERVER_CONFIG_SOURCES[field].flag!];
+    if (typeof value === "string") flags[field] = value;
+  }
+  return flags;
+}
+
+function printEndpoints(io: CliIo, listening: ListenResult, poolDomain: string): void {
+  io.out(`Control API: ${listening.url}/api/v1`);
+  io.out(`Lock API:    ${listening.lockUrl}/pools/<pool>/lock/acquire`);
+  io.out(`Pool proxy:  http://<pool>.${poolDomain}:${listening.port}`);
+  io.out("Press Ctrl+C to stop.");
+}
+
+/**
+ * Resolves once the server has shut down after SIGINT or SIGTERM; SIGHUP re-reads the
+ * catalog. A second SIGINT/SIGTERM during shutdown resolves at once with exit code 1.
+ */
+function runUntilStopped(server: SluiceServer, signals: SignalSource, io: CliIo): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => () => {
+      if (stopping) {
+        io.err(`Received ${signal} again; exiting without waiting.`);
+        cleanup();
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      io.out(`Received ${signal}; shutting down.`);
+      server.close().then(
+        () => {
+          io.out("Stopped.");
+          cleanup();
+          resolve(0);
+        },
+        (error: unknown) => {
+          io.err(`Shutdown failed: ${(error as Error).message}`);
+          cleanup();
+          resolve(1);
+        },
+      );
+    };
+    const onInt = stop("SIGINT");
+    const onTerm = stop("SIGTERM");
+    const onHup = () => {
+      io.out("Received SIGHUP; re-reading the catalog.");
+      server.syncCatalog().then(
+        (report) => io.out(describeSync(report)),
+        (error: unknown) => io.err(`Catalog sync failed: ${(error as Error).message}`),
+      );
+    };
+    const cleanup = () => {
+      signals.off("SIGINT", onInt);
+      signals.off("SIGTERM", onTerm);
+      signals.off("SIGHUP", onHup);
+    };
+    signals.on("SIGINT", onInt);
+    signals.on("SIGTERM", onTerm);
+    signals.on("SIGHUP", onHup);
+  });
+}
+
+/**
+ * `sluice serve`: runs the server until SIGINT/SIGTERM.
+ *
+ * @example
+ * ```ts
+ * await runCli(["serve", "--port", "0", "--data-dir", dir], { ...io, signals: process });
+ * ```
+ */
+export const serveCommand: CommandSpec = {
+  name: "serve",
+  summary: "Run the Sluice server: Control API, Lock API and pool proxy.",
+  options: flagOptions(),
+  details: [
+    `Every flag can also come from the environment: ${FLAG_FIELDS.map((field) => SERVER_CONFIG_SOURCES[field].env).join(", ")}. Flags win over the environment.`,
+    "SLUICE_SECRET_KEY (32 bytes in base64, e.g. `openssl rand -base64 32`) encrypts stored upstream credentials; " +
+      "without it a key is created in the data directory. Every process sharing the data directory needs the same key.",
+    "Signals: SIGINT/SIGTERM shut down gracefully, SIGHUP re-reads the catalog at once.",
+  ],
+  examples: [
+    "sluice serve",
+    "sluice serve --port 0 --data-dir /tmp/sluice",
+    "SLUICE_BASE_URL=https://sluice.example.com SLUICE_POOL_DOMAIN=pools.example.com sluice serve --host 0.0.0.0",
+  ],
+  run: async (args, io) => {
+    const config = loadServerConfig({ flags: flagValues(args), env: io.env });
+    io.out("Starting Sluice.");
+    // Loaded here so the catalog commands never load the server, Hono or the governor.
+    const { createSluiceServer } = await import("../../server/create-server.js");
+    const { DEFAULT_SERVER_APPS } = await import("../../server/default-apps.js");
+    const server = await createSluiceServer(config, { ...DEFAULT_SERVER_APPS, log: io.out });
+    let listening: ListenResult;
+    try {
+      listening = await server.listen();
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+    printEndpoints(io, listening, config.poolDomain);
+    return runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io);
+  },
+};

@@ -1,0 +1,113 @@
+import type { CatalogService } from "../../../src/catalog/catalog-service.js";
+import { budgetUnallocated } from "../../../src/catalog/governor-mapping.js";
+import type { BudgetRecord, PoolRecord, TeamRecord } from "../../../src/catalog/types.js";
+import { DATA_DIR_OPTION, requireTeam, withCatalog } from "../catalog-session.js";
+import { type CliIo, type CommandSpec, optionalString } from "../command.js";
+
+function poolLine(pool: PoolRecord): string {
+  const parts = [
+    `max ${pool.maxConcurrent} concurrent`,
+    pool.queueSize > 0
+      ? `queue ${pool.queueSize} (wait up to ${pool.queueTimeoutMs} ms)`
+      : "no queue",
+    pool.rpm === null ? "no rpm limit" : `${pool.rpm} rpm`,
+  ];
+  if (pool.budgetId !== null) parts.push(`reserved ${pool.reservedConcurrent}`);
+  parts.push(pool.requireKey ? "key required" : "open (no key)");
+  if (pool.credential) parts.push(`credential in ${pool.credential.header}`);
+  return `${pool.subdomain} "${pool.name}" → ${pool.origin}: ${parts.join(", ")}`;
+}
+
+function budgetLine(budget: BudgetRecord, pools: readonly PoolRecord[]): string {
+  const ceiling =
+    budget.originMaxConcurrent === null
+      ? "no shared ceiling"
+      : `origin max ${budget.originMaxConcurrent} concurrent, ${budgetUnallocated(budget, pools)} unallocated`;
+  return `Budget ${budget.name} (id ${budget.id}): ${ceiling}`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function printTeam(io: CliIo, catalog: CatalogService, team: TeamRecord): void {
+  const pools = catalog.store.listPools(team.id);
+  const budgets = catalog.store.listBudgets(team.id);
+  io.out(
+    `Team ${team.slug} "${team.name}" (id ${team.id}): ${count(budgets.length, "budget")}, ${count(pools.length, "pool")}`,
+  );
+  for (const budget of budgets) {
+    io.out(`  ${budgetLine(budget, pools)}`);
+    for (const pool of pools.filter((p) => p.budgetId === budget.id))
+      io.out(`    ${poolLine(pool)}`);
+  }
+  const loose = pools.filter((pool) => pool.budgetId === null);
+  if (loose.length > 0) io.out("  Pools outside any budget:");
+  for (const pool of loose) io.out(`    ${poolLine(pool)}`);
+}
+
+function statusJson(catalog: CatalogService, team: TeamRecord) {
+  const pools = catalog.store.listPools(team.id);
+  return {
+    team: { id: team.id, name: team.name, slug: team.slug },
+    budgets: catalog.store.listBudgets(team.id).map((budget) => ({
+      ...budget,
+      unallocated: budgetUnallocated(budget, pools),
+    })),
+    // The credential's ciphertext stays out of the output; its header is enough to tell.
+    pools: pools.map(({ credential, ...pool }) => ({
+      ...pool,
+      credentialHeader: credential?.header ?? null,
+    })),
+  };
+}
+
+/**
+ * `sluice status`: the catalog's budgets and pools with their limits.
+ *
+ * @example
+ * ```ts
+ * await runCli(["status", "--team", "acme"], io);
+ * ```
+ */
+export const statusCommand: CommandSpec = {
+  name: "status",
+  summary: "Show budgets and pools with their limits, as stored in the catalog.",
+  options: {
+    team: {
+      type: "string",
+      placeholder: "<slug>",
+      description: "Only this team. Default: every team.",
+    },
+    json: { type: "boolean", description: "Print JSON for scripts instead of text." },
+    ...DATA_DIR_OPTION,
+  },
+  examples: ["sluice status", "sluice status --team acme --json"],
+  run: (args, io) =>
+    withCatalog(args, io, (catalog) => {
+      const slug = optionalString(args, "team");
+      const teams = slug ? [requireTeam(catalog, slug)] : listTeams(catalog);
+      if (args.values.json === true) {
+        io.out(JSON.stringify(teams.map((team) => statusJson(catalog, team))));
+        return 0;
+      }
+      if (teams.length === 0)
+        io.out('No budgets or pools yet. Add some with "sluice apply <file.json>".');
+      for (const team of teams) printTeam(io, catalog, team);
+      return 0;
+    }),
+};
+
+/** Teams that own a budget or pool, by id (the store has no "list teams"; empty teams have nothing to show). */
+function listTeams(catalog: CatalogService): TeamRecord[] {
+  const ids = new Set([
+    ...catalog.store.listAllBudgets().map((budget) => budget.teamId),
+    ...catalog.store.listAllPools().map((pool) => pool.teamId),
+  ]);
+  return [...ids]
+    .sort((a, b) => a - b)
+    .flatMap((id) => {
+      const team = catalog.store.getTeam(id);
+      return team ? [team] : [];
+    });
+}

@@ -1,0 +1,66 @@
+import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
+import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
+
+const TEAM_FLAGS = {
+  teamName: "name",
+  slug: "slug",
+  ownerName: "owner-name",
+  ownerEmail: "owner-email",
+};
+
+/**
+ * `sluice team create`: creates a team and its owner (an existing user is matched by email).
+ *
+ * @example
+ * ```ts
+ * await runCli(["team", "create", "--name", "Acme", "--slug", "acme", "--owner-name", "Ada", "--owner-email", "ada@example.com"], io);
+ * ```
+ */
+export const teamCreateCommand: CommandSpec = {
+  name: "team create",
+  summary: "Create a team (organization) and its owner.",
+  options: {
+    name: {
+      type: "string",
+      placeholder: "<name>",
+      description: "Display name of the team.",
+      required: true,
+    },
+    slug: {
+      type: "string",
+      placeholder: "<slug>",
+      description: "Short unique id: lower-case letters, digits, hyphens.",
+      required: true,
+    },
+    "owner-name": {
+      type: "string",
+      placeholder: "<name>",
+      description: "The owner's name.",
+      required: true,
+    },
+    "owner-email": {
+      type: "string",
+      placeholder: "<email>",
+      description: "The owner's email; an existing user with it becomes the owner.",
+      required: true,
+    },
+    ...DATA_DIR_OPTION,
+  },
+  details: ["The owner may create API tokens for the team (sluice token create)."],
+  examples: [
+    'sluice team create --name "Acme" --slug acme --owner-name "Ada Lovelace" --owner-email ada@example.com',
+  ],
+  run: (args, io) =>
+    withCatalog(args, io, (catalog) => {
+      const { team, owner } = withFlagNames(TEAM_FLAGS, () =>
+        catalog.createTeamWithOwner({
+          teamName: requiredString(args, "name"),
+          slug: requiredString(args, "slug"),
+          ownerName: requiredString(args, "owner-name"),
+          ownerEmail: requiredString(args, "owner-email"),
+        }),
+      );
+      io.out(`Created team ${team.slug} (id ${team.id}) with owner ${owner.email}.`);
+      return 0;
+    }),
+};

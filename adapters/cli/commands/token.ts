@@ -1,0 +1,226 @@
+import {
+  ABILITIES,
+  type ApiTokenRecord,
+  TOKEN_LIFETIMES,
+  type TokenLifetime,
+} from "../../../src/catalog/types.js";
+import { InvalidArgumentError } from "../../../src/errors.js";
+import { DATA_DIR_OPTION, requireMember, requireTeam, withCatalog } from "../catalog-session.js";
+import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
+
+const TEAM_OPTION = {
+  team: { type: "string", placeholder: "<slug>", description: "The team's slug.", required: true },
+} as const;
+const JSON_OPTION = {
+  json: { type: "boolean", description: "Print JSON for scripts instead of text." },
+} as const;
+
+const TOKEN_FLAGS = { name: "name", abilities: "abilities", lifetime: "lifetime" };
+
+function isoDate(epochMs: number | null): string | null {
+  return epochMs === null ? null : new Date(epochMs).toISOString();
+}
+
+function parseAbilities(text: string): string[] {
+  const abilities = text
+    .split(",")
+    .map((ability) => ability.trim())
+    .filter((ability) => ability !== "");
+  // "all" saves typing the five names for a personal admin token.
+  return abilities.length === 1 && abilities[0] === "all" ? [...ABILITIES] : abilities;
+}
+
+function parseLifetime(text: string): TokenLifetime {
+  if (!(TOKEN_LIFETIMES as readonly string[]).includes(text)) {
+    throw new InvalidArgumentError(
+      `--lifetime must be one of ${TOKEN_LIFETIMES.join(", ")} (got "${text}").`,
+    );
+  }
+  return text as TokenLifetime;
+}
+
+function parseTokenId(text: string): number {
+  const id = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(id) || id < 1) {
+    throw new InvalidArgumentError(`--id must be a token id such as 3 (got "${text}").`);
+  }
+  return id;
+}
+
+/**
+ * `sluice token create`: mints a Control API token and prints the plaintext once.
+ *
+ * @example
+ * ```ts
+ * await runCli(["token", "create", "--team", "acme", "--user", "ada@example.com", "--name", "ci", "--abilities", "pools:read", "--lifetime", "6m", "--json"], io);
+ * ```
+ */
+export const tokenCreateCommand: CommandSpec = {
+  name: "token create",
+  summary: "Create a Control API token. The token is printed once; only its hash is stored.",
+  options: {
+    ...TEAM_OPTION,
+    user: {
+      type: "string",
+      placeholder: "<email>",
+      description: "Owner or admin creating it; the token acts as this user.",
+      required: true,
+    },
+    name: {
+      type: "string",
+      placeholder: "<name>",
+      description: "What the token is for.",
+      required: true,
+    },
+    abilities: {
+      type: "string",
+      placeholder: "<a,b,...>",
+      description: `Comma-separated: ${ABILITIES.join(", ")}; or "all".`,
+      required: true,
+    },
+    lifetime: {
+      type: "string",
+      placeholder: TOKEN_LIFETIMES.join("|"),
+      description: "Expiry: 1 month, 6 months or 1 year.",
+      required: true,
+    },
+    ...JSON_OPTION,
+    ...DATA_DIR_OPTION,
+  },
+  details: ["Send it as the header Authorization: Bearer <token> to the Control API (/api/v1)."],
+  examples: [
+    "sluice token create --team acme --user ada@example.com --name ci --abilities pools:read,metrics:read --lifetime 6m",
+    "TOKEN=$(sluice token create --team acme --user ada@example.com --name ci --abilities all --lifetime 1m --json | jq -r .token)",
+  ],
+  run: (args, io) =>
+    withCatalog(args, io, (catalog) => {
+      const team = requireTeam(catalog, requiredString(args, "team"));
+      const user = requireMember(catalog, team, requiredString(args, "user"));
+      const lifetime = parseLifetime(requiredString(args, "lifetime"));
+      const { token, plaintext } = withFlagNames(TOKEN_FLAGS, () =>
+        catalog.createApiToken({
+          teamId: team.id,
+          actorUserId: user.id,
+          name: requiredString(args, "name"),
+          abilities: parseAbilities(requiredString(args, "abilities")),
+          lifetime,
+        }),
+      );
+      if (args.values.json === true) {
+        io.out(JSON.stringify({ ...tokenJson(token, team.slug, user.email), token: plaintext }));
+        return 0;
+      }
+      io.out(
+        `Created API token "${token.name}" (id ${token.id}) for ${user.email} in team ${team.slug}; ` +
+          `abilities ${token.abilities.join(", ")}; expires ${isoDate(token.expiresAt)}.`,
+      );
+      io.out("Copy it now, it is not shown again:");
+      io.out("");
+      io.out(`  ${plaintext}`);
+      io.out("");
+      return 0;
+    }),
+};
+
+/**
+ * `sluice token revoke`: revokes a token by id (see `sluice token list`).
+ *
+ * @example
+ * ```ts
+ * await runCli(["token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "3"], io);
+ * ```
+ */
+export const tokenRevokeCommand: CommandSpec = {
+  name: "token revoke",
+  summary: "Revoke a Control API token; it stops working at once.",
+  options: {
+    ...TEAM_OPTION,
+    user: {
+      type: "string",
+      placeholder: "<email>",
+      description: "Owner or admin revoking it.",
+      required: true,
+    },
+    id: {
+      type: "string",
+      placeholder: "<token-id>",
+      description: "Id from sluice token list.",
+      required: true,
+    },
+    ...DATA_DIR_OPTION,
+  },
+  examples: ["sluice token revoke --team acme --user ada@example.com --id 3"],
+  run: (args, io) =>
+    withCatalog(args, io, (catalog) => {
+      const team = requireTeam(catalog, requiredString(args, "team"));
+      const user = requireMember(catalog, team, requiredString(args, "user"));
+      const tokenId = parseTokenId(requiredString(args, "id"));
+      const token = catalog.revokeApiToken({ teamId: team.id, actorUserId: user.id, tokenId });
+      if (!token) {
+        io.err(`Team ${team.slug} has no API token with id ${tokenId}.`);
+        return 1;
+      }
+      io.out(`Revoked API token "${token.name}" (id ${token.id}) of team ${team.slug}.`);
+      return 0;
+    }),
+};
+
+/**
+ * `sluice token list`: the team's tokens (never their values).
+ *
+ * @example
+ * ```ts
+ * await runCli(["token", "list", "--team", "acme"], io);
+ * ```
+ */
+export const tokenListCommand: CommandSpec = {
+  name: "token list",
+  summary: "List a team's Control API tokens (never their values).",
+  options: { ...TEAM_OPTION, ...JSON_OPTION, ...DATA_DIR_OPTION },
+  examples: ["sluice token list --team acme", "sluice token list --team acme --json"],
+  run: (args, io) =>
+    withCatalog(args, io, (catalog) => {
+      const team = requireTeam(catalog, requiredString(args, "team"));
+      const tokens = catalog.store.listApiTokens(team.id);
+      const emailOf = (userId: number) => catalog.store.getUser(userId)?.email ?? `user ${userId}`;
+      if (args.values.json === true) {
+        io.out(
+          JSON.stringify(tokens.map((token) => tokenJson(token, team.slug, emailOf(token.userId)))),
+        );
+        return 0;
+      }
+      if (tokens.length === 0) {
+        io.out(`Team ${team.slug} has no API tokens.`);
+        return 0;
+      }
+      io.out(`API tokens of team ${team.slug}:`);
+      const now = catalog.clock.now();
+      for (const token of tokens) {
+        io.out(
+          `  ${token.id}  "${token.name}"  ${emailOf(token.userId)}  ${token.abilities.join(",")}  ${tokenState(token, now)}`,
+        );
+      }
+      return 0;
+    }),
+};
+
+function tokenState(token: ApiTokenRecord, now: number): string {
+  if (token.revokedAt !== null) return `revoked ${isoDate(token.revokedAt)}`;
+  if (now >= token.expiresAt) return `expired ${isoDate(token.expiresAt)}`;
+  const used = token.lastUsedAt === null ? "never used" : `last used ${isoDate(token.lastUsedAt)}`;
+  return `expires ${isoDate(token.expiresAt)}, ${used}`;
+}
+
+function tokenJson(token: ApiTokenRecord, teamSlug: string, userEmail: string) {
+  return {
+    id: token.id,
+    name: token.name,
+    team: teamSlug,
+    user: userEmail,
+    abilities: token.abilities,
+    created_at: isoDate(token.createdAt),
+    expires_at: isoDate(token.expiresAt),
+    revoked_at: isoDate(token.revokedAt),
+    last_used_at: isoDate(token.lastUsedAt),
+  };
+}

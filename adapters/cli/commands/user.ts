@@ -1,0 +1,59 @@
+import type { Role } from "../../../src/catalog/types.js";
+import { DATA_DIR_OPTION, requireTeam, withCatalog } from "../catalog-session.js";
+import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
+
+/**
+ * `sluice user add`: adds a user to a team, or changes their role.
+ *
+ * @example
+ * ```ts
+ * await runCli(["user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com", "--role", "admin"], io);
+ * ```
+ */
+export const userAddCommand: CommandSpec = {
+  name: "user add",
+  summary: "Add a user to a team (or change their role there).",
+  options: {
+    team: {
+      type: "string",
+      placeholder: "<slug>",
+      description: "The team's slug.",
+      required: true,
+    },
+    name: {
+      type: "string",
+      placeholder: "<name>",
+      description: "The user's name.",
+      required: true,
+    },
+    email: {
+      type: "string",
+      placeholder: "<email>",
+      description: "The user's email; an existing user with it is reused.",
+      required: true,
+    },
+    role: {
+      type: "string",
+      placeholder: "owner|admin|member",
+      description: "Role in the team; owners and admins may manage API tokens. Default: member.",
+    },
+    ...DATA_DIR_OPTION,
+  },
+  examples: [
+    'sluice user add --team acme --name "Grace Hopper" --email grace@example.com --role admin',
+  ],
+  run: (args, io) =>
+    withCatalog(args, io, (catalog) => {
+      const team = requireTeam(catalog, requiredString(args, "team"));
+      const role = (optionalString(args, "role") ?? "member") as Role;
+      const { user } = withFlagNames({ name: "name", email: "email", role: "role" }, () =>
+        catalog.addMember(
+          team.id,
+          { name: requiredString(args, "name"), email: requiredString(args, "email") },
+          role,
+        ),
+      );
+      io.out(`Added ${user.email} (user id ${user.id}) to team ${team.slug} as ${role}.`);
+      return 0;
+    }),
+};

@@ -1,0 +1,61 @@
+import { Hono } from "hono";
+import type { ControlAppDeps, ControlEnv, ControlRouteDeps } from "./control-env.js";
+import { controlErrorResponse, logToConsole } from "./error-response.js";
+import { buildControlOpenApiDocument } from "./openapi-document.js";
+import { DEFAULT_MAX_BODY_BYTES } from "./request-input.js";
+import { budgetRoutes } from "./routes/budget-routes.js";
+import { meRoutes } from "./routes/me-routes.js";
+import { poolKeyRoutes } from "./routes/pool-key-routes.js";
+import { poolMetricsRoutes } from "./routes/pool-metrics-routes.js";
+import { poolRoutes } from "./routes/pool-routes.js";
+
+/** Path prefix of every Control API route (contract section 4.1). */
+export const CONTROL_API_PREFIX = "/api/v1";
+
+/**
+ * The Control API (contract section 4.1) as a Hono app: budgets, pools, pool keys and pool
+ * metrics under `/api/v1`, authenticated by bearer API token with per-endpoint abilities,
+ * plus its OpenAPI 3.1 document at `GET /api/v1/openapi.json` (no auth).
+ *
+ * Errors are JSON `{message}` (422 adds `errors`); unknown routes are 404; bugs are a bare
+ * 500 and go to `deps.logError`.
+ *
+ * @example
+ * ```ts
+ * import { serve } from "@hono/node-server";
+ * const app = createControlApp({ catalog, metrics: governor.metrics, clock: systemClock });
+ * serve({ fetch: app.fetch, port: 8080 });
+ * ```
+ */
+export function createControlApp(deps: ControlAppDeps): Hono<ControlEnv> {
+  const routeDeps: ControlRouteDeps = {
+    catalog: deps.catalog,
+    metrics: deps.metrics,
+    clock: deps.clock ?? deps.catalog.clock,
+    maxBodyBytes: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  };
+  const logError = deps.logError ?? logToConsole;
+  let openApiDocument: ReturnType<typeof buildControlOpenApiDocument> | undefined;
+
+  const api = new Hono<ControlEnv>();
+  api.get("/openapi.json", (c) => {
+    openApiDocument ??= buildControlOpenApiDocument();
+    return c.json(openApiDocument);
+  });
+  api.route("/", meRoutes(routeDeps));
+  api.route("/", budgetRoutes(routeDeps));
+  api.route("/", poolRoutes(routeDeps));
+  api.route("/", poolKeyRoutes(routeDeps));
+  api.route("/", poolMetricsRoutes(routeDeps));
+
+  const app = new Hono<ControlEnv>();
+  app.use(async (c, next) => {
+    await next();
+    // Responses carry account data and, once, secrets: no cache may keep them.
+    c.header("Cache-Control", "no-store");
+  });
+  app.route(CONTROL_API_PREFIX, api);
+  app.notFound((c) => c.json({ message: "Not found." }, 404));
+  app.onError((error, c) => controlErrorResponse(error, c, logError));
+  return app;
+}

@@ -1,0 +1,121 @@
+import { HTTPException } from "hono/http-exception";
+import * as v from "valibot";
+import { InvalidArgumentError, PayloadTooLargeError } from "../../../src/errors.js";
+
+/** Key-creation bodies are a few hundred bytes; anything near this is not a real request. */
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024;
+
+/** Where issues about the body as a whole (not one field) are reported in a 422 `errors` map. */
+export const BODY_FIELD = "body";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a request body of at most `maxBytes`, stopping as soon as it grows past the limit
+ * (a lying or absent Content-Length cannot make the server buffer more).
+ *
+ * @example
+ * ```ts
+ * const bytes = await readBoundedBody(c.req.raw, 16 * 1024); // throws PayloadTooLargeError
+ * ```
+ */
+export async function readBoundedBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length"));
+  if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new PayloadTooLargeError(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return concatChunks(chunks, size);
+}
+
+function concatChunks(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/**
+ * The JSON object of an optional request body: an empty body or `null` is `{}`. Malformed
+ * JSON (or invalid UTF-8) is a 400; valid JSON that is not an object is a 422 on `body`.
+ *
+ * @example
+ * ```ts
+ * const input = await readOptionalJsonObject(c.req.raw, DEFAULT_MAX_BODY_BYTES);
+ * ```
+ */
+export async function readOptionalJsonObject(
+  request: Request,
+  maxBytes: number,
+): Promise<Record<string, unknown>> {
+  const bytes = await readBoundedBody(request, maxBytes);
+  let parsed: unknown;
+  try {
+    const text = strictUtf8.decode(bytes);
+    parsed = text.trim() === "" ? null : JSON.parse(text);
+  } catch {
+    throw new HTTPException(400, { message: "The request body is not valid JSON." });
+  }
+  if (parsed === null) return {};
+  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new InvalidArgumentError("The request body must be a JSON object.", [
+      `${BODY_FIELD}: Must be a JSON object.`,
+    ]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Validates input with a schema. Failures throw one {@link InvalidArgumentError} whose
+ * issues are `"field: message"` (the field is the body or query name), which the error
+ * handler turns into a 422 `{message, errors}`.
+ *
+ * @example
+ * ```ts
+ * const body = parseInput(PoolKeyCreateRequestSchema, await readOptionalJsonObject(c.req.raw, max));
+ * ```
+ */
+export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issues = result.issues.map(
+    (issue) => `${v.getDotPath(issue) ?? BODY_FIELD}: ${issue.message}`,
+  );
+  throw new InvalidArgumentError(`The given data was invalid: ${issues.join("; ")}`, issues);
+}
+
+/**
+ * The query parameters named by `names` (first value each, as Hono's `c.req.query()` gives
+ * them), empty values left out: `?from=` means "no bound", as a form would send it.
+ *
+ * @example
+ * ```ts
+ * queryInput({ from: "", to: "2030-01-01T00:00:00Z", x: "1" }, ["from", "to"]); // { to: "2030-…" }
+ * ```
+ */
+export function queryInput(
+  query: Record<string, string>,
+  names: readonly string[],
+): Record<string, string> {
+  const input: Record<string, string> = {};
+  for (const name of names) {
+    const value = query[name];
+    if (value !== undefined && value !== "") input[name] = value;
+  }
+  return input;
+}

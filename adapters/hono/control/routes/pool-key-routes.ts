@@ -1,0 +1,52 @@
+import { Hono } from "hono";
+import { apiTokenAuth } from "../api-token-auth.js";
+import type { ControlEnv, ControlRouteDeps } from "../control-env.js";
+import { PoolKeyNotFoundError } from "../errors.js";
+import { parseInput, readOptionalJsonObject } from "../request-input.js";
+import { PoolKeyCreateRequestSchema } from "../request-schemas.js";
+import { serializeMintedPoolKey, serializePoolKey } from "../serializers.js";
+import { parsePathId, requireTeamPool } from "../team-lookups.js";
+
+/**
+ * `POST /pools/{pool}/keys` and `DELETE /pools/{pool}/keys/{apiKey}` (keys:write). The pool
+ * is resolved before the body is read, so another team's pool is a 404 whatever the body.
+ * The plaintext key (and signing secret) appear in the creation response only.
+ *
+ * @example
+ * ```ts
+ * api.route("/", poolKeyRoutes(deps));
+ * ```
+ */
+export function poolKeyRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
+  const { catalog } = deps;
+  const routes = new Hono<ControlEnv>();
+
+  routes.post("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
+    const teamId = c.var.auth.team.id;
+    const pool = requireTeamPool(catalog.store, teamId, c.req.param("pool"));
+    const input = await readOptionalJsonObject(c.req.raw, deps.maxBodyBytes);
+    const body = parseInput(PoolKeyCreateRequestSchema, input);
+    const minted = catalog.mintPoolKey({
+      teamId,
+      subdomain: pool.subdomain,
+      label: body.label,
+      access: body.access,
+      expiresPreset: body.expires_preset,
+      expiresAt: body.expires_at,
+    });
+    return c.json({ data: serializeMintedPoolKey(pool, minted) }, 201);
+  });
+
+  routes.delete("/pools/:pool/keys/:apiKey", apiTokenAuth(catalog, "keys:write"), (c) => {
+    const teamId = c.var.auth.team.id;
+    const pool = requireTeamPool(catalog.store, teamId, c.req.param("pool"));
+    const segment = c.req.param("apiKey");
+    const keyId = parsePathId(segment);
+    const revoked =
+      keyId === null ? undefined : catalog.revokePoolKey(teamId, pool.subdomain, keyId);
+    if (!revoked) throw new PoolKeyNotFoundError(segment);
+    return c.json({ data: serializePoolKey(pool, revoked) });
+  });
+
+  return routes;
+}

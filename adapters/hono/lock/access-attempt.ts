@@ -1,0 +1,77 @@
+import type { AccessLog, AccessLogEntry, AccessSource } from "../../../src/access-log/types.js";
+import { AbortedError, QueueTimeoutError, RejectedError } from "../../../src/errors.js";
+import type { SlotGrant } from "../../../src/governor/types.js";
+
+/** Who attempted an acquire, and where. */
+export interface AttemptCaller {
+  pool: string;
+  keyId: number | null;
+  remoteAddress: string | null;
+  source: AccessSource;
+}
+
+/**
+ * Appends the access log entry of a granted acquire: `admitted`, or `queued` when it waited.
+ *
+ * @example
+ * ```ts
+ * logGranted(accessLog, caller, clock.now(), grant);
+ * ```
+ */
+export function logGranted(
+  accessLog: AccessLog | undefined,
+  caller: AttemptCaller,
+  at: number,
+  grant: SlotGrant,
+): void {
+  if (!accessLog) return;
+  accessLog.append(
+    entry(caller, at, grant.queuedMs > 0 ? "queued" : "admitted", grant.queuedMs, null),
+  );
+}
+
+/**
+ * Appends the access log entry of a failed acquire: `rejected` (with the reason), `timed_out`
+ * or `aborted`. Failures that are not admission decisions (unknown pool, bad input, store
+ * down) are not attempts on the pool's capacity and are not logged.
+ *
+ * @example
+ * ```ts
+ * logFailed(accessLog, caller, clock.now(), startedAt, error);
+ * ```
+ */
+export function logFailed(
+  accessLog: AccessLog | undefined,
+  caller: AttemptCaller,
+  at: number,
+  startedAt: number,
+  error: unknown,
+): void {
+  if (!accessLog) return;
+  if (error instanceof RejectedError) {
+    accessLog.append(entry(caller, at, "rejected", 0, error.reason));
+  } else if (error instanceof QueueTimeoutError) {
+    accessLog.append(entry(caller, at, "timed_out", Math.max(0, at - startedAt), null));
+  } else if (error instanceof AbortedError) {
+    accessLog.append(entry(caller, at, "aborted", Math.max(0, at - startedAt), null));
+  }
+}
+
+function entry(
+  caller: AttemptCaller,
+  at: number,
+  outcome: AccessLogEntry["outcome"],
+  queuedMs: number,
+  reason: AccessLogEntry["reason"],
+): AccessLogEntry {
+  return {
+    at,
+    pool: caller.pool,
+    keyId: caller.keyId,
+    outcome,
+    reason,
+    queuedMs,
+    remoteAddress: caller.remoteAddress,
+    source: caller.source,
+  };
+}

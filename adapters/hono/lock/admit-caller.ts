@@ -1,0 +1,37 @@
+import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
+import { ForbiddenError, PoolNotFoundError } from "../../../src/errors.js";
+import { authenticateCaller } from "./caller-auth.js";
+import type { IpPolicy } from "./lock-deps.js";
+import type { PoolDirectory } from "./pool-directory.js";
+
+/** A caller let into a pool. */
+export interface AdmittedCaller {
+  pool: PoolRecord;
+  /** null for a keyless caller of an open pool. */
+  key: PoolKeyRecord | null;
+}
+
+/**
+ * The checks every Lock API and proxy request passes, in order: the pool exists (404
+ * `not_found`), the caller's key (401 `unauthorized`), the IP policy (403 `unauthorized`).
+ *
+ * @example
+ * ```ts
+ * const { pool, key } = admitCaller({ directory, ipPolicy }, "llm", request.headers, "10.0.0.7", Date.now());
+ * ```
+ */
+export function admitCaller(
+  checks: { directory: PoolDirectory; ipPolicy?: IpPolicy | undefined },
+  subdomain: string,
+  headers: Headers,
+  remoteAddress: string | null,
+  now: number,
+): AdmittedCaller {
+  const pool = checks.directory.pool(subdomain);
+  if (!pool) throw new PoolNotFoundError(subdomain);
+  const key = authenticateCaller(checks.directory, pool, headers, now);
+  if (checks.ipPolicy && !checks.ipPolicy(pool, remoteAddress)) {
+    throw new ForbiddenError("Your address is not allowed to use this pool.");
+  }
+  return { pool, key };
+}

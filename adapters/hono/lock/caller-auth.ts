@@ -1,0 +1,79 @@
+import { POOL_KEY_PREFIX } from "../../../src/catalog/secrets.js";
+import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
+import { UnauthorizedError } from "../../../src/errors.js";
+import type { PoolDirectory } from "./pool-directory.js";
+
+/** Header that carries a pool key (contract section 5, Lock API rule 1). */
+export const POOL_KEY_HEADER = "x-svc-key";
+
+const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
+
+/**
+ * The pool key inside an `Authorization` value, when it is `Bearer <key>` or `Service <key>`
+ * with a token shaped like a pool key (`slc_key_…`); null otherwise. Other tokens are the
+ * caller's own upstream credentials and are left alone.
+ *
+ * @example
+ * ```ts
+ * poolKeyInAuthorization("Service slc_key_abc…"); // "slc_key_abc…"
+ * poolKeyInAuthorization("Bearer sk-upstream"); // null
+ * ```
+ */
+export function poolKeyInAuthorization(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const token = AUTHORIZATION_KEY.exec(value)?.[1];
+  return token?.startsWith(POOL_KEY_PREFIX) ? token : null;
+}
+
+/**
+ * The pool key a request presents: `X-Svc-Key` first, else `Authorization` when the pool
+ * accepts keys there. null when the request presents none.
+ *
+ * @example
+ * ```ts
+ * presentedPoolKey(request.headers, pool); // "slc_key_…" or null
+ * ```
+ */
+export function presentedPoolKey(
+  headers: Headers,
+  pool: Pick<PoolRecord, "allowAuthorizationHeader">,
+): string | null {
+  const direct = headers.get(POOL_KEY_HEADER);
+  if (direct !== null) return direct.trim();
+  if (!pool.allowAuthorizationHeader) return null;
+  return poolKeyInAuthorization(headers.get("authorization"));
+}
+
+/**
+ * Authenticates the caller of a pool (Lock API and proxy alike). Returns the key, or null
+ * for a keyless caller of a pool with `requireKey` off. Throws {@link UnauthorizedError}
+ * (401) when a required key is missing, or when a presented key is not a live key of this
+ * pool — also on an open pool: a revoked or foreign key is a mistake worth reporting.
+ *
+ * @example
+ * ```ts
+ * const key = authenticateCaller(directory, pool, c.req.raw.headers, clock.now());
+ * ```
+ */
+export function authenticateCaller(
+  directory: PoolDirectory,
+  pool: PoolRecord,
+  headers: Headers,
+  now: number,
+): PoolKeyRecord | null {
+  const presented = presentedPoolKey(headers, pool);
+  if (presented === null) {
+    if (!pool.requireKey) return null;
+    throw new UnauthorizedError(
+      pool.allowAuthorizationHeader
+        ? "A pool key is required: send it in X-Svc-Key or Authorization: Bearer <key>."
+        : "A pool key is required: send it in X-Svc-Key.",
+    );
+  }
+  const key = directory.key(pool, presented, now);
+  if (!key)
+    throw new UnauthorizedError(
+      "The pool key is not valid for this pool (unknown, expired or revoked).",
+    );
+  return key;
+}

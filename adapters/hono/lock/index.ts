@@ -1,0 +1,41 @@
+export type { AttemptCaller } from "./access-attempt.js";
+export { logFailed, logGranted } from "./access-attempt.js";
+export type { AdmittedCaller } from "./admit-caller.js";
+export { admitCaller } from "./admit-caller.js";
+export {
+  authenticateCaller,
+  POOL_KEY_HEADER,
+  poolKeyInAuthorization,
+  presentedPoolKey,
+} from "./caller-auth.js";
+export { createLockApp } from "./create-lock-app.js";
+export type { IpPolicy, LockAppDeps } from "./lock-deps.js";
+export {
+  GOVERNOR_HEADERS,
+  grantHeaders,
+  jsonReply,
+  lockErrorResponse,
+  REJECTED_BY_HEADER,
+  RETRY_AFTER_MS_HEADER,
+  retryAfterSeconds,
+} from "./lock-responses.js";
+export { ClientGoneError, clientGoneSignal, nodeBindings, onClientGone } from "./node-bindings.js";
+export type { PoolDirectory, TrafficCatalog } from "./pool-directory.js";
+export { CatalogPoolDirectory } from "./pool-directory.js";
+export { remoteAddressOf } from "./remote-address.js";
+export {
+  LOCK_BODY_LIMIT_BYTES,
+  parseOptionalJsonObject,
+  readBodyLimited,
+} from "./request-body.js";
+export type { TrafficServerDeps } from "./server-apps.js";
+export { lockAppForServer, proxyAppForServer } from "./server-apps.js";
+export type { WaitRequest } from "./wait-options.js";
+export {
+  NO_QUEUE_HEADER,
+  parseBodyWaitMs,
+  parseNoQueueHeader,
+  parseQueueTimeoutHeader,
+  QUEUE_TIMEOUT_HEADER,
+  waitRequest,
+} from "./wait-options.js";

@@ -1,0 +1,28 @@
+import type { AccessLog } from "../../../src/access-log/types.js";
+import type { PoolRecord } from "../../../src/catalog/types.js";
+import type { Clock } from "../../../src/clock/clock.js";
+import type { Governor } from "../../../src/governor/types.js";
+import type { PoolDirectory, TrafficCatalog } from "./pool-directory.js";
+
+/**
+ * An IP policy hook: false refuses the caller with 403 `unauthorized` (contract section 7).
+ * The catalog has no IP policies yet; servers that need one pass it here.
+ */
+export type IpPolicy = (pool: PoolRecord, remoteAddress: string | null) => boolean;
+
+/** Dependencies of the Lock API app (`ServerAppDeps` of the server fits). */
+export interface LockAppDeps {
+  governor: Governor;
+  catalog: TrafficCatalog;
+  /** Time for key expiry and the access log; default the governor's clock. */
+  clock?: Clock;
+  /** Where acquire attempts are logged; none: not logged. */
+  accessLog?: AccessLog;
+  /** Catalog lookups; default a caching {@link CatalogPoolDirectory} over `catalog`. */
+  directory?: PoolDirectory;
+  ipPolicy?: IpPolicy;
+  /** Largest acquire/release body; default 16 KiB. */
+  bodyLimitBytes?: number;
+  /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
+  logError?: (error: unknown) => void;
+}

@@ -1,0 +1,81 @@
+import { RejectedError } from "../../../src/errors.js";
+import type { SlotGrant } from "../../../src/governor/types.js";
+import { lockApiError } from "../error-status.js";
+
+/** Governor response headers (contract 4.2) on lock grants and proxied responses. */
+export const GOVERNOR_HEADERS = {
+  remainingSlots: "x-svc-remaining-slots",
+  effectiveLimit: "x-svc-effective-limit",
+  queuedMs: "x-svc-queued-ms",
+} as const;
+
+/** Marks a response Sluice produced itself (never the upstream's), e.g. its own 429. */
+export const REJECTED_BY_HEADER = "x-svc-rejected-by";
+/** The exact retry hint behind `Retry-After` (which has whole seconds only). */
+export const RETRY_AFTER_MS_HEADER = "x-svc-retry-after-ms";
+
+type HeaderRecord = Record<string, string>;
+
+/**
+ * The governor headers of a grant, as a header record.
+ *
+ * @example
+ * ```ts
+ * grantHeaders(grant); // { "x-svc-remaining-slots": "3", "x-svc-effective-limit": "8", "x-svc-queued-ms": "0" }
+ * ```
+ */
+export function grantHeaders(grant: SlotGrant): HeaderRecord {
+  return {
+    [GOVERNOR_HEADERS.remainingSlots]: String(grant.remainingSlots),
+    [GOVERNOR_HEADERS.effectiveLimit]: String(grant.effectiveLimit),
+    [GOVERNOR_HEADERS.queuedMs]: String(grant.queuedMs),
+  };
+}
+
+/**
+ * `Retry-After` in whole seconds, rounded up and at least 1 (a 0 invites a hot retry loop).
+ *
+ * @example
+ * ```ts
+ * retryAfterSeconds(1200); // "2"
+ * ```
+ */
+export function retryAfterSeconds(retryAfterMs: number): string {
+  return String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+}
+
+/**
+ * A JSON response with a string body (the fast path of `@hono/node-server`).
+ *
+ * @example
+ * ```ts
+ * jsonReply({ released: true }, 200);
+ * ```
+ */
+export function jsonReply(body: unknown, status: number, headers: HeaderRecord = {}): Response {
+  headers["content-type"] = "application/json";
+  headers["cache-control"] = "no-store";
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/**
+ * The `{ error, message }` response for anything thrown on the Lock API or the proxy, with
+ * the status and wire code of `lockApiError`. Every such response carries
+ * `x-svc-rejected-by: sluice`; a 429 also carries `Retry-After` and `x-svc-retry-after-ms`.
+ * Unexpected errors are a bare 500 whose message reveals nothing.
+ *
+ * @example
+ * ```ts
+ * lockErrorResponse(new RejectedError("concurrency", 1000)); // 429, Retry-After: 1
+ * ```
+ */
+export function lockErrorResponse(error: unknown): Response {
+  const { status, error: code } = lockApiError(error);
+  const headers: HeaderRecord = { [REJECTED_BY_HEADER]: "sluice" };
+  if (error instanceof RejectedError) {
+    headers["retry-after"] = retryAfterSeconds(error.retryAfterMs);
+    headers[RETRY_AFTER_MS_HEADER] = String(error.retryAfterMs);
+  }
+  const message = status === 500 ? "Internal server error." : (error as Error).message;
+  return jsonReply({ error: code, message }, status, headers);
+}

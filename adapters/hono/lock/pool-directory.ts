@@ -1,0 +1,113 @@
+import { LRUCache } from "lru-cache";
+import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
+import { hashSecret, hasSecretShape, POOL_KEY_PREFIX } from "../../../src/catalog/secrets.js";
+import type { CatalogStore, PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
+
+/** What the Lock API and the proxy need from the catalog (a `CatalogService` fits). */
+export interface TrafficCatalog {
+  readonly store: CatalogStore;
+  decryptCredential(pool: PoolRecord): UpstreamCredential | null;
+  decryptSigningSecret(key: PoolKeyRecord): string | null;
+}
+
+/**
+ * Catalog lookups on the request path of the Lock API and the proxy. `pool()` revalidates
+ * against the catalog's change marker, so call it first in each request; the other methods
+ * then answer from the same catalog version.
+ */
+export interface PoolDirectory {
+  /** The pool served under `subdomain`, or undefined. */
+  pool(subdomain: string): PoolRecord | undefined;
+  /** The live key of `pool` for `plaintext`; null when malformed, unknown, another pool's, revoked or expired. */
+  key(pool: PoolRecord, plaintext: string, now: number): PoolKeyRecord | null;
+  /** The pool's managed upstream credential in clear, or null. */
+  credential(pool: PoolRecord): UpstreamCredential | null;
+  /** The key's origin-signing secret in clear, or null. */
+  signingSecret(key: PoolKeyRecord): string | null;
+}
+
+const KEY_CACHE_SIZE = 10_000;
+const MARKER_CHECK_INTERVAL_MS = 1;
+
+/**
+ * A {@link PoolDirectory} over the catalog that caches pools, keys and decrypted secrets
+ * until the catalog's change marker moves (any catalog write, in this or another process).
+ * A request then costs at most one marker read (once per millisecond) instead of row reads,
+ * a decryption and JSON parsing.
+ * Only live keys are cached (by hash, never by plaintext); expiry is checked at every use.
+ *
+ * @example
+ * ```ts
+ * const directory = new CatalogPoolDirectory(catalog);
+ * const pool = directory.pool("llm");
+ * const key = pool && directory.key(pool, presentedKey, Date.now());
+ * ```
+ */
+export class CatalogPoolDirectory implements PoolDirectory {
+  private marker: number | null = null;
+  private checkedAt = Number.NEGATIVE_INFINITY;
+  private readonly pools = new Map<string, PoolRecord>();
+  private readonly keys = new LRUCache<string, PoolKeyRecord>({ max: KEY_CACHE_SIZE });
+  private readonly credentials = new Map<number, UpstreamCredential | null>();
+  private readonly signingSecrets = new Map<number, string | null>();
+
+  constructor(private readonly catalog: TrafficCatalog) {}
+
+  pool(subdomain: string): PoolRecord | undefined {
+    this.revalidate();
+    const cached = this.pools.get(subdomain);
+    if (cached) return cached;
+    // Misses are not cached: any path or host name would otherwise grow the map.
+    const pool = this.catalog.store.findPoolBySubdomain(subdomain);
+    if (pool) this.pools.set(subdomain, pool);
+    return pool;
+  }
+
+  key(pool: PoolRecord, plaintext: string, now: number): PoolKeyRecord | null {
+    if (!hasSecretShape(plaintext, POOL_KEY_PREFIX)) return null;
+    const hash = hashSecret(plaintext);
+    let key = this.keys.get(hash);
+    if (!key) {
+      key = this.catalog.store.findPoolKeyByHash(hash);
+      if (!key || key.keyHash !== hash) return null;
+      this.keys.set(hash, key);
+    }
+    if (key.poolId !== pool.id || key.revokedAt !== null) return null;
+    // A key is dead from its expiresAt on (the catalog's rule).
+    if (key.expiresAt !== null && now >= key.expiresAt) return null;
+    return key;
+  }
+
+  credential(pool: PoolRecord): UpstreamCredential | null {
+    let credential = this.credentials.get(pool.id);
+    if (credential === undefined) {
+      credential = this.catalog.decryptCredential(pool);
+      this.credentials.set(pool.id, credential);
+    }
+    return credential;
+  }
+
+  signingSecret(key: PoolKeyRecord): string | null {
+    let secret = this.signingSecrets.get(key.id);
+    if (secret === undefined) {
+      secret = this.catalog.decryptSigningSecret(key);
+      this.signingSecrets.set(key.id, secret);
+    }
+    return secret;
+  }
+
+  private revalidate(): void {
+    // Reading the marker is a query; under load, once per millisecond is plenty (a change
+    // racing a request by less than that is a race either way).
+    const now = performance.now();
+    if (now - this.checkedAt < MARKER_CHECK_INTERVAL_MS) return;
+    this.checkedAt = now;
+    const marker = this.catalog.store.changeMarker();
+    if (marker === this.marker) return;
+    this.marker = marker;
+    this.pools.clear();
+    this.keys.clear();
+    this.credentials.clear();
+    this.signingSecrets.clear();
+  }
+}

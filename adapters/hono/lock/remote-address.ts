@@ -1,0 +1,18 @@
+/** The part of `@hono/node-server`'s bindings this code reads. */
+interface NodeBindings {
+  incoming?: { socket?: { remoteAddress?: string | undefined } | null };
+}
+
+/**
+ * The caller's socket address when the app runs on `@hono/node-server` (its bindings are
+ * passed as `env`, also through the host router); null elsewhere (e.g. `app.request()`).
+ *
+ * @example
+ * ```ts
+ * remoteAddressOf(c.env); // "127.0.0.1"
+ * ```
+ */
+export function remoteAddressOf(env: unknown): string | null {
+  const incoming = (env as NodeBindings | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress ?? null;
+}

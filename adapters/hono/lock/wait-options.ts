@@ -1,0 +1,96 @@
+import { InvalidArgumentError } from "../../../src/errors.js";
+
+/** Alternative to the body's `waitMs` (the body wins when both are present). */
+export const QUEUE_TIMEOUT_HEADER = "x-svc-queue-timeout-ms";
+/** Forces fail-fast even when a wait is asked for. */
+export const NO_QUEUE_HEADER = "x-svc-no-queue";
+
+const DIGITS = /^\d+$/;
+const FALSE_WORDS = new Set(["0", "false", "no", "off"]);
+
+/** How long an acquire may queue, as the caller asked. */
+export interface WaitRequest {
+  /** Absent: fail fast. The governor clamps it to the pool's queue timeout. */
+  waitMs: number | undefined;
+  noQueue: boolean;
+}
+
+/**
+ * `X-Svc-Queue-Timeout-Ms`: absent → undefined; otherwise whole milliseconds ≥ 0.
+ * Throws {@link InvalidArgumentError} (400 `invalid_request`) for anything else.
+ *
+ * @example
+ * ```ts
+ * parseQueueTimeoutHeader("2500"); // 2500
+ * parseQueueTimeoutHeader("-1"); // throws
+ * ```
+ */
+export function parseQueueTimeoutHeader(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  const waitMs = DIGITS.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(waitMs)) {
+    throw new InvalidArgumentError(
+      `X-Svc-Queue-Timeout-Ms must be a whole number of milliseconds (0 or more), got "${text.slice(0, 40)}".`,
+    );
+  }
+  return waitMs;
+}
+
+/**
+ * `X-Svc-No-Queue`: present means fail fast, unless its value is `0`, `false`, `no` or `off`.
+ *
+ * @example
+ * ```ts
+ * parseNoQueueHeader("1"); // true
+ * parseNoQueueHeader(null); // false
+ * ```
+ */
+export function parseNoQueueHeader(value: string | null): boolean {
+  if (value === null) return false;
+  return !FALSE_WORDS.has(value.trim().toLowerCase());
+}
+
+/**
+ * The `waitMs` of an acquire body: absent or null → undefined; a JSON integer ≥ 0 → itself.
+ * Throws {@link InvalidArgumentError} for a negative, fractional or non-numeric value.
+ *
+ * @example
+ * ```ts
+ * parseBodyWaitMs({ waitMs: 1000 }); // 1000
+ * parseBodyWaitMs({ waitMs: "1000" }); // throws: must be a JSON number
+ * ```
+ */
+export function parseBodyWaitMs(
+  body: Readonly<Record<string, unknown>> | undefined,
+): number | undefined {
+  const value = body?.waitMs;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidArgumentError(
+      `waitMs must be a whole number of milliseconds (0 or more), got ${JSON.stringify(value)?.slice(0, 40)}.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The wait an acquire asks for: the body's `waitMs`, else `X-Svc-Queue-Timeout-Ms`; both are
+ * validated even when the body wins, so a malformed header is never silently ignored.
+ *
+ * @example
+ * ```ts
+ * waitRequest(c.req.raw.headers, { waitMs: 500 }); // { waitMs: 500, noQueue: false }
+ * ```
+ */
+export function waitRequest(
+  headers: Headers,
+  body?: Readonly<Record<string, unknown>>,
+): WaitRequest {
+  const fromHeader = parseQueueTimeoutHeader(headers.get(QUEUE_TIMEOUT_HEADER));
+  const fromBody = parseBodyWaitMs(body);
+  return {
+    waitMs: fromBody ?? fromHeader,
+    noQueue: parseNoQueueHeader(headers.get(NO_QUEUE_HEADER)),
+  };
+}

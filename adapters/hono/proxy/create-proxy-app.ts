@@ -1,0 +1,185 @@
+import type { Context } from "hono";
+import { Hono } from "hono";
+import { keyAllowsMethod } from "../../../src/catalog/key-access.js";
+import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
+import { ForbiddenError } from "../../../src/errors.js";
+import { signRequest } from "../../../src/signing/sign-request.js";
+import { logFailed, logGranted } from "../lock/access-attempt.js";
+import { admitCaller } from "../lock/admit-caller.js";
+import { jsonReply, lockErrorResponse } from "../lock/lock-responses.js";
+import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
+import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
+import { remoteAddressOf } from "../lock/remote-address.js";
+import { readBodyLimited } from "../lock/request-body.js";
+import { waitRequest } from "../lock/wait-options.js";
+import { forwardInSlot } from "./forward.js";
+import { type ProxyAppDeps, SIGNED_BODY_LIMIT_BYTES } from "./proxy-deps.js";
+import { upstreamRequestHeaders } from "./request-headers.js";
+import { holdSlot } from "./slot-hold.js";
+import { createUpstreamAgents, type UpstreamBody } from "./upstream-call.js";
+import {
+  parseOrigin,
+  poolSubdomainOf,
+  type RequestTarget,
+  requestTarget,
+} from "./upstream-target.js";
+
+/** The proxy app; `close()` drops its idle origin connections. */
+export type ProxyApp = Hono & { close(): void };
+
+/**
+ * The pool proxy (backend `http`) as a Hono app, for hosts `{subdomain}.{poolDomain}`:
+ * each request goes to the pool's origin (origin URL + path + query) through the pool's
+ * slots, queue and RPM gate, shared with Lock API traffic. In order:
+ * 1. pool and caller checks (404, 401, 403 IP policy); a postgres pool answers 501;
+ * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method gets 403 before
+ *    a slot is taken or the origin sees anything;
+ * 3. a slot (`X-Svc-Queue-Timeout-Ms`, `X-Svc-No-Queue`); Sluice's own refusals carry
+ *    `x-svc-rejected-by: sluice`, so a 429 from the origin (passed through) is distinguishable;
+ * 4. the origin request: managed credential injected, the caller's pool key and `X-Svc-*`
+ *    headers and hop-by-hop headers removed, `X-Forwarded-*` added, signed when the pool
+ *    signs; bodies stream both ways, and the slot is held until the response ends or the
+ *    client goes away.
+ *
+ * @example
+ * ```ts
+ * const proxy = createProxyApp({ governor, catalog, poolDomain: "pools.localhost", accessLog });
+ * serve({ fetch: proxy.fetch, port: 8080 });
+ * ```
+ */
+export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
+  const { governor } = deps;
+  const clock = deps.clock ?? governor.clock;
+  const directory = deps.directory ?? new CatalogPoolDirectory(deps.catalog);
+  const agents = deps.agents ?? createUpstreamAgents();
+  const signedLimit = deps.signedBodyLimitBytes ?? SIGNED_BODY_LIMIT_BYTES;
+  const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
+  const checks = { directory, ipPolicy: deps.ipPolicy };
+
+  const app = new Hono();
+  app.all("*", async (c) => {
+    const headers = c.req.raw.headers;
+    const subdomain = poolSubdomainOf(headers.get("host"), deps.poolDomain);
+    if (subdomain === null) {
+      return jsonReply({ error: "not_found", message: "No pool is served at this host." }, 404);
+    }
+    const remoteAddress = remoteAddressOf(c.env);
+    const { pool, key } = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    if (pool.backend !== "http") {
+      const message = "Database pools are not served by this version of the proxy.";
+      return jsonReply({ error: "not_implemented", message }, 501);
+    }
+    const method = c.req.method;
+    const target = requestTarget(c.req.url);
+    if (key && !keyAllowsMethod(pool, key, method, target.path)) {
+      throw new ForbiddenError(
+        `This key is read-only: ${method} ${target.path} is not a read on this pool.`,
+      );
+    }
+    const wait = waitRequest(headers);
+    const signed = await signedBody(c, directory, pool, key, signedLimit);
+    const caller = {
+      pool: pool.subdomain,
+      keyId: key?.id ?? null,
+      remoteAddress,
+      source: "proxy" as const,
+    };
+    const startedAt = clock.now();
+    let hold: Awaited<ReturnType<typeof holdSlot>>;
+    try {
+      // Only a request that may queue needs a signal to leave the queue with.
+      const mayQueue = !wait.noQueue && (wait.waitMs ?? 0) > 0;
+      const signal = mayQueue ? clientGoneSignal(c.env, c.req.raw) : undefined;
+      hold = await holdSlot(governor, pool.subdomain, { ...wait, signal });
+    } catch (error) {
+      logFailed(deps.accessLog, caller, clock.now(), startedAt, error);
+      throw error;
+    }
+    logGranted(deps.accessLog, caller, clock.now(), hold.grant);
+    const credential = directory.credential(pool);
+    const extra =
+      signed && key ? signatureHeaders(signed, key, method, pool, target, clock.now()) : undefined;
+    const outgoing = upstreamRequestHeaders({
+      headers,
+      rawHeaders: nodeBindings(c.env).incoming?.rawHeaders,
+      credential,
+      remoteAddress,
+      forwardedProto: c.req.url.startsWith("https:") ? "https" : "http",
+      bodyLength: signed?.body.byteLength,
+      extra,
+    });
+    return forwardInSlot({
+      hold,
+      clock,
+      credential,
+      nodeResponse: nodeBindings(c.env).outgoing,
+      watchClient: (listener) => onClientGone(c.env, c.req.raw, listener),
+      call: {
+        origin: parseOrigin(pool.origin),
+        method,
+        pathAndQuery: target.pathAndQuery,
+        headers: outgoing,
+        body: signed ? signed.body : streamedBody(c, method),
+        agents,
+      },
+    });
+  });
+  app.onError((error) => {
+    const response = lockErrorResponse(error);
+    if (response.status >= 500) logError(error);
+    return response;
+  });
+  return Object.assign(app, { close: () => agents.destroy() });
+}
+
+interface SignedBody {
+  body: Uint8Array;
+  secret: string;
+}
+
+/** For a signing pool and a key with a secret: the whole body (capped), read before a slot is taken. */
+async function signedBody(
+  c: Context,
+  directory: PoolDirectory,
+  pool: PoolRecord,
+  key: PoolKeyRecord | null,
+  limit: number,
+): Promise<SignedBody | null> {
+  if (!pool.originSigning || !key) return null;
+  const secret = directory.signingSecret(key);
+  if (!secret) return null;
+  return { body: await readBodyLimited(c.req.raw, limit, c.env), secret };
+}
+
+function signatureHeaders(
+  signed: SignedBody,
+  key: PoolKeyRecord,
+  method: string,
+  pool: PoolRecord,
+  target: RequestTarget,
+  now: number,
+): Record<string, string> {
+  return signRequest({
+    secret: signed.secret,
+    keyId: key.id,
+    method,
+    url: parseOrigin(pool.origin).basePath + target.pathAndQuery,
+    body: signed.body,
+    timestamp: now,
+  });
+}
+
+/**
+ * The caller's body as a stream, or null when the request has none. On Node the request
+ * stream itself is piped (no web-stream round trip).
+ */
+function streamedBody(c: Context, method: string): UpstreamBody {
+  if (method === "GET" || method === "HEAD") return null;
+  const { incoming } = nodeBindings(c.env);
+  if (!incoming) return c.req.raw.body;
+  // HTTP/1.1 framing: without a length or chunked encoding there is no body.
+  const length = incoming.headers["content-length"];
+  if ((length === undefined || length === "0") && !incoming.headers["transfer-encoding"])
+    return null;
+  return incoming;
+}

@@ -1,0 +1,30 @@
+import type { AccessLog } from "../../../src/access-log/types.js";
+import type { Clock } from "../../../src/clock/clock.js";
+import type { Governor } from "../../../src/governor/types.js";
+import type { IpPolicy } from "../lock/lock-deps.js";
+import type { PoolDirectory, TrafficCatalog } from "../lock/pool-directory.js";
+import type { UpstreamAgents } from "./upstream-call.js";
+
+/** Largest request body of a pool with origin signing (the digest needs the whole body). */
+export const SIGNED_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/** Dependencies of the pool proxy app. */
+export interface ProxyAppDeps {
+  governor: Governor;
+  catalog: TrafficCatalog;
+  /** Pools are served at `{subdomain}.{poolDomain}`. */
+  poolDomain: string;
+  /** Time for key expiry, upstream deadlines, signatures and the access log; default the governor's clock. */
+  clock?: Clock;
+  /** Where acquire attempts are logged; none: not logged. */
+  accessLog?: AccessLog;
+  /** Catalog lookups; default a caching `CatalogPoolDirectory` over `catalog`. */
+  directory?: PoolDirectory;
+  ipPolicy?: IpPolicy;
+  /** Largest body of a signed pool's request; default 10 MiB. */
+  signedBodyLimitBytes?: number;
+  /** Origin connection pools; default fresh keep-alive agents, destroyed by `close()`. */
+  agents?: UpstreamAgents;
+  /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
+  logError?: (error: unknown) => void;
+}

@@ -1,0 +1,83 @@
+import type { OutgoingHttpHeaders } from "node:http";
+import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
+import { poolKeyInAuthorization } from "../lock/caller-auth.js";
+import { connectionListed, isHopByHop } from "./hop-by-hop.js";
+
+/** What shapes the headers of an origin request. */
+export interface UpstreamHeaderInput {
+  /** The caller's request headers. */
+  headers: Headers;
+  /** On Node, the same headers as `rawHeaders` name/value pairs (used for copying when given). */
+  rawHeaders?: readonly string[] | undefined;
+  /** The pool's managed credential, set on the way out (it replaces the caller's value). */
+  credential: UpstreamCredential | null;
+  remoteAddress: string | null;
+  /** Scheme the caller used to reach Sluice. */
+  forwardedProto: string;
+  /** Length of a buffered body (signed pools); otherwise the caller's `Content-Length` is kept. */
+  bodyLength?: number;
+  /** Headers added last (origin signature). */
+  extra?: Readonly<Record<string, string>>;
+}
+
+/** Rebuilt below, never copied: the caller's own values cannot be trusted or are replaced. */
+const REBUILT = new Set([
+  "host",
+  "expect",
+  "content-length",
+  "x-forwarded-host",
+  "x-forwarded-proto",
+  "x-forwarded-for",
+]);
+
+/**
+ * The headers of the origin request: the caller's, minus hop-by-hop fields (RFC 9110
+ * 7.6.1), Sluice's own `X-Svc-*` controls, and a pool key in `Authorization`; plus the
+ * managed credential, `X-Forwarded-For` (appended), `-Host` and `-Proto`, and `extra`.
+ *
+ * @example
+ * ```ts
+ * upstreamRequestHeaders({ headers: c.req.raw.headers, credential, remoteAddress: "10.0.0.7", forwardedProto: "http" });
+ * ```
+ */
+export function upstreamRequestHeaders(input: UpstreamHeaderInput): OutgoingHttpHeaders {
+  const { headers, credential } = input;
+  const connection = headers.get("connection");
+  const listed = connectionListed(connection === null ? [] : [connection]);
+  const out: OutgoingHttpHeaders = {};
+  const copy = (name: string, value: string) => {
+    if (isHopByHop(name, listed) || REBUILT.has(name) || name.startsWith("x-svc-")) return;
+    if (name === credential?.header) return;
+    // A Sluice key is never sent upstream, whether or not the pool reads keys there.
+    if (name === "authorization" && poolKeyInAuthorization(value) !== null) return;
+    const previous = out[name];
+    if (previous === undefined) out[name] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else out[name] = [String(previous), value];
+  };
+  const raw = input.rawHeaders;
+  if (raw) {
+    // Node's raw pairs keep repeated headers apart and skip building a sorted Headers copy.
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      copy((raw[i] as string).toLowerCase(), raw[i + 1] as string);
+    }
+  } else {
+    for (const [name, value] of headers) copy(name, value);
+  }
+  const length = input.bodyLength ?? headers.get("content-length");
+  if (length !== null && length !== undefined) out["content-length"] = String(length);
+  if (credential) out[credential.header] = credential.value;
+  const forwardedFor = headers.get("x-forwarded-for");
+  if (input.remoteAddress) {
+    out["x-forwarded-for"] = forwardedFor
+      ? `${forwardedFor}, ${input.remoteAddress}`
+      : input.remoteAddress;
+  } else if (forwardedFor) {
+    out["x-forwarded-for"] = forwardedFor;
+  }
+  const host = headers.get("host");
+  if (host) out["x-forwarded-host"] = host;
+  out["x-forwarded-proto"] = input.forwardedProto;
+  if (input.extra) Object.assign(out, input.extra);
+  return out;
+}

@@ -1,0 +1,84 @@
+import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
+import { hostWithoutPort } from "../../server/host-router.js";
+
+/** A pool's origin, split for `http.request`. */
+export interface ParsedOrigin {
+  protocol: "http:" | "https:";
+  hostname: string;
+  port: number;
+  /** The origin URL's path without a trailing slash ("" for the root). */
+  basePath: string;
+}
+
+const parsedOrigins = new Map<string, ParsedOrigin>();
+const MAX_PARSED_ORIGINS = 1_000;
+
+/**
+ * Splits an origin URL (cached: pools keep their origin for long). Throws on a URL that is
+ * not http(s).
+ *
+ * @example
+ * ```ts
+ * parseOrigin("https://api.example.test/v2/"); // { protocol: "https:", hostname: "api.example.test", port: 443, basePath: "/v2" }
+ * ```
+ */
+export function parseOrigin(origin: string): ParsedOrigin {
+  const cached = parsedOrigins.get(origin);
+  if (cached) return cached;
+  const url = new URL(origin);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`The pool origin must be an http(s) URL, got ${url.protocol}`);
+  }
+  const parsed: ParsedOrigin = {
+    protocol: url.protocol,
+    // URL keeps IPv6 brackets; http.request wants the bare address.
+    hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80,
+    basePath: url.pathname.replace(/\/+$/, ""),
+  };
+  if (parsedOrigins.size >= MAX_PARSED_ORIGINS) parsedOrigins.clear();
+  parsedOrigins.set(origin, parsed);
+  return parsed;
+}
+
+/** The path and query a proxied request is sent to, and the path alone (for key rules). */
+export interface RequestTarget {
+  /** Path and query exactly as received (no normalisation, encodings kept). */
+  pathAndQuery: string;
+  path: string;
+}
+
+/**
+ * The request-target of an incoming request, from its absolute URL, untouched.
+ *
+ * @example
+ * ```ts
+ * requestTarget("http://llm.pools.localhost/v1/chat?stream=1"); // { pathAndQuery: "/v1/chat?stream=1", path: "/v1/chat" }
+ * ```
+ */
+export function requestTarget(url: string): RequestTarget {
+  const pathAndQuery = pathAndQueryOf(url);
+  const query = pathAndQuery.indexOf("?");
+  return { pathAndQuery, path: query < 0 ? pathAndQuery : pathAndQuery.slice(0, query) };
+}
+
+/**
+ * The pool subdomain of a pool host (`{subdomain}.{poolDomain}`, any port), or null.
+ *
+ * @example
+ * ```ts
+ * poolSubdomainOf("llm.pools.localhost:8080", "pools.localhost"); // "llm"
+ * poolSubdomainOf("localhost:8080", "pools.localhost"); // null
+ * ```
+ */
+export function poolSubdomainOf(
+  hostHeader: string | null | undefined,
+  poolDomain: string,
+): string | null {
+  if (!hostHeader) return null;
+  const host = hostWithoutPort(hostHeader);
+  const suffix = `.${poolDomain.toLowerCase()}`;
+  if (!host.endsWith(suffix)) return null;
+  const label = host.slice(0, -suffix.length);
+  return label && !label.includes(".") ? label : null;
+}

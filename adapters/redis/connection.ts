@@ -1,0 +1,90 @@
+import type { RedisOptions } from "ioredis";
+import { Redis } from "ioredis";
+import { StoreUnavailableError } from "../../src/errors.js";
+
+/** Default bound on one Redis call, connecting included. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
+/** Where the store connects when given neither `url` nor `redis`. */
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+
+/**
+ * Options that make a call fail within `commandTimeoutMs` instead of hanging: a command
+ * waits for a (re)connection at most that long, a connection loss fails queued and sent
+ * commands at once, and a script that was in flight is never replayed after a reconnect (an
+ * acquire sent twice could grant twice).
+ *
+ * @example
+ * ```ts
+ * const redis = new Redis(url, boundedOptions(1000));
+ * ```
+ */
+export function boundedOptions(commandTimeoutMs: number): RedisOptions {
+  return {
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: Math.max(commandTimeoutMs, 1_000),
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: true,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+  };
+}
+
+/** The connection pair a store uses: one for scripts, one subscribed to events. */
+export interface StoreConnections {
+  command: Redis;
+  subscriber: Redis;
+}
+
+/**
+ * Opens the store's own connections. A given client is only a template: its connection
+ * settings are reused through `duplicate()`, and the caller keeps and closes it.
+ *
+ * @example
+ * ```ts
+ * const { command, subscriber } = openConnections({ url: "redis://127.0.0.1:6379" }, 1000);
+ * ```
+ */
+export function openConnections(
+  source: { url?: string; redis?: Redis },
+  commandTimeoutMs: number,
+): StoreConnections {
+  const options = boundedOptions(commandTimeoutMs);
+  const command = source.redis
+    ? source.redis.duplicate(options)
+    : new Redis(source.url ?? DEFAULT_REDIS_URL, options);
+  const subscriber = command.duplicate();
+  return { command, subscriber };
+}
+
+/** Server answers that mean "not now" rather than "this script is wrong". */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
+
+/**
+ * True when an error from ioredis means Redis cannot be reached or cannot answer now
+ * (connection refused or lost, timeout, server loading or busy), false for a real error
+ * reply (a bug in a script, a wrong key type).
+ *
+ * @example
+ * ```ts
+ * isUnavailable(new Error("Connection is closed.")); // true
+ * ```
+ */
+export function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === "ReplyError") return TRANSIENT_REPLY.test(error.message);
+  return true;
+}
+
+/**
+ * Wraps an unreachable-Redis error in the store's typed error; returns anything else as is.
+ *
+ * @example
+ * ```ts
+ * try { await redis.ping(); } catch (error) { throw toStoreError(error); }
+ * ```
+ */
+export function toStoreError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`Redis is unavailable: ${reason}`, { cause: error });
+}

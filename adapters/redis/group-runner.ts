@@ -1,0 +1,142 @@
+import type { Redis } from "ioredis";
+import type { Clock } from "../../src/clock/clock.js";
+import { StoreUnavailableError } from "../../src/errors.js";
+import type { StoreListener } from "../../src/store/types.js";
+import { toStoreError } from "./connection.js";
+import type { IdleTracker } from "./idle-tracker.js";
+import { dispatchEvents, type ScriptReply } from "./replies.js";
+import type { GroupScriptName, ScriptRunner } from "./scripts.js";
+import { WakeTimers } from "./wake-timers.js";
+
+/** Where one pool's keys live: its group (tag and base key) and its encoded name. */
+export interface PoolRoute {
+  readonly pool: string;
+  readonly enc: string;
+  readonly tag: string;
+  readonly base: string;
+}
+
+/** True for a budget's group (several pools), false for a pool's own group. */
+export function isBudgetGroup(route: PoolRoute): boolean {
+  return route.tag.startsWith("{b:");
+}
+
+/** What {@link GroupRunner} needs from the store around it. */
+export interface GroupRunnerDeps {
+  runner: ScriptRunner;
+  /** Injected clock: scripts get its `now`. Null: scripts read the server's TIME. */
+  clock: Clock | null;
+  /** Clock for local wake-up timers (the injected one, or the system clock). */
+  timerClock: Clock;
+  /** This process's id: recorded as the owner of its slots and waiters. */
+  originId: string;
+  /** Start of the event channels (`<prefix>events:`). */
+  channelPrefix: string;
+  idle: IdleTracker;
+  listener(): StoreListener;
+  /** Told about every failure to reach Redis (already wrapped in StoreUnavailableError). */
+  onUnavailable(error: StoreUnavailableError): void;
+}
+
+/**
+ * Runs group scripts and does what every reply asks: hands the caller's events to the
+ * listener and arms the group's local wake-up timer, which runs the `serve` script at the
+ * earliest lease deadline or gate opening the reply named. Redis failures come out as
+ * `StoreUnavailableError`.
+ *
+ * @example
+ * ```ts
+ * const groups = new GroupRunner(deps);
+ * const result = await groups.run<AcquireReply>("acquire", route, [slotId, "0"]);
+ * ```
+ */
+export class GroupRunner {
+  private readonly wake: WakeTimers<PoolRoute>;
+  private lastNow = 0;
+  private closed = false;
+
+  constructor(private readonly deps: GroupRunnerDeps) {
+    this.wake = new WakeTimers(deps.timerClock, (route, at) => this.serveAt(route, at));
+  }
+
+  /** Runs `script` on the route's group; `at` runs it at that instant (a due wake-up). */
+  async run<R>(script: GroupScriptName, route: PoolRoute, args: readonly string[], at?: number) {
+    const { runner, originId, channelPrefix } = this.deps;
+    const common = [this.scriptNow(at), originId, channelPrefix, route.enc, route.pool];
+    let raw: unknown;
+    try {
+      raw = await runner.run(runner.scripts.group[script], [route.base], [...common, ...args]);
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+    const reply = JSON.parse(String(raw)) as ScriptReply<R>;
+    if (!this.closed) {
+      if (reply.e) dispatchEvents(this.deps.listener(), reply.e);
+      if (reply.w !== undefined) this.armWake(route, reply.w, reply.n);
+    }
+    return reply.r;
+  }
+
+  /** The group a pool lives in, claiming `target` when none is recorded. */
+  async home(homeKey: string, target: string): Promise<string> {
+    const { runner } = this.deps;
+    try {
+      return String(await runner.run(runner.scripts.home, [homeKey], [target]));
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+  }
+
+  /** A plain command, with the same failure mapping. */
+  async command<T>(send: (redis: Redis) => Promise<T>): Promise<T> {
+    try {
+      return await this.deps.runner.command(send);
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+  }
+
+  /** Forgets the wake-up of a group nobody uses any more. */
+  forget(route: PoolRoute): void {
+    this.wake.cancel(route.base);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake.clear();
+  }
+
+  /**
+   * The `now` argument: empty in TIME mode; else the injected clock, never behind a time
+   * already sent (a due wake-up caught up after a ManualClock advance runs at its own,
+   * earlier instant).
+   */
+  private scriptNow(at: number | undefined): string {
+    const { clock } = this.deps;
+    if (!clock) return "";
+    const now = Math.max(at ?? clock.now(), this.lastNow);
+    this.lastNow = now;
+    return String(now);
+  }
+
+  private armWake(route: PoolRoute, at: number, scriptNow: number): void {
+    const { clock } = this.deps;
+    const delay = clock ? at - clock.now() : at - scriptNow;
+    this.wake.arm(route.base, route, at, delay);
+  }
+
+  private serveAt(route: PoolRoute, at: number): void {
+    if (this.closed) return;
+    const args = [isBudgetGroup(route) ? "1" : ""];
+    const work = this.run("serve", route, args, at).catch(() => {
+      // Reported through onUnavailable; the next operation or the recovery serves the group.
+    });
+    this.deps.idle.track(work);
+  }
+
+  private unavailable(error: unknown): unknown {
+    const wrapped = toStoreError(error);
+    if (wrapped instanceof StoreUnavailableError) this.deps.onUnavailable(wrapped);
+    return wrapped;
+  }
+}

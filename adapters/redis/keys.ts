@@ -1,0 +1,100 @@
+/**
+ * The one place that names Redis keys. Every key a script touches for a pool lives under the
+ * pool's *group*: `<prefix>{b:<budget>}` for pools of a budget (siblings must be read in the
+ * same atomic script, so they share one hash tag and one Cluster slot) and `<prefix>{p:<pool>}`
+ * for a pool in no budget. Names are URI-encoded so `{`, `}` and `:` in a pool or budget name
+ * can neither break the hash tag nor make two keys collide.
+ *
+ * Layout under a group base `B`:
+ * - `B:pool:<pool>` hash: config, learned limits, grant-log capacity, grant counter; or, once
+ *   the pool moved to another group, only `moved` = the new group's tag (a forwarding record).
+ * - `B:holders:<pool>` sorted set slotId → leaseDeadline.
+ * - `B:slots:<pool>` hash slotId → `seq:acquiredAt:requestDeadline:heldAtGrant`.
+ * - `B:queue:<pool>` list of waiting slot ids, head first; `B:waiters:<pool>` hash slotId →
+ *   `enqueuedAt:waitDeadline`.
+ * - `B:log:<pool>` list of grant times, newest first (the RPM window).
+ * - `B:budget` hash (`origin`) and `B:members` list of pool names in join order (budget groups).
+ *
+ * Outside groups: `<prefix>{p:<pool>}:home` names the group a pool lives in (read when a
+ * process first defines the pool), `<prefix>events:<process id>` is the Pub/Sub channel of
+ * one process's handoffs and reclaims, and `<prefix>{probe}` is written by the recovery probe.
+ *
+ * @example
+ * ```ts
+ * const keys = new RedisKeys("sluice:");
+ * keys.groupTag("llm", null); // "{p:llm}"
+ * keys.groupBase(keys.groupTag("llm", "team-a")); // "sluice:{b:team-a}"
+ * ```
+ */
+export class RedisKeys {
+  constructor(readonly prefix = DEFAULT_KEY_PREFIX) {}
+
+  /** The hash tag of the group a pool belongs to, given its budget (null: none). */
+  groupTag(pool: string, budget: string | null): string {
+    return budget === null ? `{p:${encodeName(pool)}}` : `{b:${encodeName(budget)}}`;
+  }
+
+  /** The tag of a budget's group (where its origin and member list live). */
+  budgetTag(budget: string): string {
+    return `{b:${encodeName(budget)}}`;
+  }
+
+  /** The base every key of a group starts with; scripts receive it as KEYS[1]. */
+  groupBase(tag: string): string {
+    return this.prefix + tag;
+  }
+
+  /** The pointer to the group a pool lives in (in the pool's own slot). */
+  home(pool: string): string {
+    return `${this.prefix}{p:${encodeName(pool)}}:home`;
+  }
+
+  /**
+   * The start of every process's event channel: a process listens on this plus its own id,
+   * and scripts publish a handoff or reclaim only to the process that owns the slot.
+   */
+  channelPrefix(): string {
+    return `${this.prefix}events:`;
+  }
+
+  /** The key the recovery probe writes (a write proves the server accepts scripts again). */
+  probe(): string {
+    return `${this.prefix}{probe}`;
+  }
+
+  /** A `SCAN MATCH` pattern covering every key of this prefix (tests and tooling). */
+  pattern(): string {
+    return `${this.prefix.replace(/[*?[\]\\]/g, "\\$&")}*`;
+  }
+}
+
+/** Default key prefix. */
+export const DEFAULT_KEY_PREFIX = "sluice:";
+
+/**
+ * The name as it appears inside keys: URI-encoded, so free of `{`, `}` and `:`.
+ *
+ * @example
+ * ```ts
+ * encodeName("a{b}:c"); // "a%7Bb%7D%3Ac"
+ * ```
+ */
+export function encodeName(name: string): string {
+  return encodeURIComponent(name);
+}
+
+/**
+ * The key suffixes as Lua locals, prepended to every group script so the layout above is
+ * written down once (here) and the scripts derive sibling pools' keys from KEYS[1].
+ */
+export const LUA_KEY_PRELUDE = [
+  "local K_POOL = ':pool:'",
+  "local K_HOLDERS = ':holders:'",
+  "local K_SLOTS = ':slots:'",
+  "local K_QUEUE = ':queue:'",
+  "local K_WAITERS = ':waiters:'",
+  "local K_LOG = ':log:'",
+  "local K_BUDGET = ':budget'",
+  "local K_MEMBERS = ':members'",
+  "",
+].join("\n");

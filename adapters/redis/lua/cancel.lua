@@ -1,0 +1,14 @@
+-- cancel: ARGV[6] slot id. A waiter leaves the queue; a holder means the handoff won the race.
+local slot_id = ARGV[6]
+
+local p, moved = load_pool(pool_enc)
+if not p then return missing(moved) end
+load_group(p)
+
+if redis.call('HDEL', p.wkey, slot_id) == 1 then
+  redis.call('LREM', p.qkey, 1, slot_id)
+  return finish({ t = 'cancelled' })
+end
+local slot = held_slot(p, slot_id)
+if slot then return finish({ t = 'granted', slot = slot }) end
+return finish({ t = 'unknown' })

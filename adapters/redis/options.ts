@@ -1,0 +1,39 @@
+import type { Redis } from "ioredis";
+import type { Clock } from "../../src/clock/clock.js";
+import type { StoreHealth } from "./health.js";
+
+/** What to do when Redis cannot be reached. */
+export type FailurePolicy = "closed" | "open";
+
+/** Options of {@link createRedisSlotStore}. */
+export interface RedisSlotStoreOptions {
+  /** Redis URL (default `redis://127.0.0.1:6379`). */
+  url?: string;
+  /** A client whose connection settings the store reuses (it opens its own two connections). */
+  redis?: Redis;
+  /** Prefix of every key and of the event channel (default `sluice:`). */
+  prefix?: string;
+  /** Injected clock: scripts use its time instead of the server's TIME (tests). */
+  clock?: Clock;
+  /**
+   * `"closed"` (default): operations throw `StoreUnavailableError` while Redis is unreachable.
+   * `"open"`: each process falls back to its own in-memory store with the same pools until
+   * Redis answers again (limits then hold per process, not across processes).
+   */
+  failurePolicy?: FailurePolicy;
+  /** Bound on one Redis call, waiting for a connection included (default 1000 ms). */
+  commandTimeoutMs?: number;
+  /** First and longest delay between recovery probes while Redis is down (default 100 / 2000 ms). */
+  recoveryProbeMs?: { min: number; max: number };
+}
+
+/** Counters for benchmarks and status output. */
+export interface RedisStoreStats {
+  /** Commands sent to Redis (one network round trip each). */
+  roundTrips: number;
+  /** Scripts re-sent in full after NOSCRIPT. */
+  scriptReloads: number;
+  /** Operations answered by the local fallback store. */
+  localOperations: number;
+  state: StoreHealth["state"];
+}

@@ -1,0 +1,246 @@
+import type { Clock } from "../../src/clock/clock.js";
+import { ConflictError, PoolNotFoundError, type StoreUnavailableError } from "../../src/errors.js";
+import type {
+  LearnedLimits,
+  PoolSnapshot,
+  StoreAcquireRequest,
+  StoreAcquireResult,
+  StoreCancelResult,
+  StoreListener,
+  StorePoolConfig,
+  StoreReleaseResult,
+  StoreRenewResult,
+} from "../../src/store/types.js";
+import { GroupRunner, isBudgetGroup, type PoolRoute } from "./group-runner.js";
+import type { IdleTracker } from "./idle-tracker.js";
+import { encodeName, type RedisKeys } from "./keys.js";
+import {
+  type AcquireReply,
+  type CancelReply,
+  dispatchEvents,
+  type EventMessage,
+  type MissingReply,
+  NOT_FOUND,
+  NOT_RELEASED,
+  type OkReply,
+  type ReleaseReply,
+  type RenewReply,
+  type RetireReply,
+  type SnapshotReply,
+  toAcquireResult,
+  toCancelResult,
+  toReleaseResult,
+  toRenewResult,
+  toSnapshot,
+  UNKNOWN,
+} from "./replies.js";
+import { configArgs, learnedArgs, NOTHING_CARRIED } from "./script-args.js";
+import type { GroupScriptName, ScriptRunner } from "./scripts.js";
+
+/** What the engine needs from the store around it. */
+export interface EngineDeps {
+  runner: ScriptRunner;
+  keys: RedisKeys;
+  /** Injected clock: scripts get its `now`. Null: scripts read the server's TIME. */
+  clock: Clock | null;
+  /** Clock for local wake-up timers (the injected one, or the system clock). */
+  timerClock: Clock;
+  originId: string;
+  idle: IdleTracker;
+  /** The configurations this process pushed, to re-create pools Redis lost. */
+  pools: ReadonlyMap<string, StorePoolConfig>;
+  budgets: ReadonlyMap<string, number | null>;
+  listener(): StoreListener;
+  /** Told about every failure to reach Redis. */
+  onUnavailable(error: StoreUnavailableError): void;
+}
+
+/** Hops followed through forwarding records before giving up (moves chain rarely). */
+const MAX_HOPS = 4;
+
+/**
+ * The Redis side of the store: each operation is one script on the pool's group (plus, on
+ * first definition or a budget change, the home pointer). Keeps the process's route cache,
+ * follows forwarding records left by pool moves, re-creates pools Redis lost, dispatches
+ * the events a script reports and arms the local wake-up timers.
+ *
+ * @example
+ * ```ts
+ * const engine = new RedisEngine(deps);
+ * await engine.upsertPool("llm", config);
+ * const result = await engine.acquire("llm", { slotId, waitMs: 0 });
+ * ```
+ */
+export class RedisEngine {
+  private readonly routes = new Map<string, PoolRoute>();
+  private readonly groups: GroupRunner;
+  private closed = false;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.groups = new GroupRunner({ ...deps, channelPrefix: deps.keys.channelPrefix() });
+  }
+
+  async now(): Promise<number> {
+    if (this.deps.clock) return this.deps.clock.now();
+    const [seconds, micros] = await this.groups.command((redis) => redis.time());
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  async upsertBudget(budget: string, originMaxConcurrent: number | null): Promise<void> {
+    const origin = originMaxConcurrent === null ? "" : String(originMaxConcurrent);
+    await this.groups.run<OkReply>("upsert-budget", this.budgetRoute(budget), [origin]);
+  }
+
+  async removeBudget(budget: string): Promise<void> {
+    await this.groups.run<OkReply>("upsert-budget", this.budgetRoute(budget), [""]);
+  }
+
+  /**
+   * Defines or updates the pool in its group. The first time this process defines it (or
+   * when its budget changes) the home pointer says where it lives now; a pool found in
+   * another group is moved, which is refused with a ConflictError while it holds slots or
+   * has waiters there.
+   */
+  async upsertPool(pool: string, config: StorePoolConfig): Promise<void> {
+    const target = this.deps.keys.groupTag(pool, config.budget?.id ?? null);
+    if (this.routes.get(pool)?.tag !== target) {
+      const home = await this.claimHome(pool, target);
+      if (home !== target) return this.move(pool, home, target, config);
+    }
+    const route = this.route(pool, target);
+    const reply = await this.groups.run<OkReply | MissingReply>(
+      "upsert-pool",
+      route,
+      configArgs(config, target, null),
+    );
+    if (reply.t === "missing" && reply.moved) return this.move(pool, reply.moved, target, config);
+    this.routes.set(pool, route);
+  }
+
+  async removePool(pool: string): Promise<void> {
+    const route = this.routes.get(pool);
+    if (!route) return;
+    await this.poolOp<OkReply>(pool, "remove-pool", []);
+    this.routes.delete(pool);
+    // A budget's timer may still serve the other pools of the group.
+    if (!isBudgetGroup(route)) this.groups.forget(route);
+    await this.groups.command((redis) => redis.del(this.deps.keys.home(pool)));
+  }
+
+  async acquire(pool: string, request: StoreAcquireRequest): Promise<StoreAcquireResult> {
+    const args = [request.slotId, String(request.waitMs)];
+    const reply = await this.poolOp<AcquireReply>(pool, "acquire", args, true);
+    if (reply.t === "missing") throw new PoolNotFoundError(pool);
+    return toAcquireResult(reply);
+  }
+
+  async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
+    const reply = await this.poolOp<ReleaseReply>(pool, "release", [slotId]);
+    return reply.t === "missing" ? NOT_RELEASED : toReleaseResult(reply);
+  }
+
+  async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
+    const reply = await this.poolOp<RenewReply>(pool, "renew", [slotId]);
+    return reply.t === "missing" ? NOT_FOUND : toRenewResult(reply);
+  }
+
+  async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
+    const reply = await this.poolOp<CancelReply>(pool, "cancel", [slotId]);
+    return reply.t === "missing" ? UNKNOWN : toCancelResult(reply);
+  }
+
+  async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
+    const reply = await this.poolOp<OkReply>(pool, "set-learned", learnedArgs(learned), true);
+    if (reply.t === "missing") throw new PoolNotFoundError(pool);
+  }
+
+  async snapshot(pool: string): Promise<PoolSnapshot | null> {
+    const reply = await this.poolOp<SnapshotReply>(pool, "snapshot", []);
+    return reply.t === "missing" ? null : toSnapshot(reply);
+  }
+
+  /** Dispatches events another process's script published for this process's slots. */
+  receive(events: EventMessage): void {
+    if (this.closed || !Array.isArray(events)) return;
+    dispatchEvents(this.deps.listener(), events);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.groups.close();
+  }
+
+  /** Runs a pool script where the pool lives, following moves and re-creating a lost pool. */
+  private async poolOp<R extends { t: string }>(
+    pool: string,
+    script: GroupScriptName,
+    args: readonly string[],
+    recreateIfLost = false,
+  ): Promise<R | MissingReply> {
+    let recreated = false;
+    for (let hop = 0; hop < MAX_HOPS; hop++) {
+      const route = this.routes.get(pool);
+      if (!route) return { t: "missing" };
+      const reply = await this.groups.run<R | MissingReply>(script, route, args);
+      if (reply.t !== "missing") return reply;
+      const { moved } = reply as MissingReply;
+      if (moved) {
+        this.routes.set(pool, this.route(pool, moved));
+        continue;
+      }
+      const config = this.deps.pools.get(pool);
+      if (!recreateIfLost || recreated || !config) return reply;
+      // Redis lost the pool (restart without persistence, flush): define it again.
+      recreated = true;
+      await this.recreate(pool, config);
+    }
+    return { t: "missing" };
+  }
+
+  private async recreate(pool: string, config: StorePoolConfig): Promise<void> {
+    const budget = config.budget?.id;
+    const origin = budget === undefined ? undefined : this.deps.budgets.get(budget);
+    if (budget !== undefined && origin !== undefined) await this.upsertBudget(budget, origin);
+    await this.upsertPool(pool, config);
+  }
+
+  /** Moves an idle pool from one group to another, carrying its learned limits and RPM log. */
+  private async move(
+    pool: string,
+    from: string,
+    to: string,
+    config: StorePoolConfig,
+    hops = 0,
+  ): Promise<void> {
+    const retired = await this.groups.run<RetireReply>("retire-pool", this.route(pool, from), [to]);
+    if (retired.t === "busy") {
+      throw new ConflictError(
+        `Pool "${pool}" has ${retired.held} held slots and ${retired.queued} waiters in Redis; ` +
+          "it can change budget only while idle. Retry when its slots are released.",
+      );
+    }
+    if (retired.t === "absent" && retired.moved && retired.moved !== to && hops < MAX_HOPS) {
+      return this.move(pool, retired.moved, to, config, hops + 1);
+    }
+    const route = this.route(pool, to);
+    const carried = retired.t === "retired" ? retired : NOTHING_CARRIED;
+    await this.groups.run<OkReply>("upsert-pool", route, configArgs(config, to, carried));
+    await this.groups.command((redis) => redis.set(this.deps.keys.home(pool), to));
+    this.routes.set(pool, route);
+  }
+
+  private claimHome(pool: string, target: string): Promise<string> {
+    return this.groups.home(this.deps.keys.home(pool), target);
+  }
+
+  private route(pool: string, tag: string): PoolRoute {
+    const known = this.routes.get(pool);
+    if (known?.tag === tag) return known;
+    return { pool, enc: encodeName(pool), tag, base: this.deps.keys.groupBase(tag) };
+  }
+
+  private budgetRoute(budget: string): PoolRoute {
+    const tag = this.deps.keys.budgetTag(budget);
+    return { pool: "", enc: "", tag, base: this.deps.keys.groupBase(tag) };
+  }
+}

@@ -1,0 +1,321 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import type { Clock } from "../../src/clock/clock.js";
+import { systemClock } from "../../src/clock/clock.js";
+import { StoreUnavailableError } from "../../src/errors.js";
+import type {
+  LearnedLimits,
+  PoolSnapshot,
+  SlotStore,
+  StoreAcquireRequest,
+  StoreAcquireResult,
+  StoreCancelResult,
+  StoreListener,
+  StorePoolConfig,
+  StoreReleaseResult,
+  StoreRenewResult,
+} from "../../src/store/types.js";
+import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  openConnections,
+  type StoreConnections,
+  toStoreError,
+} from "./connection.js";
+import { Definitions } from "./definitions.js";
+import { ConnectionHealth, type StoreHealth } from "./health.js";
+import { IdleTracker } from "./idle-tracker.js";
+import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
+import { LocalFallback } from "./local-fallback.js";
+import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
+import { RedisEngine } from "./redis-engine.js";
+import { type EventMessage, NOT_RELEASED, UNKNOWN } from "./replies.js";
+import { loadScripts, ScriptRunner } from "./scripts.js";
+
+const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
+
+/**
+ * A {@link SlotStore} in Redis, so several Sluice processes share one limit, one FIFO queue,
+ * one RPM gate, one budget and one learned limit per pool. Every state change is one atomic
+ * Lua script (one round trip); handoffs to waiters of other processes travel by Pub/Sub;
+ * leases and gates run on the server's TIME. See `adapters/redis/README.md`.
+ *
+ * @example
+ * ```ts
+ * const store = createRedisSlotStore({ url: process.env.REDIS_URL, failurePolicy: "open" });
+ * const governor = createGovernor({ store });
+ * store.onStatus((status) => console.log("slot store", status.state));
+ * ```
+ */
+export class RedisSlotStore implements SlotStore {
+  readonly kind = "redis";
+  private readonly connections: StoreConnections;
+  private readonly keys: RedisKeys;
+  private readonly runner: ScriptRunner;
+  private readonly engine: RedisEngine;
+  private readonly monitor: ConnectionHealth;
+  private readonly local: LocalFallback | null;
+  private readonly definitions = new Definitions();
+  private readonly idle = new IdleTracker();
+  private readonly clock: Clock | null;
+  /** This process's id: the owner recorded with its slots and waiters, and its event channel. */
+  private readonly originId = randomUUID();
+  private listener: StoreListener = NOOP_LISTENER;
+  private readonly started: Promise<void>;
+  private closed = false;
+
+  constructor(options: RedisSlotStoreOptions = {}) {
+    const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    const policy = options.failurePolicy ?? "closed";
+    this.clock = options.clock ?? null;
+    this.keys = new RedisKeys(options.prefix ?? DEFAULT_KEY_PREFIX);
+    this.connections = openConnections(options, commandTimeoutMs);
+    this.runner = new ScriptRunner(this.connections.command, loadScripts());
+    this.local =
+      policy === "open"
+        ? new LocalFallback(options.clock ?? systemClock, () => this.listener)
+        : null;
+    this.monitor = new ConnectionHealth({
+      downState: policy === "open" ? "degraded" : "unavailable",
+      probe: () => this.probe(),
+      recover: () => this.resync(),
+      probeMinMs: options.recoveryProbeMs?.min ?? 100,
+      probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
+    });
+    this.engine = new RedisEngine({
+      runner: this.runner,
+      keys: this.keys,
+      clock: this.clock,
+      timerClock: options.clock ?? systemClock,
+      originId: this.originId,
+      idle: this.idle,
+      pools: this.definitions.pools,
+      budgets: this.definitions.budgets,
+      listener: () => this.listener,
+      onUnavailable: (error) => this.monitor.markDown(error),
+    });
+    this.watchConnections();
+    this.started = this.start();
+    this.started.catch(() => {});
+  }
+
+  /**
+   * Resolves once the event subscription is live and the scripts are cached on the server;
+   * rejects with `StoreUnavailableError` when Redis does not answer in time. Optional:
+   * operations work before it, but a process only hears other processes' handoffs after it.
+   */
+  ready(): Promise<void> {
+    return this.started;
+  }
+
+  now(): number | Promise<number> {
+    if (this.clock) return this.clock.now();
+    if (this.local && !this.monitor.up) return Date.now();
+    return this.engine.now().catch((error: unknown) => {
+      if (this.local && error instanceof StoreUnavailableError) return Date.now();
+      throw error;
+    });
+  }
+
+  setListener(listener: StoreListener): void {
+    this.listener = listener;
+  }
+
+  async upsertBudget(budget: string, originMaxConcurrent: number | null): Promise<void> {
+    this.definitions.defineBudget(budget, originMaxConcurrent);
+    this.local?.upsertBudget(budget, originMaxConcurrent);
+    await this.remote(() => this.engine.upsertBudget(budget, originMaxConcurrent), undefined);
+  }
+
+  async removeBudget(budget: string): Promise<void> {
+    this.definitions.removeBudget(budget);
+    this.local?.removeBudget(budget);
+    await this.remote(async () => {
+      await this.engine.removeBudget(budget);
+      this.definitions.removedBudgets.delete(budget);
+    }, undefined);
+  }
+
+  async upsertPool(pool: string, config: StorePoolConfig): Promise<void> {
+    this.definitions.definePool(pool, config);
+    this.local?.upsertPool(pool, config);
+    await this.remote(() => this.engine.upsertPool(pool, config), undefined);
+  }
+
+  async removePool(pool: string): Promise<void> {
+    this.definitions.removePool(pool);
+    this.local?.removePool(pool);
+    await this.remote(async () => {
+      await this.engine.removePool(pool);
+      this.definitions.removedPools.delete(pool);
+    }, undefined);
+  }
+
+  async acquire(pool: string, request: StoreAcquireRequest): Promise<StoreAcquireResult> {
+    const local = this.local;
+    if (local && !this.monitor.up) return local.acquire(pool, request);
+    return this.remote(
+      () => this.engine.acquire(pool, request),
+      () => local!.acquire(pool, request),
+    );
+  }
+
+  async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
+    if (this.local?.owns(slotId)) return this.local.cancel(pool, slotId);
+    // A waiter queued in Redis cannot be reached: the governor gives up on it.
+    return this.remote(
+      () => this.engine.cancel(pool, slotId),
+      () => UNKNOWN,
+    );
+  }
+
+  async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
+    if (this.local?.owns(slotId)) return this.local.renew(pool, slotId);
+    // Never "not_found" for a slot Redis may still hold: the governor retries the renewal.
+    return this.remote(() => this.engine.renew(pool, slotId), null);
+  }
+
+  async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
+    if (this.local?.owns(slotId)) return this.local.release(pool, slotId);
+    // Unconfirmed: the Redis lease frees the slot within one term.
+    return this.remote(
+      () => this.engine.release(pool, slotId),
+      () => NOT_RELEASED,
+    );
+  }
+
+  async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
+    this.local?.setLearned(pool, learned);
+    await this.remote(() => this.engine.setLearned(pool, learned), undefined);
+  }
+
+  async snapshot(pool: string): Promise<PoolSnapshot | null> {
+    const local = this.local;
+    return this.remote(
+      () => this.engine.snapshot(pool),
+      () => local!.snapshot(pool),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.engine.close();
+    this.monitor.close();
+    this.local?.close();
+    const { command, subscriber } = this.connections;
+    await Promise.allSettled([quit(subscriber), quit(command)]);
+  }
+
+  async whenIdle(): Promise<void> {
+    await this.idle.whenIdle();
+  }
+
+  /** The current status: ok, degraded (open policy, local fallback) or unavailable. */
+  health(): StoreHealth {
+    return this.monitor.current();
+  }
+
+  /** Calls `listener` on every status change; returns the function that unsubscribes. */
+  onStatus(listener: (status: StoreHealth) => void): () => void {
+    return this.monitor.onChange(listener);
+  }
+
+  stats(): RedisStoreStats {
+    const { roundTrips, scriptReloads } = this.runner.stats;
+    const localOperations = this.local?.operations ?? 0;
+    return { roundTrips, scriptReloads, localOperations, state: this.monitor.current().state };
+  }
+
+  /**
+   * Runs a Redis operation under the failure policy: while Redis is down, or when the call
+   * finds it unreachable, `fallback` answers (policy "open"), else StoreUnavailableError is
+   * thrown at once. `undefined` as fallback: definitions, which the local store already
+   * holds and Redis gets on recovery. `null`: always throw.
+   */
+  private async remote<T>(
+    operation: () => Promise<T>,
+    fallback: (() => T) | undefined | null,
+  ): Promise<T> {
+    const canFallBack = this.local !== null && fallback !== null;
+    if (this.closed) throw new StoreUnavailableError("The slot store is closed.");
+    if (!this.monitor.up) {
+      if (canFallBack) return (fallback ? fallback() : undefined) as T;
+      throw new StoreUnavailableError(`Redis is unavailable: ${this.monitor.current().reason}`);
+    }
+    try {
+      return await operation();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || !canFallBack) throw error;
+      return (fallback ? fallback() : undefined) as T;
+    }
+  }
+
+  private async start(): Promise<void> {
+    const { subscriber } = this.connections;
+    const channel = this.keys.channelPrefix() + this.originId;
+    subscriber.on("message", (_channel: string, message: string) => this.onMessage(message));
+    // A subscription that failed while Redis was away is made again on every reconnect.
+    subscriber.on("ready", () => void subscriber.subscribe(channel).catch(() => {}));
+    try {
+      await Promise.all([subscriber.subscribe(channel), this.runner.preload()]);
+    } catch (error) {
+      const wrapped = toStoreError(error);
+      if (wrapped instanceof StoreUnavailableError) this.monitor.markDown(wrapped);
+      throw wrapped;
+    }
+  }
+
+  private onMessage(message: string): void {
+    let events: EventMessage;
+    try {
+      events = JSON.parse(message) as EventMessage;
+    } catch {
+      return;
+    }
+    this.engine.receive(events);
+  }
+
+  private watchConnections(): void {
+    const { command, subscriber } = this.connections;
+    // Errors also surface as failed calls; without listeners ioredis would log each one.
+    command.on("error", () => {});
+    subscriber.on("error", () => {});
+    command.on("close", () => {
+      if (!this.closed) this.monitor.markDown(new Error("connection to Redis lost"));
+    });
+    command.on("ready", () => this.monitor.nudge());
+  }
+
+  private async probe(): Promise<void> {
+    await this.runner.command((redis) => redis.set(this.keys.probe(), "1", "PX", 60_000));
+  }
+
+  /** Before reporting ok again: reload scripts and push every definition (Redis may be new). */
+  private async resync(): Promise<void> {
+    await this.runner.preload();
+    const { definitions, engine } = this;
+    for (const pool of [...definitions.removedPools]) {
+      await engine.removePool(pool);
+      definitions.removedPools.delete(pool);
+    }
+    for (const [budget, origin] of definitions.budgets) await engine.upsertBudget(budget, origin);
+    for (const [pool, config] of definitions.pools) {
+      await engine.upsertPool(pool, config).catch((error: unknown) => {
+        // A pool that cannot move budgets yet stays where it is until it is defined again.
+        if (error instanceof StoreUnavailableError) throw error;
+      });
+    }
+    for (const budget of [...definitions.removedBudgets]) {
+      await engine.removeBudget(budget);
+      definitions.removedBudgets.delete(budget);
+    }
+  }
+}
+
+async function quit(connection: Redis): Promise<void> {
+  try {
+    await connection.quit();
+  } catch {
+    connection.disconnect();
+  }
+}

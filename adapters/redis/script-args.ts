@@ -1,0 +1,51 @@
+import type { LearnedLimits, StorePoolConfig } from "../../src/store/types.js";
+import { asList, type LearnedTuple, toLearned } from "./replies.js";
+
+/** A number, or the empty string Lua reads as "none". */
+export function optionalArg(value: number | null): string {
+  return value === null ? "" : String(value);
+}
+
+/** set-learned arguments: concurrency, rpm, pausedUntil. */
+export function learnedArgs(learned: LearnedLimits): string[] {
+  return [optionalArg(learned.concurrency), optionalArg(learned.rpm), String(learned.pausedUntil)];
+}
+
+/** What a move carries from the old group: learned limits and the RPM log (newest first). */
+export interface Carried {
+  learned: LearnedTuple;
+  log: string[] | Record<string, never>;
+}
+
+/** A move from a group that no longer had the pool: nothing learned to carry. */
+export const NOTHING_CARRIED: Carried = { learned: [null, null, 0], log: [] };
+
+/**
+ * upsert-pool arguments (see `lua/upsert-pool.lua`). `carried` completes a move: it overrides
+ * a forwarding record left in the target group and seeds what the old group knew.
+ *
+ * @example
+ * ```ts
+ * await runner.run(scripts.group["upsert-pool"], [base], [...common, ...configArgs(config, tag, null)]);
+ * ```
+ */
+export function configArgs(
+  config: StorePoolConfig,
+  tag: string,
+  carried: Carried | null,
+): string[] {
+  const args = [
+    String(config.maxConcurrent),
+    String(config.queueSize),
+    String(config.termMs),
+    String(config.requestTimeoutMs),
+    optionalArg(config.rpm),
+    config.budget?.id ?? "",
+    String(config.budget?.reservedConcurrent ?? 0),
+    tag,
+  ];
+  if (!carried) return args;
+  args.push("1", ...learnedArgs(toLearned(carried.learned)));
+  for (const time of asList(carried.log)) args.push(String(time));
+  return args;
+}

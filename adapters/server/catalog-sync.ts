@@ -1,0 +1,199 @@
+import {
+  budgetToGovernorSettings,
+  governorBudgetId,
+  poolToGovernorSettings,
+} from "../../src/catalog/governor-mapping.js";
+import type { BudgetRecord, CatalogStore } from "../../src/catalog/types.js";
+import type { Clock, TimerHandle } from "../../src/clock/clock.js";
+import type { Governor } from "../../src/governor/types.js";
+
+/** What one sync changed in the governor (names are pool subdomains and budget ids). */
+export interface SyncReport {
+  definedPools: string[];
+  updatedPools: string[];
+  removedPools: string[];
+  definedBudgets: string[];
+  updatedBudgets: string[];
+  removedBudgets: string[];
+}
+
+/** Keeps a governor's pools and budgets equal to the catalog's. */
+export interface CatalogSync {
+  /** Applies the whole catalog now (also when the change marker did not move). */
+  syncNow(): Promise<SyncReport>;
+  /** Applies the catalog when its change marker moved since the last sync; null when it did not. */
+  syncIfChanged(): Promise<SyncReport | null>;
+  /** Checks the change marker every `intervalMs` until {@link CatalogSync.stop}. */
+  start(intervalMs: number): void;
+  /** Stops the timer and waits for a sync in progress. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link createCatalogSync}. */
+export interface CatalogSyncOptions {
+  store: CatalogStore;
+  governor: Governor;
+  clock: Clock;
+  /** Called with each readable line (changes and failures). */
+  log?: (line: string) => void;
+}
+
+function emptyReport(): SyncReport {
+  return {
+    definedPools: [],
+    updatedPools: [],
+    removedPools: [],
+    definedBudgets: [],
+    updatedBudgets: [],
+    removedBudgets: [],
+  };
+}
+
+/**
+ * Mirrors the catalog into the governor: every budget under `String(budget.id)` and every
+ * pool under its subdomain. Changed pools are redefined in place, so new limits apply at once
+ * and slots already held are kept; pools and budgets gone from the catalog are removed. Only
+ * what changed is pushed, which makes a periodic sync cheap when nothing moved. Syncs never
+ * overlap: a call made during a sync runs after it.
+ *
+ * @example
+ * ```ts
+ * const sync = createCatalogSync({ store: catalog.store, governor, clock: systemClock });
+ * await sync.syncNow();
+ * sync.start(1_000); // picks up `sluice apply` from another process
+ * ```
+ */
+export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
+  const { store, governor, clock } = options;
+  const log = options.log ?? (() => {});
+  // Fingerprints of what the governor was last given, to push only changes.
+  const appliedPools = new Map<string, string>();
+  const appliedBudgets = new Map<string, string>();
+  let lastMarker: number | null = null;
+  let running: Promise<unknown> = Promise.resolve();
+  let timer: TimerHandle | null = null;
+  let stopped = true;
+
+  async function apply(): Promise<SyncReport> {
+    const report = emptyReport();
+    lastMarker = store.changeMarker();
+    const budgets = store.listAllBudgets();
+    const pools = store.listAllPools();
+    const budgetById = new Map<number, BudgetRecord>(budgets.map((budget) => [budget.id, budget]));
+
+    for (const budget of budgets) {
+      const name = governorBudgetId(budget);
+      const settings = budgetToGovernorSettings(budget);
+      const fingerprint = JSON.stringify(settings);
+      const previous = appliedBudgets.get(name);
+      if (previous === fingerprint) continue;
+      await governor.defineBudget(name, settings);
+      appliedBudgets.set(name, fingerprint);
+      (previous === undefined ? report.definedBudgets : report.updatedBudgets).push(name);
+    }
+
+    const wanted = new Set<string>();
+    for (const pool of pools) {
+      wanted.add(pool.subdomain);
+      const budget = pool.budgetId === null ? null : budgetById.get(pool.budgetId);
+      const settings = poolToGovernorSettings(pool, budget);
+      const fingerprint = JSON.stringify(settings);
+      const previous = appliedPools.get(pool.subdomain);
+      if (previous === fingerprint) continue;
+      try {
+        await governor.definePool(pool.subdomain, settings);
+      } catch (error) {
+        // One bad row must not keep every other pool from syncing.
+        log(`Could not apply pool ${pool.subdomain}: ${(error as Error).message}`);
+        continue;
+      }
+      appliedPools.set(pool.subdomain, fingerprint);
+      (previous === undefined ? report.definedPools : report.updatedPools).push(pool.subdomain);
+    }
+
+    for (const name of [...appliedPools.keys()]) {
+      if (wanted.has(name)) continue;
+      await governor.removePool(name);
+      appliedPools.delete(name);
+      report.removedPools.push(name);
+    }
+
+    // Budgets go last: a pool leaving a budget is moved out before the budget disappears.
+    const wantedBudgets = new Set(budgets.map(governorBudgetId));
+    for (const name of [...appliedBudgets.keys()]) {
+      if (wantedBudgets.has(name)) continue;
+      try {
+        await governor.removeBudget(name);
+      } catch (error) {
+        // A member pool that failed to move out keeps it; the next sync tries again.
+        log(`Could not remove budget ${name}: ${(error as Error).message}`);
+        continue;
+      }
+      appliedBudgets.delete(name);
+      report.removedBudgets.push(name);
+    }
+    return report;
+  }
+
+  function serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = running.then(work, work);
+    running = next.catch(() => {});
+    return next;
+  }
+
+  const sync: CatalogSync = {
+    syncNow: () => serialized(apply),
+    syncIfChanged: () =>
+      serialized(async () => (store.changeMarker() === lastMarker ? null : apply())),
+    start(intervalMs) {
+      stopped = false;
+      const tick = () => {
+        sync
+          .syncIfChanged()
+          .then((report) => {
+            // Token use and metrics also move the marker; only real changes are worth a line.
+            if (report && Object.values(report).some((names) => names.length > 0)) {
+              log(describeSync(report));
+            }
+          })
+          .catch((error: unknown) => log(`Catalog sync failed: ${(error as Error).message}`))
+          .finally(() => {
+            if (!stopped) timer = clock.setTimeout(tick, intervalMs);
+          });
+      };
+      timer = clock.setTimeout(tick, intervalMs);
+    },
+    async stop() {
+      stopped = true;
+      if (timer !== null) clock.clearTimeout(timer);
+      timer = null;
+      await running;
+    },
+  };
+  return sync;
+}
+
+/**
+ * One readable line for a sync report.
+ *
+ * @example
+ * ```ts
+ * describeSync(await sync.syncNow()); // "Catalog synced: 2 pools defined (chat, embed), 1 budget defined (1)"
+ * ```
+ */
+export function describeSync(report: SyncReport): string {
+  const parts = [
+    describeList("pool", "defined", report.definedPools),
+    describeList("pool", "updated", report.updatedPools),
+    describeList("pool", "removed", report.removedPools),
+    describeList("budget", "defined", report.definedBudgets),
+    describeList("budget", "updated", report.updatedBudgets),
+    describeList("budget", "removed", report.removedBudgets),
+  ].filter((part) => part !== "");
+  return `Catalog synced: ${parts.length > 0 ? parts.join(", ") : "no changes"}`;
+}
+
+function describeList(noun: string, verb: string, names: readonly string[]): string {
+  if (names.length === 0) return "";
+  return `${names.length} ${noun}${names.length === 1 ? "" : "s"} ${verb} (${names.join(", ")})`;
+}

@@ -1,0 +1,216 @@
+import { resolve } from "node:path";
+import * as v from "valibot";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { decodeSecretKey } from "../sqlite/secret-key.js";
+
+/**
+ * Defaults of every server setting, documented once here and in `docs/cli.md`.
+ * `baseUrl` defaults to `http://localhost:<port>` and `lockUrl` to `baseUrl`.
+ */
+export const SERVER_CONFIG_DEFAULTS = {
+  host: "127.0.0.1",
+  port: 8080,
+  dataDir: "./.sluice-data",
+  poolDomain: "pools.localhost",
+  redisFailurePolicy: "closed",
+  metricsFlushMs: 5_000,
+  catalogSyncMs: 1_000,
+  shutdownGraceMs: 10_000,
+} as const;
+
+function wholeNumber(min: number, max: number) {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return v.pipe(
+    v.union([v.number(), v.string()], message),
+    // Flags and env vars arrive as text; only plain digit strings count as numbers.
+    v.transform((value) => {
+      if (typeof value === "number") return value;
+      return /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+    }),
+    v.number(message),
+    v.integer(message),
+    v.minValue(min, message),
+    v.maxValue(max, message),
+  );
+}
+
+const httpUrl = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((value) => {
+    try {
+      const protocol = new URL(value).protocol;
+      return protocol === "http:" || protocol === "https:";
+    } catch {
+      return false;
+    }
+  }, "must be an http:// or https:// URL"),
+  // A trailing slash would double up when paths are appended.
+  v.transform((value) => value.replace(/\/+$/, "")),
+);
+
+const hostName = v.pipe(
+  v.string(),
+  v.trim(),
+  v.toLowerCase(),
+  v.regex(
+    /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/,
+    "must be a DNS name such as pools.localhost",
+  ),
+);
+
+function isSecretKey(text: string): boolean {
+  try {
+    decodeSecretKey(text, "SLUICE_SECRET_KEY");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1, message));
+
+/**
+ * The server configuration: one schema yields the type and its validation. Every field but
+ * `secretKey` and `redisUrl` has a default (see {@link SERVER_CONFIG_DEFAULTS}).
+ *
+ * - `host`, `port`: where the HTTP server listens (port 0 picks a free port).
+ * - `dataDir`: holds `sluice.db` (catalog and metrics) and, unless `secretKey` is set, `secret.key`.
+ * - `baseUrl`: public URL of the Control API; its host name routes requests to it.
+ * - `lockUrl`: public URL of the Lock API (`/pools/{pool}/lock/...`); defaults to `baseUrl`.
+ * - `poolDomain`: a pool is served at `<subdomain>.<poolDomain>`.
+ * - `redisUrl`: when set, slots live in Redis (shared by several servers) instead of memory.
+ * - `redisFailurePolicy`: `closed` refuses traffic while Redis is down, `open` admits it.
+ * - `metricsFlushMs`, `catalogSyncMs`: how often metrics are saved and the catalog is re-read.
+ * - `shutdownGraceMs`: how long in-flight requests may run after SIGINT/SIGTERM.
+ * - `secretKey`: key that encrypts upstream credentials at rest (never logged).
+ */
+export const ServerConfigSchema = v.pipe(
+  v.object({
+    host: v.optional(nonEmpty("must not be empty"), SERVER_CONFIG_DEFAULTS.host),
+    port: v.optional(wholeNumber(0, 65_535), SERVER_CONFIG_DEFAULTS.port),
+    dataDir: v.optional(
+      v.pipe(
+        nonEmpty("must not be empty"),
+        v.transform((dir) => resolve(dir)),
+      ),
+      SERVER_CONFIG_DEFAULTS.dataDir,
+    ),
+    baseUrl: v.optional(httpUrl),
+    lockUrl: v.optional(httpUrl),
+    poolDomain: v.optional(hostName, SERVER_CONFIG_DEFAULTS.poolDomain),
+    redisUrl: v.optional(
+      v.pipe(
+        v.string(),
+        v.trim(),
+        v.regex(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
+      ),
+    ),
+    redisFailurePolicy: v.optional(
+      v.picklist(["closed", "open"], 'must be "closed" or "open"'),
+      SERVER_CONFIG_DEFAULTS.redisFailurePolicy,
+    ),
+    metricsFlushMs: v.optional(wholeNumber(10, 3_600_000), SERVER_CONFIG_DEFAULTS.metricsFlushMs),
+    catalogSyncMs: v.optional(wholeNumber(10, 3_600_000), SERVER_CONFIG_DEFAULTS.catalogSyncMs),
+    shutdownGraceMs: v.optional(wholeNumber(0, 600_000), SERVER_CONFIG_DEFAULTS.shutdownGraceMs),
+    secretKey: v.optional(
+      v.pipe(
+        v.string(),
+        v.check(isSecretKey, "must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"),
+      ),
+    ),
+  }),
+  v.transform((config) => {
+    const baseUrl = config.baseUrl ?? `http://localhost:${config.port}`;
+    // dataDir is absolute after the transform above; the default string needs the same.
+    return {
+      ...config,
+      dataDir: resolve(config.dataDir),
+      baseUrl,
+      lockUrl: config.lockUrl ?? baseUrl,
+    };
+  }),
+);
+
+/** The validated, frozen server configuration. */
+export type ServerConfig = Readonly<v.InferOutput<typeof ServerConfigSchema>>;
+/** Raw settings as they come from flags, env or code (strings or numbers). */
+export type ServerConfigInput = v.InferInput<typeof ServerConfigSchema>;
+export type ServerConfigField = keyof ServerConfigInput;
+
+/** The `SLUICE_*` environment variable and the CLI flag of each field. */
+export const SERVER_CONFIG_SOURCES: Readonly<
+  Record<ServerConfigField, { env: string; flag: string | null }>
+> = {
+  host: { env: "SLUICE_HOST", flag: "host" },
+  port: { env: "SLUICE_PORT", flag: "port" },
+  dataDir: { env: "SLUICE_DATA_DIR", flag: "data-dir" },
+  baseUrl: { env: "SLUICE_BASE_URL", flag: "base-url" },
+  lockUrl: { env: "SLUICE_LOCK_URL", flag: "lock-url" },
+  poolDomain: { env: "SLUICE_POOL_DOMAIN", flag: "pool-domain" },
+  redisUrl: { env: "SLUICE_REDIS_URL", flag: "redis-url" },
+  redisFailurePolicy: { env: "SLUICE_REDIS_FAILURE_POLICY", flag: "redis-failure-policy" },
+  metricsFlushMs: { env: "SLUICE_METRICS_FLUSH_MS", flag: "metrics-flush-ms" },
+  catalogSyncMs: { env: "SLUICE_CATALOG_SYNC_MS", flag: "catalog-sync-ms" },
+  shutdownGraceMs: { env: "SLUICE_SHUTDOWN_GRACE_MS", flag: "shutdown-grace-ms" },
+  // Never a flag: a secret on the command line shows up in `ps`.
+  secretKey: { env: "SLUICE_SECRET_KEY", flag: null },
+};
+
+/** Where {@link loadServerConfig} reads settings from. */
+export interface ServerConfigSources {
+  /** Values from CLI flags (or code); they win over `env`. Undefined entries are ignored. */
+  flags?: Partial<Record<ServerConfigField, string | number | undefined>>;
+  /** Environment (`SLUICE_*`); empty values count as unset. Defaults to none. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Builds the server configuration: flags win over `SLUICE_*` env vars, which win over the
+ * defaults. The result is frozen. Throws {@link InvalidArgumentError} whose issues name each
+ * bad field and where its value came from.
+ *
+ * @example
+ * ```ts
+ * const config = loadServerConfig({ flags: { port: "0" }, env: process.env });
+ * config.baseUrl; // "http://localhost:0"
+ * ```
+ */
+export function loadServerConfig(sources: ServerConfigSources = {}): ServerConfig {
+  const { input, origins } = collectInput(sources);
+  const result = v.safeParse(ServerConfigSchema, input);
+  if (result.success) return Object.freeze(result.output);
+  const issues = result.issues.map((issue) => describeIssue(issue, input, origins));
+  throw new InvalidArgumentError(`Invalid configuration:\n  ${issues.join("\n  ")}`, issues);
+}
+
+function collectInput(sources: ServerConfigSources) {
+  const input: Record<string, string | number> = {};
+  const origins: Record<string, string> = {};
+  for (const field of Object.keys(SERVER_CONFIG_SOURCES) as ServerConfigField[]) {
+    const { env, flag } = SERVER_CONFIG_SOURCES[field];
+    const fromFlag = sources.flags?.[field];
+    const fromEnv = sources.env?.[env];
+    if (fromFlag !== undefined) {
+      input[field] = fromFlag;
+      origins[field] = flag ? `--${flag}` : field;
+    } else if (fromEnv !== undefined && fromEnv !== "") {
+      input[field] = fromEnv;
+      origins[field] = env;
+    }
+  }
+  return { input, origins };
+}
+
+function describeIssue(
+  issue: v.BaseIssue<unknown>,
+  input: Record<string, string | number>,
+  origins: Record<string, string>,
+): string {
+  const field = v.getDotPath(issue) ?? "config";
+  const details: string[] = [];
+  // Show what the user typed (not the half-transformed value), but never a secret.
+  if (field !== "secretKey" && field in input) details.push(`got ${JSON.stringify(input[field])}`);
+  if (origins[field]) details.push(`from ${origins[field]}`);
+  return `${field}: ${issue.message}${details.length > 0 ? ` (${details.join(", ")})` : ""}`;
+}

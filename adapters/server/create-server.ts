@@ -1,0 +1,199 @@
+import type { Hono } from "hono";
+import type { CatalogService } from "../../src/catalog/catalog-service.js";
+import { type Clock, systemClock } from "../../src/clock/clock.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
+import type { Governor } from "../../src/governor/types.js";
+import { MetricsRecorder } from "../../src/metrics/recorder.js";
+import { createControlApp } from "../hono/control/index.js";
+import { SqliteMetricsStore } from "../sqlite/index.js";
+import {
+  type CatalogSync,
+  createCatalogSync,
+  describeSync,
+  type SyncReport,
+} from "./catalog-sync.js";
+import type { ServerConfig } from "./config.js";
+import { openDataDir } from "./data-dir.js";
+import { createHostRouter, type FetchApp } from "./host-router.js";
+import { type HttpListener, listenHttp } from "./http-listener.js";
+import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
+import { describeSlotStore, slotStoreFor } from "./slot-store.js";
+
+/** What the Lock API and proxy app factories receive. */
+export interface ServerAppDeps {
+  governor: Governor;
+  catalog: CatalogService;
+  metrics: MetricsRecorder;
+  clock: Clock;
+  config: ServerConfig;
+}
+
+/** Builds an app (Lock API, pool proxy) from the server's parts. */
+export type ServerAppFactory = (deps: ServerAppDeps) => FetchApp;
+
+/** Options of {@link createSluiceServer}. */
+export interface SluiceServerOptions {
+  /** Lock API app, mounted at `/pools/*` on the lock URL's host. */
+  lockApp?: ServerAppFactory;
+  /** Pool proxy app, serving `<subdomain>.<poolDomain>`; absent: those hosts answer 404. */
+  proxyApp?: ServerAppFactory;
+  clock?: Clock;
+  /** Readable progress lines (start-up, syncs, shutdown). Default: none. */
+  log?: (line: string) => void;
+}
+
+/** Where a listening server can be reached. */
+export interface ListenResult {
+  /** Control API base URL (the configured `baseUrl`; with port 0, the bound port filled in). */
+  url: string;
+  /** Lock API base URL, the same way. */
+  lockUrl: string;
+  /** The port actually bound. */
+  port: number;
+}
+
+/** A composed Sluice server. */
+export interface SluiceServer {
+  readonly config: ServerConfig;
+  /** The host-routing app; `app.request()` works without listening. */
+  readonly app: Hono;
+  readonly governor: Governor;
+  readonly catalog: CatalogService;
+  readonly metrics: MetricsRecorder;
+  /** Binds the port and starts the metrics flush and catalog sync timers. */
+  listen(): Promise<ListenResult>;
+  /** Re-applies the catalog to the governor now (what SIGHUP does). */
+  syncCatalog(): Promise<SyncReport>;
+  /**
+   * Graceful stop: no new connections, in-flight requests get `shutdownGraceMs`, then metrics
+   * are saved and the governor and database closed. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Composes the embedded server: the SQLite catalog and metrics in `config.dataDir`, a
+ * governor (in memory, or Redis with `redisUrl`) kept in step with the catalog, and the
+ * Control, Lock and proxy apps behind host routing.
+ *
+ * @example
+ * ```ts
+ * const server = await createSluiceServer(loadServerConfig({ env: process.env }), { log: console.log });
+ * const { url } = await server.listen();
+ * process.once("SIGTERM", () => server.close());
+ * ```
+ */
+export async function createSluiceServer(
+  config: ServerConfig,
+  options: SluiceServerOptions = {},
+): Promise<SluiceServer> {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? (() => {});
+  const data = openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
+  const cleanups: (() => unknown)[] = [() => data.close()];
+  try {
+    log(`Data directory: ${data.dataDir}`);
+    const metrics = new MetricsRecorder();
+    const persistence = createMetricsPersistence({
+      recorder: metrics,
+      store: new SqliteMetricsStore(data.database),
+      catalog: data.catalog.store,
+      clock,
+      log,
+    });
+    const loaded = persistence.load();
+    if (loaded > 0) log(`Loaded ${loaded} metric buckets`);
+    const governor = createGovernor({ store: await slotStoreFor(config, log), clock, metrics });
+    cleanups.unshift(() => governor.close());
+    log(`Governor: ${describeSlotStore(config)}`);
+    const sync = createCatalogSync({ store: data.catalog.store, governor, clock, log });
+    log(describeSync(await sync.syncNow()));
+
+    const deps: ServerAppDeps = { governor, catalog: data.catalog, metrics, clock, config };
+    const app = createHostRouter({
+      baseUrl: config.baseUrl,
+      lockUrl: config.lockUrl,
+      poolDomain: config.poolDomain,
+      controlApp: createControlApp({ catalog: data.catalog, metrics, clock }),
+      lockApp: options.lockApp?.(deps),
+      proxyApp: options.proxyApp?.(deps),
+    });
+    return assemble({ config, app, data, governor, metrics, sync, persistence, log });
+  } catch (error) {
+    for (const cleanup of cleanups) await cleanup();
+    throw error;
+  }
+}
+
+interface Parts {
+  config: ServerConfig;
+  app: Hono;
+  data: ReturnType<typeof openDataDir>;
+  governor: Governor;
+  metrics: MetricsRecorder;
+  sync: CatalogSync;
+  persistence: MetricsPersistence;
+  log: (line: string) => void;
+}
+
+function assemble(parts: Parts): SluiceServer {
+  const { config, app, data, governor, metrics, sync, persistence, log } = parts;
+  let listener: HttpListener | null = null;
+  let closing: Promise<void> | null = null;
+
+  async function shutdown(): Promise<void> {
+    if (listener) {
+      const waiting = listener.inFlight();
+      log(
+        `Stopped accepting connections; waiting up to ${config.shutdownGraceMs} ms for ${waiting} in-flight request${waiting === 1 ? "" : "s"}`,
+      );
+      const { cutOff } = await listener.shutdown(config.shutdownGraceMs);
+      log(
+        cutOff > 0
+          ? `Cut off ${cutOff} request(s) still running after the grace period`
+          : "All requests finished",
+      );
+    }
+    persistence.stop();
+    await sync.stop();
+    log(`Saved ${persistence.flush()} metric buckets`);
+    await governor.close();
+    log("Closed the governor");
+    data.close();
+    log("Closed the database");
+  }
+
+  return {
+    config,
+    app,
+    governor,
+    catalog: data.catalog,
+    metrics,
+    async listen() {
+      if (listener) throw new InvalidArgumentError("listen() may be called only once.");
+      listener = await listenHttp({ app, hostname: config.host, port: config.port });
+      persistence.start(config.metricsFlushMs);
+      sync.start(config.catalogSyncMs);
+      log(`Listening on ${config.host}:${listener.port}`);
+      return {
+        url: withActualPort(config.baseUrl, listener.port),
+        lockUrl: withActualPort(config.lockUrl, listener.port),
+        port: listener.port,
+      };
+    },
+    syncCatalog: () => sync.syncNow(),
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}
+
+/** With port 0 the default base URL says `:0`; the real port is only known after binding. */
+function withActualPort(baseUrl: string, port: number): string {
+  const url = new URL(baseUrl);
+  if (url.port !== "0") return baseUrl;
+  url.port = String(port);
+  return url.toString().replace(/\/$/, "");
+}

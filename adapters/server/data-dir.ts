@@ -1,0 +1,83 @@
+import { join, resolve } from "node:path";
+import type Database from "better-sqlite3";
+import { CatalogService } from "../../src/catalog/catalog-service.js";
+import { SecretBox } from "../../src/catalog/encryption.js";
+import { type Clock, systemClock } from "../../src/clock/clock.js";
+import {
+  loadOrCreateSecretKey,
+  openSluiceDatabase,
+  SECRET_KEY_ENV,
+  SqliteCatalogStore,
+} from "../sqlite/index.js";
+import { SERVER_CONFIG_DEFAULTS } from "./config.js";
+
+/** File name of the database inside the data directory. */
+export const DATABASE_FILE = "sluice.db";
+
+/** An open data directory: the database, and the catalog rules over it. */
+export interface OpenDataDir {
+  readonly dataDir: string;
+  readonly database: Database.Database;
+  readonly catalog: CatalogService;
+  /** Closes the database. Safe to call twice. */
+  close(): void;
+}
+
+/**
+ * The data directory a command uses: `--data-dir`, else `SLUICE_DATA_DIR`, else
+ * `./.sluice-data` — the same rule as `sluice serve`, so the CLI and the server meet.
+ *
+ * @example
+ * ```ts
+ * resolveDataDir(undefined, { SLUICE_DATA_DIR: "/var/lib/sluice" }); // "/var/lib/sluice"
+ * ```
+ */
+export function resolveDataDir(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  const fromEnv = env.SLUICE_DATA_DIR;
+  return resolve(flag ?? (fromEnv ? fromEnv : SERVER_CONFIG_DEFAULTS.dataDir));
+}
+
+/**
+ * Opens (creating when missing) `dataDir/sluice.db` and the secret key that encrypts stored
+ * upstream credentials: `SLUICE_SECRET_KEY` when given, else `dataDir/secret.key` (created
+ * on first use). Every process that shares the data directory must use the same key.
+ *
+ * @example
+ * ```ts
+ * const data = openDataDir({ dataDir: "./.sluice-data", secretKey: process.env.SLUICE_SECRET_KEY });
+ * data.catalog.store.listAllPools();
+ * data.close();
+ * ```
+ */
+export function openDataDir(options: {
+  dataDir: string;
+  secretKey?: string | undefined;
+  clock?: Clock;
+}): OpenDataDir {
+  const dataDir = resolve(options.dataDir);
+  const key = loadOrCreateSecretKey({
+    env: options.secretKey ? { [SECRET_KEY_ENV]: options.secretKey } : {},
+    dataDir,
+  });
+  const database = openSluiceDatabase(join(dataDir, DATABASE_FILE));
+  const store = new SqliteCatalogStore({ database });
+  const catalog = new CatalogService({
+    store,
+    secretBox: new SecretBox(key),
+    clock: options.clock ?? systemClock,
+  });
+  let closed = false;
+  return {
+    dataDir,
+    database,
+    catalog,
+    close() {
+      if (closed) return;
+      closed = true;
+      database.close();
+    },
+  };
+}

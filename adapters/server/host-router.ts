@@ -1,0 +1,124 @@
+import { Hono } from "hono";
+
+/** Anything with a Fetch-style handler: a Hono app, or a hand-written `{ fetch }`. */
+export interface FetchApp {
+  fetch(request: Request, env?: unknown): Response | Promise<Response>;
+}
+
+/** Options of {@link createHostRouter}. */
+export interface HostRouterOptions {
+  /** Public URL of the Control API; its host name selects the control app. */
+  baseUrl: string;
+  /** Public URL of the Lock API; its host name selects the lock app for `/pools/*`. */
+  lockUrl: string;
+  /** A pool is served at `<subdomain>.<poolDomain>`. */
+  poolDomain: string;
+  controlApp: FetchApp;
+  /** Lock API app (routes `/pools/{pool}/lock/...`); absent: those paths answer 404. */
+  lockApp?: FetchApp;
+  /** Pool proxy app; absent: pool hosts answer 404 until the proxy exists. */
+  proxyApp?: FetchApp;
+}
+
+/** Where a request goes, decided by its Host header (and, on the lock host, its path). */
+export type RouteTarget = "control" | "lock" | "proxy" | "none";
+
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1"]);
+const POOL_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Host name of a `Host` header value without the port, lower-cased; IPv6 brackets removed.
+ *
+ * @example
+ * ```ts
+ * hostWithoutPort("Chat.Pools.Localhost:8080"); // "chat.pools.localhost"
+ * hostWithoutPort("[::1]:8080"); // "::1"
+ * ```
+ */
+export function hostWithoutPort(hostHeader: string): string {
+  const host = hostHeader.trim().toLowerCase();
+  if (host.startsWith("[")) {
+    const end = host.indexOf("]");
+    return end > 0 ? host.slice(1, end) : host;
+  }
+  const colon = host.indexOf(":");
+  // A bare IPv6 address has several colons and no port.
+  const name = colon >= 0 && host.indexOf(":", colon + 1) < 0 ? host.slice(0, colon) : host;
+  // "example.com." is the same name as "example.com".
+  return name.endsWith(".") ? name.slice(0, -1) : name;
+}
+
+/** Loopback names are interchangeable, so `curl http://127.0.0.1:8080` reaches a `localhost` base URL. */
+function sameHost(requestHost: string, configuredHost: string): boolean {
+  if (requestHost === configuredHost) return true;
+  return LOOPBACK_NAMES.has(requestHost) && LOOPBACK_NAMES.has(configuredHost);
+}
+
+function isLockPath(path: string): boolean {
+  return path === "/pools" || path.startsWith("/pools/");
+}
+
+/**
+ * Decides which app serves a request. Order: the base and lock hosts first (exact names win
+ * over the pool wildcard), then `<label>.<poolDomain>`. On the lock host only `/pools/*` goes
+ * to the lock app; the rest goes to the control app when the base and lock hosts are the same.
+ *
+ * @example
+ * ```ts
+ * const route = createRouteResolver({ baseUrl: "http://localhost:8080", lockUrl: "http://localhost:8080", poolDomain: "pools.localhost" });
+ * route("chat.pools.localhost:8080", "/v1/chat"); // "proxy"
+ * ```
+ */
+export function createRouteResolver(
+  options: Pick<HostRouterOptions, "baseUrl" | "lockUrl" | "poolDomain">,
+): (hostHeader: string, path: string) => RouteTarget {
+  const baseHost = hostWithoutPort(new URL(options.baseUrl).host);
+  const lockHost = hostWithoutPort(new URL(options.lockUrl).host);
+  const poolSuffix = `.${options.poolDomain.toLowerCase()}`;
+  return (hostHeader, path) => {
+    const host = hostWithoutPort(hostHeader);
+    const onBase = sameHost(host, baseHost);
+    if (sameHost(host, lockHost)) {
+      if (isLockPath(path)) return "lock";
+      return onBase ? "control" : "none";
+    }
+    if (onBase) return "control";
+    if (host.endsWith(poolSuffix)) {
+      const label = host.slice(0, -poolSuffix.length);
+      return POOL_LABEL.test(label) ? "proxy" : "none";
+    }
+    return "none";
+  };
+}
+
+function notFound(): Response {
+  return Response.json({ error: "not_found" }, { status: 404 });
+}
+
+/**
+ * One Hono app in front of the control, lock and proxy apps, routing by Host header (see
+ * {@link createRouteResolver}). Unknown hosts, and lock or pool hosts whose app is not
+ * mounted, answer 404 `{ "error": "not_found" }`.
+ *
+ * @example
+ * ```ts
+ * const app = createHostRouter({ baseUrl, lockUrl, poolDomain: "pools.localhost", controlApp });
+ * await app.request("/api/v1/me", { headers: { host: "localhost:8080" } });
+ * ```
+ */
+export function createHostRouter(options: HostRouterOptions): Hono {
+  const resolve = createRouteResolver(options);
+  const apps: Record<Exclude<RouteTarget, "none">, FetchApp | undefined> = {
+    control: options.controlApp,
+    lock: options.lockApp,
+    proxy: options.proxyApp,
+  };
+  const router = new Hono();
+  router.all("*", (c) => {
+    const hostHeader = c.req.header("host") ?? new URL(c.req.url).host;
+    const target = resolve(hostHeader, c.req.path);
+    const app = target === "none" ? undefined : apps[target];
+    return app ? app.fetch(c.req.raw, c.env) : notFound();
+  });
+  return router;
+}

@@ -1,0 +1,76 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { FetchApp } from "./host-router.js";
+
+/** A listening HTTP server with graceful shutdown. */
+export interface HttpListener {
+  /** The port actually bound (useful with port 0). */
+  readonly port: number;
+  /** Requests whose response has not finished yet. */
+  inFlight(): number;
+  /**
+   * Stops accepting connections, lets in-flight requests finish for up to `graceMs`, then
+   * drops the connections still open. Resolves with how many requests were cut off.
+   */
+  shutdown(graceMs: number): Promise<{ cutOff: number }>;
+}
+
+/**
+ * Serves a Fetch-style app over Node's HTTP server and tracks in-flight requests at the
+ * socket level (so streamed responses count until their last byte).
+ *
+ * @example
+ * ```ts
+ * const listener = await listenHttp({ app, hostname: "127.0.0.1", port: 0 });
+ * await listener.shutdown(10_000);
+ * ```
+ */
+export async function listenHttp(options: {
+  app: FetchApp;
+  hostname: string;
+  port: number;
+}): Promise<HttpListener> {
+  let inFlight = 0;
+  let closing = false;
+  const server = await new Promise<Server>((resolve, reject) => {
+    const created = serve(
+      {
+        fetch: (request, env) => options.app.fetch(request, env),
+        hostname: options.hostname,
+        port: options.port,
+      },
+      () => resolve(created as Server),
+    ) as Server;
+    created.once("error", reject);
+  });
+  server.on("request", (_request, response) => {
+    inFlight++;
+    response.once("close", () => {
+      inFlight--;
+      // A finished response leaves a keep-alive socket idle; while closing, drop it at once.
+      if (closing) server.closeIdleConnections();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    port,
+    inFlight: () => inFlight,
+    shutdown(graceMs) {
+      closing = true;
+      return new Promise((resolve) => {
+        let cutOff = 0;
+        const deadline = setTimeout(() => {
+          cutOff = inFlight;
+          server.closeAllConnections();
+        }, graceMs);
+        server.close(() => {
+          clearTimeout(deadline);
+          resolve({ cutOff });
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}

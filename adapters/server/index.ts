@@ -1,0 +1,41 @@
+/**
+ * `sluice/server`: the embedded server (Control API, Lock API, pool proxy) as a library, for
+ * running Sluice inside another process or mounting more apps on it.
+ *
+ * @example
+ * ```ts
+ * import { createSluiceServer, loadServerConfig } from "sluice/server";
+ * const server = await createSluiceServer(loadServerConfig({ env: process.env }), { log: console.log });
+ * await server.listen();
+ * ```
+ */
+export type { CatalogSync, CatalogSyncOptions, SyncReport } from "./catalog-sync.js";
+export { createCatalogSync, describeSync } from "./catalog-sync.js";
+export type {
+  ServerConfig,
+  ServerConfigField,
+  ServerConfigInput,
+  ServerConfigSources,
+} from "./config.js";
+export {
+  loadServerConfig,
+  SERVER_CONFIG_DEFAULTS,
+  SERVER_CONFIG_SOURCES,
+  ServerConfigSchema,
+} from "./config.js";
+export type {
+  ListenResult,
+  ServerAppDeps,
+  ServerAppFactory,
+  SluiceServer,
+  SluiceServerOptions,
+} from "./create-server.js";
+export { createSluiceServer } from "./create-server.js";
+export type { OpenDataDir } from "./data-dir.js";
+export { DATABASE_FILE, openDataDir, resolveDataDir } from "./data-dir.js";
+export type { FetchApp, HostRouterOptions, RouteTarget } from "./host-router.js";
+export { createHostRouter, createRouteResolver, hostWithoutPort } from "./host-router.js";
+export type { HttpListener } from "./http-listener.js";
+export { listenHttp } from "./http-listener.js";
+export type { MetricsPersistence, MetricsPersistenceOptions } from "./metrics-persistence.js";
+export { createMetricsPersistence } from "./metrics-persistence.js";

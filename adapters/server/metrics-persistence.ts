@@ -1,0 +1,103 @@
+import type { CatalogStore } from "../../src/catalog/types.js";
+import type { Clock, TimerHandle } from "../../src/clock/clock.js";
+import type { MetricsRecorder } from "../../src/metrics/recorder.js";
+import type { MetricsBucket } from "../../src/metrics/types.js";
+import type { SqliteMetricsStore } from "../sqlite/index.js";
+
+const DAY_MS = 86_400_000;
+/** Retention when no pool says otherwise (the apply file's default). */
+const DEFAULT_RETENTION_DAYS = 30;
+/** Pruning deletes rows; once an hour keeps it off the flush path. */
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** Moves metrics between the in-memory recorder and SQLite on a schedule. */
+export interface MetricsPersistence {
+  /** Loads persisted buckets within retention into the recorder; returns how many. */
+  load(): number;
+  /** Saves every bucket changed since the last flush; returns how many were written. */
+  flush(): number;
+  /** Drops buckets older than the longest pool retention, in memory and on disk. */
+  prune(): number;
+  /** Flushes every `intervalMs` (and prunes hourly) until {@link MetricsPersistence.stop}. */
+  start(intervalMs: number): void;
+  stop(): void;
+}
+
+/** Options of {@link createMetricsPersistence}. */
+export interface MetricsPersistenceOptions {
+  recorder: MetricsRecorder;
+  store: Pick<SqliteMetricsStore, "saveBuckets" | "loadBuckets" | "pruneBefore">;
+  /** Pools carry their retention (`metricsRetentionDays`); the longest one wins. */
+  catalog: Pick<CatalogStore, "listAllPools">;
+  clock: Clock;
+  log?: (line: string) => void;
+}
+
+/**
+ * Persistence of the governor's metrics: `drainDirty → saveBuckets` every flush interval,
+ * load within retention at start, prune past retention. The metrics table has no per-pool
+ * retention, so the longest retention of any pool applies to all; summaries clamp each
+ * pool's range to its own retention anyway.
+ *
+ * @example
+ * ```ts
+ * const persistence = createMetricsPersistence({ recorder: governor.metrics, store, catalog: catalog.store, clock });
+ * persistence.load();
+ * persistence.start(5_000);
+ * ```
+ */
+export function createMetricsPersistence(options: MetricsPersistenceOptions): MetricsPersistence {
+  const { recorder, store, catalog, clock } = options;
+  const log = options.log ?? (() => {});
+  let timer: TimerHandle | null = null;
+  let lastPruneAt = Number.NEGATIVE_INFINITY;
+  const pending = new Map<string, MetricsBucket>();
+
+  const retentionStart = () => {
+    const days = catalog
+      .listAllPools()
+      .reduce((longest, pool) => Math.max(longest, pool.metricsRetentionDays), 0);
+    return clock.now() - (days > 0 ? days : DEFAULT_RETENTION_DAYS) * DAY_MS;
+  };
+
+  const persistence: MetricsPersistence = {
+    load() {
+      const buckets = store.loadBuckets(retentionStart());
+      recorder.load(buckets);
+      return buckets.length;
+    },
+    flush() {
+      // Buckets of a failed save stay pending; a newer copy of the same bucket replaces them.
+      for (const bucket of recorder.drainDirty())
+        pending.set(`${bucket.pool}\u0000${bucket.start}`, bucket);
+      if (pending.size === 0) return 0;
+      const buckets = [...pending.values()];
+      store.saveBuckets(buckets);
+      pending.clear();
+      return buckets.length;
+    },
+    prune() {
+      const cutoff = retentionStart();
+      lastPruneAt = clock.now();
+      recorder.prune(cutoff);
+      return store.pruneBefore(cutoff);
+    },
+    start(intervalMs) {
+      const tick = () => {
+        try {
+          persistence.flush();
+          if (clock.now() - lastPruneAt >= PRUNE_EVERY_MS) persistence.prune();
+        } catch (error) {
+          log(`Saving metrics failed: ${(error as Error).message}`);
+        }
+        timer = clock.setTimeout(tick, intervalMs);
+      };
+      timer = clock.setTimeout(tick, intervalMs);
+    },
+    stop() {
+      if (timer !== null) clock.clearTimeout(timer);
+      timer = null;
+    },
+  };
+  return persistence;
+}

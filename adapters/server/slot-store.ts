@@ -1,0 +1,64 @@
+import type { SlotStore } from "../../src/store/types.js";
+import type { ServerConfig } from "./config.js";
+
+type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy">;
+
+/**
+ * The slot store the config asks for: undefined (the governor's in-memory store) unless
+ * `redisUrl` is set. The Redis adapter is loaded with a dynamic `import()` only then, so the
+ * embedded default never loads ioredis. With the `closed` policy an unreachable Redis fails
+ * the start; with `open` the server starts degraded (per-process limits) and says so.
+ * Health changes are logged as they happen.
+ *
+ * @example
+ * ```ts
+ * const governor = createGovernor({ store: await slotStoreFor(config, console.log) });
+ * ```
+ */
+export async function slotStoreFor(
+  config: StoreConfig,
+  log: (line: string) => void,
+): Promise<SlotStore | undefined> {
+  if (config.redisUrl === undefined) return undefined;
+  const { createRedisSlotStore } = await import("../redis/index.js");
+  const store = createRedisSlotStore({
+    url: config.redisUrl,
+    failurePolicy: config.redisFailurePolicy,
+  });
+  const where = redactedUrl(config.redisUrl);
+  try {
+    await store.ready();
+  } catch (error) {
+    if (config.redisFailurePolicy === "closed") {
+      await store.close();
+      throw error;
+    }
+    log(`Redis at ${where} is not reachable yet; admitting with per-process limits until it is.`);
+  }
+  store.onStatus((health) => {
+    const reason = health.reason ? ` (${health.reason})` : "";
+    log(`Redis slot store at ${where} is ${health.state}${reason}`);
+  });
+  return store;
+}
+
+/**
+ * How the store is described in the start-up lines (the URL without its credentials).
+ *
+ * @example
+ * ```ts
+ * describeSlotStore({ redisUrl: "redis://:pw@10.0.0.5:6379/0", redisFailurePolicy: "closed" });
+ * // "Redis slot store at redis://10.0.0.5:6379/0 (fail closed)"
+ * ```
+ */
+export function describeSlotStore(config: StoreConfig): string {
+  if (config.redisUrl === undefined) return "in-memory slot store (this process only)";
+  return `Redis slot store at ${redactedUrl(config.redisUrl)} (fail ${config.redisFailurePolicy})`;
+}
+
+function redactedUrl(text: string): string {
+  const url = new URL(text);
+  url.username = "";
+  url.password = "";
+  return url.toString();
+}

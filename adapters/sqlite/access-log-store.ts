@@ -1,0 +1,107 @@
+import type Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
+import {
+  BufferedAccessLog,
+  type BufferedAccessLogOptions,
+} from "../../src/access-log/buffered-access-log.js";
+import type {
+  AccessLogEntry,
+  AccessLogStore,
+  AccessOutcome,
+  AccessSource,
+  ResolvedAccessLogQuery,
+} from "../../src/access-log/types.js";
+import type { RejectionReason } from "../../src/errors.js";
+import { guardedWrite } from "./sqlite-errors.js";
+
+interface AccessLogRow {
+  pool: string;
+  at: number;
+  key_id: number | null;
+  outcome: AccessOutcome;
+  reason: RejectionReason | null;
+  queued_ms: number;
+  remote_address: string | null;
+  source: AccessSource;
+}
+
+const COLUMNS = "pool, at, key_id, outcome, reason, queued_ms, remote_address, source";
+
+/**
+ * The pool access log in SQLite (table `access_log`, created by the migrations), on a
+ * database opened with `openSluiceDatabase`. Wrap it in a {@link BufferedAccessLog} (or use
+ * {@link createSqliteAccessLog}) so requests never wait for a write.
+ *
+ * @example
+ * ```ts
+ * const store = new SqliteAccessLogStore(db);
+ * store.insert([entry]);
+ * store.list("llm", { from: 0, to: Date.now(), limit: 50 });
+ * ```
+ */
+export class SqliteAccessLogStore implements AccessLogStore {
+  private readonly insertOne: Statement;
+  private readonly selectRange: Statement<[string, number, number, number]>;
+  private readonly deleteBefore: Statement<[string, number]>;
+  private readonly insertAll: Database.Transaction<(entries: readonly AccessLogEntry[]) => void>;
+
+  constructor(database: Database.Database) {
+    this.insertOne = database.prepare(
+      `INSERT INTO access_log (${COLUMNS})
+       VALUES (@pool, @at, @keyId, @outcome, @reason, @queuedMs, @remoteAddress, @source)`,
+    );
+    // id breaks ties between entries of the same millisecond: later appends come first.
+    this.selectRange = database.prepare(
+      `SELECT ${COLUMNS} FROM access_log
+       WHERE pool = ? AND at >= ? AND at < ? ORDER BY at DESC, id DESC LIMIT ?`,
+    );
+    this.deleteBefore = database.prepare("DELETE FROM access_log WHERE pool = ? AND at < ?");
+    this.insertAll = database.transaction((entries: readonly AccessLogEntry[]) => {
+      for (const entry of entries) this.insertOne.run(entry);
+    });
+  }
+
+  insert(entries: readonly AccessLogEntry[]): void {
+    if (entries.length === 0) return;
+    guardedWrite("access log", () => this.insertAll.immediate(entries));
+  }
+
+  list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[] {
+    const rows = this.selectRange.all(pool, query.from, query.to, query.limit) as AccessLogRow[];
+    return rows.map(entryFromRow);
+  }
+
+  pruneBefore(pool: string, beforeMs: number): number {
+    return guardedWrite("access log", () => this.deleteBefore.run(pool, beforeMs).changes);
+  }
+}
+
+/**
+ * A buffered access log over SQLite: what a server passes to the Lock API and proxy apps.
+ *
+ * @example
+ * ```ts
+ * const accessLog = createSqliteAccessLog(db, { clock: systemClock, onError: console.error });
+ * // … on shutdown, before closing the database:
+ * accessLog.close();
+ * ```
+ */
+export function createSqliteAccessLog(
+  database: Database.Database,
+  options: Omit<BufferedAccessLogOptions, "store"> = {},
+): BufferedAccessLog {
+  return new BufferedAccessLog({ ...options, store: new SqliteAccessLogStore(database) });
+}
+
+function entryFromRow(row: AccessLogRow): AccessLogEntry {
+  return {
+    at: row.at,
+    pool: row.pool,
+    keyId: row.key_id,
+    outcome: row.outcome,
+    reason: row.reason,
+    queuedMs: row.queued_ms,
+    remoteAddress: row.remote_address,
+    source: row.source,
+  };
+}

@@ -1,0 +1,16 @@
+export { createSqliteAccessLog, SqliteAccessLogStore } from "./access-log-store.js";
+export { SqliteChangeMarker } from "./change-marker.js";
+export type { OpenDatabaseOptions } from "./database.js";
+export { migrate, openSluiceDatabase, schemaVersion } from "./database.js";
+export type { Migration } from "./migrations.js";
+export { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations.js";
+export {
+  decodeSecretKey,
+  loadOrCreateSecretKey,
+  SECRET_KEY_ENV,
+  SECRET_KEY_FILE,
+} from "./secret-key.js";
+export type { SqliteCatalogStoreOptions } from "./sqlite-catalog-store.js";
+export { SqliteCatalogStore } from "./sqlite-catalog-store.js";
+export { translateSqliteError } from "./sqlite-errors.js";
+export { SqliteMetricsStore } from "./sqlite-metrics-store.js";

@@ -1,0 +1,160 @@
+import type Database from "better-sqlite3";
+
+/**
+ * One schema step. `version` is what `PRAGMA user_version` holds once it is applied.
+ *
+ * How to add a migration: append an entry with the next version number (versions are
+ * 1, 2, 3, … with no gaps) and never edit or reorder an entry that has shipped: databases in
+ * the field have already run it. Each migration runs in its own IMMEDIATE transaction that
+ * also sets `user_version`, so a failure leaves the previous version intact and two processes
+ * starting at once cannot both apply it. `up` is SQL (several statements allowed) or, for
+ * data moves, a function given the open database inside that transaction.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  up: string | ((db: Database.Database) => void);
+}
+
+/** Booleans are INTEGER 0/1 with CHECKs; lists, maps and encrypted secrets are JSON TEXT. */
+const CATALOG_SCHEMA = `
+CREATE TABLE teams (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  slug TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  email TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE memberships (
+  team_id INTEGER NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+  PRIMARY KEY (team_id, user_id)
+) WITHOUT ROWID;
+
+CREATE TABLE api_tokens (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  team_id INTEGER NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  abilities TEXT NOT NULL CHECK (json_valid(abilities)),
+  token_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER,
+  last_used_at INTEGER
+);
+CREATE UNIQUE INDEX api_tokens_by_hash ON api_tokens (token_hash);
+CREATE INDEX api_tokens_by_team ON api_tokens (team_id);
+
+CREATE TABLE budgets (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  team_id INTEGER NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  origin_max_concurrent INTEGER,
+  UNIQUE (team_id, name)
+);
+
+CREATE TABLE pools (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  team_id INTEGER NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  description TEXT,
+  subdomain TEXT NOT NULL,
+  backend TEXT NOT NULL CHECK (backend IN ('http', 'postgres')),
+  origin TEXT NOT NULL,
+  max_concurrent INTEGER NOT NULL,
+  queue_size INTEGER NOT NULL,
+  queue_timeout_ms INTEGER NOT NULL,
+  rpm INTEGER,
+  request_timeout_ms INTEGER NOT NULL,
+  term_ms INTEGER NOT NULL,
+  renew_interval_ms INTEGER NOT NULL,
+  adaptive INTEGER NOT NULL CHECK (adaptive IN (0, 1)),
+  require_key INTEGER NOT NULL CHECK (require_key IN (0, 1)),
+  allow_authorization_header INTEGER NOT NULL CHECK (allow_authorization_header IN (0, 1)),
+  credential_header TEXT,
+  credential_value TEXT CHECK (credential_value IS NULL OR json_valid(credential_value)),
+  origin_signing INTEGER NOT NULL CHECK (origin_signing IN (0, 1)),
+  read_methods TEXT NOT NULL CHECK (json_valid(read_methods)),
+  read_paths TEXT CHECK (read_paths IS NULL OR json_valid(read_paths)),
+  budget_id INTEGER REFERENCES budgets (id) ON DELETE SET NULL,
+  reserved_concurrent INTEGER NOT NULL,
+  metrics_retention_days INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX pools_by_subdomain ON pools (subdomain);
+CREATE INDEX pools_by_team ON pools (team_id);
+CREATE INDEX pools_by_budget ON pools (budget_id);
+
+CREATE TABLE pool_keys (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  pool_id INTEGER NOT NULL REFERENCES pools (id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  last_four TEXT NOT NULL,
+  key_hash TEXT NOT NULL,
+  access TEXT NOT NULL CHECK (access IN ('read', 'write')),
+  expires_at INTEGER,
+  revoked_at INTEGER,
+  created_at INTEGER NOT NULL,
+  signing_secret TEXT CHECK (signing_secret IS NULL OR json_valid(signing_secret))
+);
+CREATE UNIQUE INDEX pool_keys_by_hash ON pool_keys (key_hash);
+CREATE INDEX pool_keys_by_pool ON pool_keys (pool_id);
+`;
+
+/** One row per pool and bucket start; a saved bucket replaces the row (counts are totals). */
+const METRICS_SCHEMA = `
+CREATE TABLE metrics_buckets (
+  pool TEXT NOT NULL,
+  start INTEGER NOT NULL,
+  requests INTEGER NOT NULL,
+  admitted INTEGER NOT NULL,
+  queued INTEGER NOT NULL,
+  rejected INTEGER NOT NULL,
+  timed_out INTEGER NOT NULL,
+  throttled INTEGER NOT NULL,
+  released INTEGER NOT NULL,
+  queue_wait_ms INTEGER NOT NULL,
+  hold_ms INTEGER NOT NULL,
+  PRIMARY KEY (pool, start)
+) WITHOUT ROWID;
+CREATE INDEX metrics_buckets_by_start ON metrics_buckets (start);
+`;
+
+/**
+ * One row per acquire attempt (Lock API and proxy); `pool` is the subdomain, like
+ * metrics_buckets. Read newest first per pool and pruned per pool, hence the index.
+ */
+const ACCESS_LOG_SCHEMA = `
+CREATE TABLE access_log (
+  id INTEGER PRIMARY KEY,
+  pool TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  key_id INTEGER,
+  outcome TEXT NOT NULL CHECK (outcome IN ('admitted', 'queued', 'rejected', 'timed_out', 'aborted')),
+  reason TEXT,
+  queued_ms INTEGER NOT NULL,
+  remote_address TEXT,
+  source TEXT NOT NULL CHECK (source IN ('lock', 'proxy'))
+);
+CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
+`;
+
+/**
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 4.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "catalog", up: CATALOG_SCHEMA },
+  { version: 2, name: "metrics buckets", up: METRICS_SCHEMA },
+  { version: 3, name: "access log", up: ACCESS_LOG_SCHEMA },
+];
+
+/** The version a fully migrated database has. */
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

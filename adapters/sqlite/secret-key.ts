@@ -1,0 +1,87 @@
+import { randomBytes } from "node:crypto";
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { InvalidArgumentError } from "../../src/errors.js";
+
+export const SECRET_KEY_ENV = "SLUICE_SECRET_KEY";
+export const SECRET_KEY_FILE = "secret.key";
+const KEY_BYTES = 32;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Decodes a base64 (standard alphabet, padded) 32-byte key; throws InvalidArgumentError with
+ * a message that names the source and never echoes the value.
+ *
+ * @example
+ * ```ts
+ * const key = decodeSecretKey(process.env.SLUICE_SECRET_KEY ?? "", "SLUICE_SECRET_KEY");
+ * ```
+ */
+export function decodeSecretKey(text: string, source: string): Buffer {
+  const trimmed = text.trim();
+  const bytes = BASE64.test(trimmed) ? Buffer.from(trimmed, "base64") : null;
+  if (!bytes || bytes.length !== KEY_BYTES) {
+    throw new InvalidArgumentError(
+      `${source} must be ${KEY_BYTES} random bytes in base64 (44 characters), for example the output of \`openssl rand -base64 32\`.`,
+    );
+  }
+  return bytes;
+}
+
+/**
+ * The 32-byte key of the SecretBox: `SLUICE_SECRET_KEY` (base64) when set, else
+ * `<dataDir>/secret.key`, created on first start (mode 0600, directory 0700) and reused
+ * afterwards. Losing the key makes stored upstream credentials and signing secrets
+ * unreadable, so keep a copy somewhere safe, apart from database backups (a leaked backup
+ * holding both would expose the secrets).
+ *
+ * @example
+ * ```ts
+ * const box = new SecretBox(loadOrCreateSecretKey({ env: process.env, dataDir: "./.sluice-data" }));
+ * ```
+ */
+export function loadOrCreateSecretKey(options: {
+  env: Record<string, string | undefined>;
+  dataDir: string;
+}): Buffer {
+  const fromEnv = options.env[SECRET_KEY_ENV];
+  if (fromEnv !== undefined && fromEnv.trim() !== "")
+    return decodeSecretKey(fromEnv, SECRET_KEY_ENV);
+  const path = join(options.dataDir, SECRET_KEY_FILE);
+  const existing = readKeyFile(path);
+  if (existing) return existing;
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  createKeyFile(path);
+  return readKeyFile(path)!;
+}
+
+function readKeyFile(path: string): Buffer | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  return decodeSecretKey(text, path);
+}
+
+/**
+ * Writes the key beside its final name, then hard-links it into place: the link fails if the
+ * file exists, so two processes starting at once both end up reading one key, and nobody can
+ * read a half-written file.
+ */
+function createKeyFile(path: string): void {
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  writeFileSync(temporary, `${randomBytes(KEY_BYTES).toString("base64")}\n`, {
+    mode: 0o600,
+    flag: "wx",
+  });
+  try {
+    linkSync(temporary, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
+}

@@ -1,0 +1,38 @@
+import Database from "better-sqlite3";
+import { ConflictError, InvalidArgumentError, StoreUnavailableError } from "../../src/errors.js";
+
+/**
+ * Turns SQLite failures the caller can act on into Sluice's typed errors: a unique index hit
+ * (usually another process winning a race the store's own checks could not see) is a
+ * ConflictError, a dangling reference an InvalidArgumentError, a lock held past the busy
+ * timeout a StoreUnavailableError. Anything else is returned as is, for the caller to rethrow.
+ *
+ * @example
+ * ```ts
+ * try { statement.run(params); } catch (error) { throw translateSqliteError(error, "pool"); }
+ * ```
+ */
+export function translateSqliteError(error: unknown, what: string): unknown {
+  if (!(error instanceof Database.SqliteError)) return error;
+  switch (error.code) {
+    case "SQLITE_CONSTRAINT_UNIQUE":
+    case "SQLITE_CONSTRAINT_PRIMARYKEY":
+      return new ConflictError(`${what}: a record with that unique value exists.`);
+    case "SQLITE_CONSTRAINT_FOREIGNKEY":
+      return new InvalidArgumentError(`${what}: it refers to a record that does not exist.`);
+    case "SQLITE_BUSY":
+    case "SQLITE_LOCKED":
+      return new StoreUnavailableError(`${what}: the catalog database is busy.`, { cause: error });
+    default:
+      return error;
+  }
+}
+
+/** Runs a write, translating SQLite errors (see {@link translateSqliteError}). */
+export function guardedWrite<T>(what: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    throw translateSqliteError(error, what);
+  }
+}

@@ -1,0 +1,113 @@
+import type Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
+import type { MetricsBucket } from "../../src/metrics/types.js";
+import { guardedWrite } from "./sqlite-errors.js";
+
+interface BucketRow {
+  pool: string;
+  start: number;
+  requests: number;
+  admitted: number;
+  queued: number;
+  rejected: number;
+  timed_out: number;
+  throttled: number;
+  released: number;
+  queue_wait_ms: number;
+  hold_ms: number;
+}
+
+const BUCKET_COLUMNS = `pool, start, requests, admitted, queued, rejected, timed_out, throttled,
+  released, queue_wait_ms, hold_ms`;
+
+/**
+ * Persistence of per-pool metric buckets (table `metrics_buckets`, created by the migrations),
+ * on a database opened with `openSluiceDatabase`. Buckets are whole totals, so saving one
+ * replaces its row: save what `MetricsRecorder.drainDirty()` returns, feed `loadBuckets` to
+ * `MetricsRecorder.load()` at start-up, and apply retention with `pruneBefore`.
+ *
+ * One writer per pool is assumed: two processes saving the same pool's bucket overwrite
+ * each other's totals.
+ *
+ * @example
+ * ```ts
+ * const metrics = new SqliteMetricsStore(db);
+ * recorder.load(metrics.loadBuckets(now - retentionMs));
+ * metrics.saveBuckets(recorder.drainDirty());
+ * ```
+ */
+export class SqliteMetricsStore {
+  private readonly upsert: Statement;
+  private readonly selectSince: Statement<[number]>;
+  private readonly deleteBefore: Statement<[number]>;
+  private readonly saveAll: Database.Transaction<(buckets: readonly MetricsBucket[]) => void>;
+
+  constructor(database: Database.Database) {
+    this.upsert = database.prepare(
+      `INSERT INTO metrics_buckets (${BUCKET_COLUMNS})
+       VALUES (@pool, @start, @requests, @admitted, @queued, @rejected, @timedOut, @throttled,
+         @released, @queueWaitMs, @holdMs)
+       ON CONFLICT (pool, start) DO UPDATE SET
+         requests = excluded.requests, admitted = excluded.admitted, queued = excluded.queued,
+         rejected = excluded.rejected, timed_out = excluded.timed_out,
+         throttled = excluded.throttled, released = excluded.released,
+         queue_wait_ms = excluded.queue_wait_ms, hold_ms = excluded.hold_ms`,
+    );
+    this.selectSince = database.prepare(
+      `SELECT ${BUCKET_COLUMNS} FROM metrics_buckets WHERE start >= ? ORDER BY pool, start`,
+    );
+    this.deleteBefore = database.prepare("DELETE FROM metrics_buckets WHERE start < ?");
+    // One transaction per batch: one fsync-worthy commit instead of one per bucket.
+    this.saveAll = database.transaction((buckets: readonly MetricsBucket[]) => {
+      for (const bucket of buckets) this.upsert.run(bucketParams(bucket));
+    });
+  }
+
+  /** Upserts buckets (each replaces the stored row for its pool and start) in one transaction. */
+  saveBuckets(buckets: readonly MetricsBucket[]): void {
+    if (buckets.length === 0) return;
+    guardedWrite("metrics", () => this.saveAll.immediate(buckets));
+  }
+
+  /** Every bucket starting at or after `sinceMs`, ordered by pool then start. */
+  loadBuckets(sinceMs: number): MetricsBucket[] {
+    return (this.selectSince.all(sinceMs) as BucketRow[]).map(bucketFromRow);
+  }
+
+  /** Deletes buckets starting before `ms`; returns how many went. */
+  pruneBefore(ms: number): number {
+    return guardedWrite("metrics", () => this.deleteBefore.run(ms).changes);
+  }
+}
+
+function bucketParams(bucket: MetricsBucket): Record<string, string | number> {
+  return {
+    pool: bucket.pool,
+    start: bucket.start,
+    requests: bucket.requests,
+    admitted: bucket.admitted,
+    queued: bucket.queued,
+    rejected: bucket.rejected,
+    timedOut: bucket.timedOut,
+    throttled: bucket.throttled,
+    released: bucket.released,
+    queueWaitMs: bucket.queueWaitMs,
+    holdMs: bucket.holdMs,
+  };
+}
+
+function bucketFromRow(row: BucketRow): MetricsBucket {
+  return {
+    pool: row.pool,
+    start: row.start,
+    requests: row.requests,
+    admitted: row.admitted,
+    queued: row.queued,
+    rejected: row.rejected,
+    timedOut: row.timed_out,
+    throttled: row.throttled,
+    released: row.released,
+    queueWaitMs: row.queue_wait_ms,
+    holdMs: row.hold_ms,
+  };
+}

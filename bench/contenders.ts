@@ -1,0 +1,87 @@
+import { Sema } from "async-sema";
+import pLimit from "p-limit";
+import PQueue from "p-queue";
+import { createGovernor } from "../src/index.js";
+
+/** Concurrency every contender runs at. */
+export const BENCH_CONCURRENCY = 8;
+
+/**
+ * Sluice's RPM gate in the throughput bench: large enough never to bind (a round is far below
+ * it), small enough that the gate's ring buffer stays modest. The schema accepts any positive
+ * integer, but the memory store's grant log allocates 8 bytes per unit of rpm up front, so
+ * `rpm: 1e9` would reserve an 8 GB array.
+ */
+export const BENCH_RPM = 1_000_000;
+
+/** One limiter under test: runs `tasks` empty async tasks, all submitted at once, and awaits them. */
+export interface Contender {
+  readonly name: string;
+  run(tasks: number): Promise<void>;
+}
+
+const emptyTask = async (): Promise<void> => {};
+
+/**
+ * The contenders of the throughput bench, Sluice first. Each `run` builds a fresh limiter, so
+ * no round inherits another's queue or garbage.
+ *
+ * @example
+ * ```ts
+ * for (const contender of throughputContenders()) await contender.run(10_000);
+ * ```
+ */
+export function throughputContenders(): Contender[] {
+  return [
+    { name: "sluice run()", run: runSluice },
+    { name: "p-limit", run: runPLimit },
+    { name: "p-queue", run: runPQueue },
+    { name: "async-sema", run: runAsyncSema },
+  ];
+}
+
+/** `governor.run()` with leases (default term), the RPM gate and default metrics all on. */
+async function runSluice(tasks: number): Promise<void> {
+  const governor = createGovernor();
+  await governor.definePool("bench", {
+    maxConcurrent: BENCH_CONCURRENCY,
+    rpm: BENCH_RPM,
+    queue: { size: tasks, timeoutMs: 60_000 },
+  });
+  const options = { waitMs: 60_000 };
+  const pending = new Array<Promise<void>>(tasks);
+  for (let index = 0; index < tasks; index++) {
+    pending[index] = governor.run("bench", emptyTask, options);
+  }
+  await Promise.all(pending);
+  await governor.close();
+}
+
+async function runPLimit(tasks: number): Promise<void> {
+  const limit = pLimit(BENCH_CONCURRENCY);
+  const pending = new Array<Promise<void>>(tasks);
+  for (let index = 0; index < tasks; index++) pending[index] = limit(emptyTask);
+  await Promise.all(pending);
+}
+
+async function runPQueue(tasks: number): Promise<void> {
+  const queue = new PQueue({ concurrency: BENCH_CONCURRENCY });
+  const pending = new Array<Promise<void>>(tasks);
+  for (let index = 0; index < tasks; index++) pending[index] = queue.add(emptyTask);
+  await Promise.all(pending);
+}
+
+async function runAsyncSema(tasks: number): Promise<void> {
+  const sema = new Sema(BENCH_CONCURRENCY);
+  const guarded = async (): Promise<void> => {
+    await sema.acquire();
+    try {
+      await emptyTask();
+    } finally {
+      sema.release();
+    }
+  };
+  const pending = new Array<Promise<void>>(tasks);
+  for (let index = 0; index < tasks; index++) pending[index] = guarded();
+  await Promise.all(pending);
+}

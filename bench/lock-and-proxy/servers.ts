@@ -1,0 +1,179 @@
+/**
+ * Child process of the lock-and-proxy benchmark: serves one contender on a free loopback
+ * port and prints `READY <json>` once listening. Each contender runs in its own process so
+ * the load generator never shares an event loop with what it measures.
+ *
+ *   servers.ts noop                         a no-op Hono endpoint (the ceiling)
+ *   servers.ts upstream <delayMs>           the origin: a small JSON answer after a delay
+ *   servers.ts nodeproxy <upstreamPort>     a bare Node pass-through proxy (the platform's floor)
+ *   servers.ts sluice <fastPort> <slowPort> <limit>
+ *                                           the Lock API and pool proxy behind the host router
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { Agent, createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
+import { createProxyApp } from "../../adapters/hono/proxy/create-proxy-app.js";
+import { createHostRouter } from "../../adapters/server/host-router.js";
+import { createSqliteAccessLog } from "../../adapters/sqlite/access-log-store.js";
+import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
+import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
+import { CatalogService } from "../../src/catalog/catalog-service.js";
+import { SecretBox } from "../../src/catalog/encryption.js";
+import { poolToGovernorSettings } from "../../src/catalog/governor-mapping.js";
+import type { PoolInput } from "../../src/catalog/types.js";
+import { systemClock } from "../../src/clock/clock.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
+
+export const LOCK_HOST = "lock.bench";
+export const POOL_DOMAIN = "pools.bench";
+
+function ready(server: Server, extra: Record<string, unknown> = {}): void {
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`READY ${JSON.stringify({ port, ...extra })}\n`);
+}
+
+function listenFetch(
+  fetch: (request: Request, env?: unknown) => Response | Promise<Response>,
+  extra = {},
+) {
+  const server = serve({ fetch, hostname: "127.0.0.1", port: 0 }, () =>
+    ready(server as Server, extra),
+  );
+}
+
+function noop(): void {
+  const app = new Hono();
+  app.post("/noop", (c) => c.json({ ok: true }));
+  listenFetch(app.fetch);
+}
+
+function upstream(delayMs: number): void {
+  const body = JSON.stringify({ ok: true, model: "bench" });
+  const answer = (response: import("node:http").ServerResponse) => {
+    response.writeHead(200, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    });
+    response.end(body);
+  };
+  const server = createServer((request, response) => {
+    request.resume();
+    request.once("end", () =>
+      delayMs > 0 ? setTimeout(answer, delayMs, response) : answer(response),
+    );
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => ready(server));
+}
+
+/** The floor of any Node proxy: pass-through with keep-alive, no checks, no limit. */
+function nodeProxy(upstreamPort: number): void {
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((request, response) => {
+    const outgoing = httpRequest(
+      {
+        host: "127.0.0.1",
+        port: upstreamPort,
+        method: request.method,
+        path: request.url,
+        headers: request.headers,
+        agent,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    outgoing.once("error", () => response.destroy());
+    request.pipe(outgoing);
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => ready(server));
+}
+
+function pool(subdomain: string, origin: string, maxConcurrent: number): PoolInput {
+  return {
+    name: subdomain,
+    description: null,
+    subdomain,
+    backend: "http",
+    origin,
+    maxConcurrent,
+    queueSize: 4_096,
+    queueTimeoutMs: 30_000,
+    rpm: null,
+    requestTimeoutMs: 120_000,
+    termMs: 30_000,
+    renewIntervalMs: 10_000,
+    adaptive: false,
+    requireKey: true,
+    allowAuthorizationHeader: false,
+    credential: null,
+    originSigning: false,
+    readMethods: [],
+    readPaths: null,
+    budgetId: null,
+    reservedConcurrent: 0,
+    metricsRetentionDays: 30,
+  };
+}
+
+async function sluice(fastPort: number, slowPort: number, limit: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
+  const database = openSluiceDatabase(join(dir, "sluice.db"));
+  const store = new SqliteCatalogStore({ database });
+  const catalog = new CatalogService({
+    store,
+    secretBox: new SecretBox(randomBytes(32)),
+    clock: systemClock,
+  });
+  const { team } = catalog.createTeamWithOwner({
+    teamName: "Bench",
+    slug: "bench",
+    ownerName: "Bench",
+    ownerEmail: "bench@bench.test",
+  });
+  const governor = createGovernor({ clock: systemClock });
+  const credential = catalog.sealCredential("x-api-key", "bench-secret");
+  const pools = [
+    pool("proxied", `http://127.0.0.1:${fastPort}`, limit),
+    pool("slow", `http://127.0.0.1:${slowPort}`, limit),
+    // Wide enough that every fail-fast acquire of the Lock API benchmark succeeds.
+    pool("locks", `http://127.0.0.1:${fastPort}`, 4_096),
+  ];
+  const keys: Record<string, string> = {};
+  for (const input of pools) {
+    const record = store.upsertPool(team.id, { ...input, credential });
+    await governor.definePool(record.subdomain, poolToGovernorSettings(record, null));
+    keys[record.subdomain] = catalog.mintPoolKey({
+      teamId: team.id,
+      subdomain: record.subdomain,
+    }).plaintext;
+  }
+  const accessLog = createSqliteAccessLog(database, { clock: systemClock });
+  const router = createHostRouter({
+    baseUrl: "http://api.bench",
+    lockUrl: `http://${LOCK_HOST}`,
+    poolDomain: POOL_DOMAIN,
+    controlApp: { fetch: () => new Response(null, { status: 404 }) },
+    lockApp: createLockApp({ governor, catalog, accessLog }),
+    proxyApp: createProxyApp({ governor, catalog, accessLog, poolDomain: POOL_DOMAIN }),
+  });
+  listenFetch(router.fetch, { keys });
+}
+
+const [role, first, second, third] = process.argv.slice(2);
+if (role === "noop") noop();
+else if (role === "nodeproxy") nodeProxy(Number(first));
+else if (role === "upstream") upstream(Number(first ?? 0));
+else if (role === "sluice") await sluice(Number(first), Number(second), Number(third));
+else throw new Error(`Unknown role ${role}`);
+
+// A clean exit on SIGTERM lets `--cpu-prof` write its profile when the benchmark stops us.
+process.once("SIGTERM", () => process.exit(0));

@@ -1,0 +1,81 @@
+/**
+ * `npm run bench`: Sluice side by side with other limiters, in one process. Prints ratios,
+ * not absolute claims: numbers move with the machine and its load.
+ *
+ *   npm run bench                          # both parts, full size
+ *   npm run bench -- --part throughput --tasks 50000 --rounds 3
+ *   npm run bench -- --part goodput --minutes 2
+ *
+ * 1. Throughput: `governor.run()` (concurrency 8, leases, an RPM gate that never binds,
+ *    metrics on) against p-limit, p-queue and async-sema running the same empty async tasks,
+ *    all submitted at once. Rounds alternate between contenders; medians are reported.
+ * 2. Goodput: a simulated upstream with a hidden concurrency limit and RPM, on a
+ *    discrete-event clock; no governor, a fixed limit and Sluice learning face the same
+ *    endless backlog.
+ */
+
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+import { BENCH_CONCURRENCY, BENCH_RPM } from "./contenders.js";
+import { formatGoodput, GOODPUT_SCENARIOS, optimumPerMinute, runGoodput } from "./goodput.js";
+import { formatCount } from "./report.js";
+import { formatThroughput, measureThroughput } from "./throughput.js";
+
+const { values } = parseArgs({
+  options: {
+    part: { type: "string", default: "all" },
+    tasks: { type: "string", default: "200000" },
+    rounds: { type: "string", default: "5" },
+    minutes: { type: "string", default: "10" },
+  },
+});
+
+const part = values.part;
+const tasks = positiveInteger(values.tasks, "tasks");
+const rounds = positiveInteger(values.rounds, "rounds");
+const minutes = positiveInteger(values.minutes, "minutes");
+
+console.log(
+  `Sluice bench · node ${process.version} · ${cpus().length} CPU(s) · ${new Date().toISOString()}`,
+);
+
+if (part === "all" || part === "throughput") {
+  console.log(
+    `\n## Throughput: ${formatCount(tasks)} empty async tasks per round, submitted at once, ` +
+      `concurrency ${BENCH_CONCURRENCY}, median of ${rounds} interleaved rounds`,
+  );
+  console.log(
+    `sluice: run() with leases (default term), rpm ${formatCount(BENCH_RPM)} (never binds), ` +
+      "default metrics, queue sized for every task\n",
+  );
+  const results = await measureThroughput({ tasks, rounds, warmupTasks: Math.min(tasks, 50_000) });
+  console.log(formatThroughput(results));
+}
+
+if (part === "all" || part === "goodput") {
+  console.log(
+    `\n## Goodput: 64 callers with endless demand; 1 simulated minute of warm-up, then ${minutes} measured`,
+  );
+  console.log(
+    "fixed limit and Sluice's pool: maxConcurrent 32; optimum = min(C × 60 000 / 200 ms, RPM) per minute",
+  );
+  for (const scenario of GOODPUT_SCENARIOS) {
+    const startedAt = performance.now();
+    const results = await runGoodput({ ...scenario, durationMs: minutes * 60_000 });
+    const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
+    console.log(
+      `\n### ${scenario.name} (optimum ${formatCount(optimumPerMinute(scenario.limits))}/min; ` +
+        `simulated in ${seconds} s)\n`,
+    );
+    console.log(formatGoodput(results));
+  }
+}
+
+function positiveInteger(text: string, name: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    console.error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return value;
+}

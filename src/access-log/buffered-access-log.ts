@@ -1,0 +1,139 @@
+import { type Clock, systemClock, type TimerHandle } from "../clock/clock.js";
+import { resolveAccessLogQuery, retentionCutoff } from "./query.js";
+import type {
+  AccessLog,
+  AccessLogEntry,
+  AccessLogQuery,
+  AccessLogRetention,
+  AccessLogStore,
+} from "./types.js";
+
+/** Options of {@link BufferedAccessLog}. */
+export interface BufferedAccessLogOptions {
+  store: AccessLogStore;
+  clock?: Clock;
+  /** How long an entry may wait in the buffer before a batch write (ms); default 1 000. */
+  flushIntervalMs?: number;
+  /** A buffer this long is written on the next tick instead of waiting; default 500. */
+  batchSize?: number;
+  /** Entries kept while the store refuses writes; beyond it the oldest are dropped. Default 50 000. */
+  maxBuffered?: number;
+  /** Called when a batch write fails (the entries stay buffered for the next try). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * An {@link AccessLog} that keeps writes off the request path: `append` only pushes to a
+ * buffer; a timer (armed when the buffer goes from empty to not empty, so an idle log costs
+ * nothing) writes batches to the store. `close` writes what is left.
+ *
+ * @example
+ * ```ts
+ * const accessLog = new BufferedAccessLog({ store: new SqliteAccessLogStore(db), clock: systemClock });
+ * accessLog.append({ at: Date.now(), pool: "llm", keyId: 3, outcome: "admitted", reason: null,
+ *   queuedMs: 0, remoteAddress: "127.0.0.1", source: "lock" });
+ * accessLog.list("llm", { limit: 10 });
+ * ```
+ */
+export class BufferedAccessLog implements AccessLog {
+  private readonly store: AccessLogStore;
+  private readonly clock: Clock;
+  private readonly flushIntervalMs: number;
+  private readonly batchSize: number;
+  private readonly maxBuffered: number;
+  private readonly onError: (error: unknown) => void;
+  private buffer: AccessLogEntry[] = [];
+  private timer: TimerHandle | null = null;
+  private timerDelay = 0;
+  private closed = false;
+  private droppedCount = 0;
+
+  constructor(options: BufferedAccessLogOptions) {
+    this.store = options.store;
+    this.clock = options.clock ?? systemClock;
+    this.flushIntervalMs = options.flushIntervalMs ?? 1_000;
+    this.batchSize = options.batchSize ?? 500;
+    this.maxBuffered = options.maxBuffered ?? 50_000;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  /** Entries dropped so far (buffer overflow while the store failed, or appends after close). */
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
+  /** Entries waiting for the next batch write. */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  append(entry: AccessLogEntry): void {
+    if (this.closed) {
+      this.droppedCount++;
+      return;
+    }
+    this.buffer.push(entry);
+    if (this.buffer.length > this.maxBuffered) {
+      this.buffer.shift();
+      this.droppedCount++;
+    }
+    if (this.buffer.length >= this.batchSize) this.schedule(0);
+    else this.schedule(this.flushIntervalMs);
+  }
+
+  list(pool: string, query?: AccessLogQuery): AccessLogEntry[] {
+    const resolved = resolveAccessLogQuery(query);
+    this.flush();
+    return this.store.list(pool, resolved);
+  }
+
+  prune(retention: Iterable<AccessLogRetention>, now: number): number {
+    this.flush();
+    let pruned = 0;
+    for (const { pool, retentionDays } of retention) {
+      pruned += this.store.pruneBefore(pool, retentionCutoff(retentionDays, now));
+    }
+    return pruned;
+  }
+
+  flush(): void {
+    this.cancelTimer();
+    if (this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    try {
+      this.store.insert(batch);
+    } catch (error) {
+      // Keep the batch (ahead of newer entries) and try again later.
+      this.buffer = batch.concat(this.buffer);
+      if (!this.closed) this.schedule(this.flushIntervalMs);
+      this.onError(error);
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.cancelTimer();
+    this.droppedCount += this.buffer.length;
+    this.buffer = [];
+  }
+
+  private schedule(delayMs: number): void {
+    // An armed timer that fires sooner (or as soon) already covers this entry.
+    if (this.timer !== null && this.timerDelay <= delayMs) return;
+    this.cancelTimer();
+    this.timerDelay = delayMs;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      this.flush();
+    }, delayMs);
+  }
+
+  private cancelTimer(): void {
+    if (this.timer === null) return;
+    this.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,73 @@
+import { type Clock, systemClock, type TimerHandle } from "../clock/clock.js";
+import type { AccessLog, AccessLogRetention } from "./types.js";
+
+/** Options of {@link startAccessLogRetention}. */
+export interface AccessLogRetentionOptions {
+  accessLog: AccessLog;
+  /** The current retention of every pool (read at each run, so catalog edits apply). */
+  retention: () => Iterable<AccessLogRetention>;
+  clock?: Clock;
+  /** How often to prune (ms); default one hour. */
+  intervalMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/** A running retention job. */
+export interface AccessLogRetentionJob {
+  /** Prunes now; returns how many entries went. */
+  runNow(): number;
+  stop(): void;
+}
+
+/**
+ * Keeps the access log within each pool's retention (a pool's `metricsRetentionDays`):
+ * prunes once at start and then every `intervalMs`.
+ *
+ * @example
+ * ```ts
+ * const job = startAccessLogRetention({ accessLog, clock,
+ *   retention: () => catalog.store.listAllPools().map((pool) => ({ pool: pool.subdomain, retentionDays: pool.metricsRetentionDays })) });
+ * job.stop();
+ * ```
+ */
+export function startAccessLogRetention(options: AccessLogRetentionOptions): AccessLogRetentionJob {
+  const clock = options.clock ?? systemClock;
+  const intervalMs = options.intervalMs ?? 3_600_000;
+  const onError = options.onError ?? (() => {});
+  let timer: TimerHandle | null = null;
+  let stopped = false;
+
+  const runNow = (): number => options.accessLog.prune(options.retention(), clock.now());
+  const tick = () => {
+    timer = null;
+    try {
+      runNow();
+    } catch (error) {
+      onError(error);
+    }
+    if (!stopped) timer = clock.setTimeout(tick, intervalMs);
+  };
+  tick();
+  return {
+    runNow,
+    stop() {
+      stopped = true;
+      if (timer !== null) clock.clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
+/**
+ * Retention of catalog pools, for {@link startAccessLogRetention}.
+ *
+ * @example
+ * ```ts
+ * retentionOfPools(catalog.store.listAllPools()); // [{ pool: "llm", retentionDays: 30 }]
+ * ```
+ */
+export function retentionOfPools(
+  pools: readonly { subdomain: string; metricsRetentionDays: number }[],
+): AccessLogRetention[] {
+  return pools.map((pool) => ({ pool: pool.subdomain, retentionDays: pool.metricsRetentionDays }));
+}

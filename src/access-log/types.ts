@@ -1,0 +1,83 @@
+import type { RejectionReason } from "../errors.js";
+
+/**
+ * How one acquire attempt ended:
+ * - `admitted`: a slot was free at once;
+ * - `queued`: admitted after waiting in the queue (`queuedMs` > 0);
+ * - `rejected`: turned away at once (429);
+ * - `timed_out`: waited the whole wait budget (504);
+ * - `aborted`: the caller went away while waiting.
+ */
+export type AccessOutcome = "admitted" | "queued" | "rejected" | "timed_out" | "aborted";
+
+/** Which door the attempt came through. */
+export type AccessSource = "lock" | "proxy";
+
+/** One acquire attempt in a pool's access log. Renewals and releases are never logged. */
+export interface AccessLogEntry {
+  /** Epoch ms when the attempt was decided. */
+  at: number;
+  /** Pool subdomain. */
+  pool: string;
+  /** Id of the pool key used, or null for a keyless caller of an open pool. */
+  keyId: number | null;
+  outcome: AccessOutcome;
+  /** Why a `rejected` attempt was turned away; null otherwise. */
+  reason: RejectionReason | null;
+  /** Time spent in the queue (0 when not queued). */
+  queuedMs: number;
+  /** The caller's socket address, when known. */
+  remoteAddress: string | null;
+  source: AccessSource;
+}
+
+/** A read of one pool's log: `from` inclusive, `to` exclusive (epoch ms), newest first. */
+export interface AccessLogQuery {
+  from?: number;
+  to?: number;
+  /** At most this many entries (default 100, at most 10 000). */
+  limit?: number;
+}
+
+/** {@link AccessLogQuery} with every bound filled in. */
+export interface ResolvedAccessLogQuery {
+  from: number;
+  to: number;
+  limit: number;
+}
+
+/**
+ * Persistence of access log entries. Synchronous: both implementations are in-process
+ * (memory, SQLite); {@link BufferedAccessLog} keeps writes off the request path.
+ */
+export interface AccessLogStore {
+  /** Appends entries (one batch, one transaction where that applies). */
+  insert(entries: readonly AccessLogEntry[]): void;
+  /** Entries of `pool` with `from ≤ at < to`, newest first, at most `limit`. */
+  list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[];
+  /** Deletes the pool's entries older than `beforeMs`; returns how many went. */
+  pruneBefore(pool: string, beforeMs: number): number;
+}
+
+/** Per-pool retention: entries older than `retentionDays` are pruned. */
+export interface AccessLogRetention {
+  pool: string;
+  retentionDays: number;
+}
+
+/**
+ * The access log as the Lock API and the proxy use it: `append` never blocks or throws;
+ * entries reach the store in batches. Readable through the library with `list`.
+ */
+export interface AccessLog {
+  /** Queues an entry for the next batch write. */
+  append(entry: AccessLogEntry): void;
+  /** Writes what is buffered, then reads (so a read sees every earlier append). */
+  list(pool: string, query?: AccessLogQuery): AccessLogEntry[];
+  /** Deletes entries older than each pool's retention, measured from `now`. */
+  prune(retention: Iterable<AccessLogRetention>, now: number): number;
+  /** Writes the buffered entries now. */
+  flush(): void;
+  /** Flushes and stops the flush timer; later appends are dropped (the store may be closing). */
+  close(): void;
+}

@@ -1,0 +1,48 @@
+import type { SecretBox } from "./encryption.js";
+import type { CredentialRecord, PoolKeyRecord, PoolRecord } from "./types.js";
+
+/** A managed upstream credential in clear, for the proxy to attach to origin requests only. */
+export interface UpstreamCredential {
+  header: string;
+  value: string;
+}
+
+/**
+ * Encrypts an upstream credential for storage on a pool.
+ *
+ * @example
+ * ```ts
+ * store.upsertPool(teamId, { ...input, credential: sealCredential(box, "authorization", "Bearer sk-…") });
+ * ```
+ */
+export function sealCredential(box: SecretBox, header: string, value: string): CredentialRecord {
+  return { header: header.toLowerCase(), value: box.seal(value) };
+}
+
+/**
+ * The pool's upstream credential in clear, or null when it has none. Throws
+ * SecretUnreadableError when the stored value cannot be decrypted.
+ *
+ * @example
+ * ```ts
+ * const credential = decryptCredential(box, pool);
+ * if (credential) headers.set(credential.header, credential.value);
+ * ```
+ */
+export function decryptCredential(box: SecretBox, pool: PoolRecord): UpstreamCredential | null {
+  if (!pool.credential) return null;
+  return { header: pool.credential.header, value: box.open(pool.credential.value) };
+}
+
+/**
+ * The key's origin-signing secret in clear, or null when the key has none.
+ *
+ * @example
+ * ```ts
+ * const secret = decryptSigningSecret(box, key);
+ * if (secret) headers.set("x-svc-signature", sign(secret, request));
+ * ```
+ */
+export function decryptSigningSecret(box: SecretBox, key: PoolKeyRecord): string | null {
+  return key.signingSecret ? box.open(key.signingSecret) : null;
+}

@@ -1,0 +1,120 @@
+import type { CatalogDeps } from "./catalog-deps.js";
+import type { MembershipRecord, Role, TeamRecord, UserRecord } from "./types.js";
+import { characterCount, fieldIssue, throwIfIssues } from "./validation.js";
+
+const ROLES: readonly Role[] = ["owner", "admin", "member"];
+const NAME_MAX = 100;
+/** A DNS-label-like slug: it may end up in URLs and host names. */
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** Deliberately loose: one "@", something on both sides, a dot in the domain. Delivery is the real check. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface NewTeamWithOwner {
+  teamName: string;
+  slug: string;
+  ownerName: string;
+  ownerEmail: string;
+}
+
+export interface TeamWithOwner {
+  team: TeamRecord;
+  owner: UserRecord;
+  membership: MembershipRecord;
+}
+
+export interface NewMember {
+  name: string;
+  email: string;
+}
+
+/**
+ * Emails compare case-insensitively in practice; store them one way so lookups match.
+ *
+ * @example
+ * ```ts
+ * store.findUserByEmail(normalizeEmail(" Ada@Acme.test ")); // looks up "ada@acme.test"
+ * ```
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function nameIssues(field: string, value: unknown): string[] {
+  if (typeof value !== "string" || value.trim() === "") return [fieldIssue(field, "Required.")];
+  if (characterCount(value.trim()) > NAME_MAX) {
+    return [fieldIssue(field, `Must be at most ${NAME_MAX} characters.`)];
+  }
+  return [];
+}
+
+function emailIssues(field: string, value: unknown): string[] {
+  if (typeof value !== "string" || !EMAIL.test(value.trim())) {
+    return [fieldIssue(field, "Must be an email address.")];
+  }
+  return [];
+}
+
+/** Finds the user by email (users may belong to several teams) or creates them. */
+function findOrCreateUser(deps: CatalogDeps, name: string, email: string): UserRecord {
+  const normalized = normalizeEmail(email);
+  return (
+    deps.store.findUserByEmail(normalized) ??
+    deps.store.createUser({ name: name.trim(), email: normalized })
+  );
+}
+
+/**
+ * Creates a team and makes a (new or existing, matched by email) user its owner.
+ * A taken slug is a ConflictError from the store; bad input is an InvalidArgumentError
+ * whose issues name the fields (`teamName`, `slug`, `ownerName`, `ownerEmail`).
+ *
+ * @example
+ * ```ts
+ * const { team, owner } = createTeamWithOwner(deps, {
+ *   teamName: "Acme", slug: "acme", ownerName: "Ada", ownerEmail: "ada@acme.test",
+ * });
+ * ```
+ */
+export function createTeamWithOwner(deps: CatalogDeps, input: NewTeamWithOwner): TeamWithOwner {
+  const issues = [
+    ...nameIssues("teamName", input.teamName),
+    ...(typeof input.slug === "string" && SLUG.test(input.slug)
+      ? []
+      : [fieldIssue("slug", "Use 1-63 lower-case letters, digits and inner hyphens.")]),
+    ...nameIssues("ownerName", input.ownerName),
+    ...emailIssues("ownerEmail", input.ownerEmail),
+  ];
+  throwIfIssues("team", issues);
+  const team = deps.store.createTeam({ name: input.teamName.trim(), slug: input.slug });
+  const owner = findOrCreateUser(deps, input.ownerName, input.ownerEmail);
+  const membership: MembershipRecord = { teamId: team.id, userId: owner.id, role: "owner" };
+  deps.store.setMembership(membership);
+  return { team, owner, membership };
+}
+
+/**
+ * Adds a (new or existing, matched by email) user to a team, or changes their role.
+ *
+ * @example
+ * ```ts
+ * addMember(deps, team.id, { name: "Bo", email: "bo@acme.test" }, "member");
+ * ```
+ */
+export function addMember(
+  deps: CatalogDeps,
+  teamId: number,
+  user: NewMember,
+  role: Role,
+): { user: UserRecord; membership: MembershipRecord } {
+  const issues = [
+    ...(deps.store.getTeam(teamId) ? [] : [fieldIssue("teamId", "Unknown team.")]),
+    ...nameIssues("name", user.name),
+    ...emailIssues("email", user.email),
+    ...(ROLES.includes(role) ? [] : [fieldIssue("role", `Must be one of ${ROLES.join(", ")}.`)]),
+  ];
+  throwIfIssues("member", issues);
+  const member = findOrCreateUser(deps, user.name, user.email);
+  const membership: MembershipRecord = { teamId, userId: member.id, role };
+  deps.store.setMembership(membership);
+  return { user: member, membership };
+}

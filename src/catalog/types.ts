@@ -1,0 +1,194 @@
+/**
+ * The catalog: who may do what (teams, users, API tokens) and what is governed (budgets,
+ * pools, pool keys). Records here are the storage shapes; the Control API maps them to the
+ * contract's resources (snake_case) in `adapters/hono/control/`.
+ *
+ * Secrets: plaintext API tokens and pool keys are never stored, only their SHA-256 hashes.
+ * Secrets the server must use later (upstream credentials, signing secrets) are stored
+ * encrypted (`EncryptedSecret`, AES-256-GCM) and decrypted only by the code that uses them.
+ */
+
+/** Abilities an API token may carry (contract section 5). */
+export const ABILITIES = [
+  "budgets:read",
+  "pools:read",
+  "pools:write",
+  "keys:write",
+  "metrics:read",
+] as const;
+export type Ability = (typeof ABILITIES)[number];
+
+/** Token lifetimes offered at creation (contract section 8). */
+export const TOKEN_LIFETIMES = ["1m", "6m", "1y"] as const;
+export type TokenLifetime = (typeof TOKEN_LIFETIMES)[number];
+
+export type Role = "owner" | "admin" | "member";
+
+/** Key expiry presets (contract section 8). */
+export const KEY_EXPIRY_PRESETS = ["none", "1h", "24h", "7d"] as const;
+export type KeyExpiryPreset = (typeof KEY_EXPIRY_PRESETS)[number];
+
+export type KeyAccess = "read" | "write";
+export type PoolBackend = "http" | "postgres";
+
+/** AES-256-GCM ciphertext, all parts base64. */
+export interface EncryptedSecret {
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+export interface TeamRecord {
+  id: number;
+  name: string;
+  slug: string;
+}
+
+export interface UserRecord {
+  id: number;
+  name: string;
+  email: string;
+}
+
+export interface MembershipRecord {
+  teamId: number;
+  userId: number;
+  role: Role;
+}
+
+export interface ApiTokenRecord {
+  id: number;
+  teamId: number;
+  /** The creator: the token acts as this user within `teamId` only. */
+  userId: number;
+  name: string;
+  abilities: Ability[];
+  /** Hex SHA-256 of the plaintext token. */
+  tokenHash: string;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+export interface BudgetRecord {
+  id: number;
+  teamId: number;
+  name: string;
+  /** Shared ceiling over member pools; null = none. */
+  originMaxConcurrent: number | null;
+}
+
+/** How the managed upstream credential is sent to the origin. */
+export interface CredentialRecord {
+  /** Header name, e.g. "authorization" or "x-api-key". */
+  header: string;
+  /** Encrypted header value. */
+  value: EncryptedSecret;
+}
+
+export interface PoolRecord {
+  id: number;
+  teamId: number;
+  name: string;
+  description: string | null;
+  /** Globally unique DNS label: the pool's host is `{subdomain}.{poolDomain}`; also the pool's path segment. */
+  subdomain: string;
+  backend: PoolBackend;
+  /** Upstream base URL, e.g. "https://api.openai.com". */
+  origin: string;
+  maxConcurrent: number;
+  queueSize: number;
+  queueTimeoutMs: number;
+  rpm: number | null;
+  requestTimeoutMs: number;
+  termMs: number;
+  renewIntervalMs: number;
+  adaptive: boolean;
+  /** When false, callers without a key are admitted (the pool is open). */
+  requireKey: boolean;
+  /** Whether `Authorization: Bearer|Service <key>` is accepted besides `X-Svc-Key`. */
+  allowAuthorizationHeader: boolean;
+  credential: CredentialRecord | null;
+  /** Origin signing: each proxied request is signed with the key's signing secret. */
+  originSigning: boolean;
+  /** Extra methods the pool treats as reads (upper case), beyond GET, HEAD, OPTIONS. */
+  readMethods: string[];
+  /** Optional path-prefix scoping of the extra read methods, keyed by method; null = unscoped. */
+  readPaths: Record<string, string[]> | null;
+  budgetId: number | null;
+  reservedConcurrent: number;
+  metricsRetentionDays: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PoolKeyRecord {
+  id: number;
+  poolId: number;
+  label: string;
+  lastFour: string;
+  /** Hex SHA-256 of the plaintext key. */
+  keyHash: string;
+  access: KeyAccess;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  createdAt: number;
+  /** Present when the pool had origin signing on at creation. */
+  signingSecret: EncryptedSecret | null;
+}
+
+/** Fields accepted when creating or updating a pool (id, team and timestamps come from the store). */
+export type PoolInput = Omit<PoolRecord, "id" | "teamId" | "createdAt" | "updatedAt">;
+
+/**
+ * Persistence of the catalog. Two implementations pass one contract suite
+ * (`test/catalog/catalog-store-contract.ts`): memory (`src/catalog/memory-catalog-store.ts`)
+ * and SQLite (`adapters/sqlite/`). All methods are synchronous: both backends are in-process.
+ * Every lookup that takes a `teamId` returns nothing for another team's rows.
+ */
+export interface CatalogStore {
+  createTeam(input: { name: string; slug: string }): TeamRecord;
+  findTeamBySlug(slug: string): TeamRecord | undefined;
+  getTeam(teamId: number): TeamRecord | undefined;
+
+  createUser(input: { name: string; email: string }): UserRecord;
+  findUserByEmail(email: string): UserRecord | undefined;
+  getUser(userId: number): UserRecord | undefined;
+  setMembership(membership: MembershipRecord): void;
+  getMembership(teamId: number, userId: number): MembershipRecord | undefined;
+
+  insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord;
+  findApiTokenByHash(tokenHash: string): ApiTokenRecord | undefined;
+  listApiTokens(teamId: number): ApiTokenRecord[];
+  revokeApiToken(teamId: number, tokenId: number, at: number): ApiTokenRecord | undefined;
+  touchApiToken(tokenId: number, at: number): void;
+
+  upsertBudget(
+    teamId: number,
+    input: { name: string; originMaxConcurrent: number | null },
+  ): BudgetRecord;
+  getBudget(teamId: number, budgetId: number): BudgetRecord | undefined;
+  listBudgets(teamId: number): BudgetRecord[];
+
+  /** Creates or updates (matched by subdomain within the team) a pool. A subdomain taken by another team is a ConflictError. */
+  upsertPool(teamId: number, input: PoolInput): PoolRecord;
+  getPoolBySubdomain(teamId: number, subdomain: string): PoolRecord | undefined;
+  /** For the proxy and Lock API, which know only the host or path: any team. */
+  findPoolBySubdomain(subdomain: string): PoolRecord | undefined;
+  listPools(teamId: number): PoolRecord[];
+  /** Every pool of every team: for syncing the governor at start-up. */
+  listAllPools(): PoolRecord[];
+  listAllBudgets(): BudgetRecord[];
+  deletePool(teamId: number, poolId: number): boolean;
+
+  insertPoolKey(input: Omit<PoolKeyRecord, "id">): PoolKeyRecord;
+  getPoolKey(poolId: number, keyId: number): PoolKeyRecord | undefined;
+  findPoolKeyByHash(keyHash: string): PoolKeyRecord | undefined;
+  listPoolKeys(poolId: number): PoolKeyRecord[];
+  revokePoolKey(poolId: number, keyId: number, at: number): PoolKeyRecord | undefined;
+
+  /** A counter that changes whenever any process changes the catalog (SQLite `data_version`-like), for cheap change detection. */
+  changeMarker(): number;
+  close(): void;
+}

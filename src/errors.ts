@@ -1,0 +1,156 @@
+/**
+ * Stable error codes. Adapters map these to transport statuses in one place
+ * (see `adapters/hono/error-status.ts`); never match on messages.
+ */
+export type SluiceErrorCode =
+  | "invalid_argument"
+  | "pool_not_found"
+  | "budget_not_found"
+  | "too_many_requests"
+  | "queue_timeout"
+  | "aborted"
+  | "not_found"
+  | "capped"
+  | "store_unavailable"
+  | "unauthorized"
+  | "forbidden"
+  | "conflict"
+  | "payload_too_large";
+
+/**
+ * Base class of every error Sluice throws on purpose. `code` is stable across versions.
+ *
+ * @example
+ * ```ts
+ * try { await governor.acquire("llm"); }
+ * catch (error) { if (error instanceof SluiceError && error.code === "too_many_requests") retryLater(); }
+ * ```
+ */
+export class SluiceError extends Error {
+  readonly code: SluiceErrorCode;
+
+  constructor(code: SluiceErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A value passed in by the caller is out of range or of the wrong shape. `issues` lists each problem. */
+export class InvalidArgumentError extends SluiceError {
+  readonly issues: readonly string[];
+
+  constructor(message: string, issues: readonly string[] = [message]) {
+    super("invalid_argument", message);
+    this.issues = issues;
+  }
+}
+
+/** No pool is defined under that name. */
+export class PoolNotFoundError extends SluiceError {
+  constructor(readonly pool: string) {
+    super("pool_not_found", `Pool "${pool}" is not defined.`);
+  }
+}
+
+/** No budget is defined under that name. */
+export class BudgetNotFoundError extends SluiceError {
+  constructor(readonly budget: string) {
+    super("budget_not_found", `Budget "${budget}" is not defined.`);
+  }
+}
+
+/** Why an acquire was turned away at once. */
+export type RejectionReason = "concurrency" | "queue_full" | "rpm" | "paused" | "budget";
+
+/**
+ * No slot now and no queue place (fail-fast, queue full, RPM turn or pause beyond the wait
+ * budget). `retryAfterMs` is the governor's best hint of when a retry may succeed.
+ */
+export class RejectedError extends SluiceError {
+  constructor(
+    readonly reason: RejectionReason,
+    readonly retryAfterMs: number,
+  ) {
+    super("too_many_requests", rejectionMessage(reason, retryAfterMs));
+  }
+}
+
+function rejectionMessage(reason: RejectionReason, retryAfterMs: number): string {
+  const when = `retry in about ${retryAfterMs} ms`;
+  switch (reason) {
+    case "queue_full":
+      return `No free slot and the queue is full; ${when}.`;
+    case "rpm":
+      return `The pool's requests-per-minute gate is closed; ${when}.`;
+    case "paused":
+      return `The upstream asked to pause (Retry-After); ${when}.`;
+    case "budget":
+      return `The budget shared with other pools is exhausted; ${when}.`;
+    default:
+      return `No free slot; ${when}.`;
+  }
+}
+
+/** Waited the whole wait budget and no slot opened. */
+export class QueueTimeoutError extends SluiceError {
+  constructor(readonly waitedMs: number) {
+    super("queue_timeout", `No slot opened within ${waitedMs} ms.`);
+  }
+}
+
+/** The caller's AbortSignal fired while waiting for a slot. */
+export class AbortedError extends SluiceError {
+  constructor(reason?: unknown) {
+    super("aborted", "The wait for a slot was aborted.", { cause: reason });
+  }
+}
+
+/** The slot was already released or reclaimed (or never existed in this pool). */
+export class SlotNotFoundError extends SluiceError {
+  constructor(readonly slotId: string) {
+    super("not_found", "Slot not found: it was released or reclaimed.");
+  }
+}
+
+/** The slot reached its request deadline; renewing cannot extend it. Release it. */
+export class SlotCappedError extends SluiceError {
+  constructor(readonly requestDeadline: number) {
+    super("capped", "The slot reached its request-timeout cap; release it.");
+  }
+}
+
+/** The shared slot store (Redis) cannot be reached and the policy is to fail closed. */
+export class StoreUnavailableError extends SluiceError {
+  constructor(message = "The slot store is unavailable.", options?: { cause?: unknown }) {
+    super("store_unavailable", message, options);
+  }
+}
+
+/** A unique name is taken (a pool subdomain of another team, a team slug). */
+export class ConflictError extends SluiceError {
+  constructor(message: string) {
+    super("conflict", message);
+  }
+}
+
+/** Missing, malformed, expired or revoked credentials. The message never echoes the credential. */
+export class UnauthorizedError extends SluiceError {
+  constructor(message = "Unauthenticated.") {
+    super("unauthorized", message);
+  }
+}
+
+/** Authenticated, but not allowed (missing ability, read-only key on a write method, IP policy). */
+export class ForbiddenError extends SluiceError {
+  constructor(message = "Forbidden.") {
+    super("forbidden", message);
+  }
+}
+
+/** A request body is larger than the endpoint accepts. */
+export class PayloadTooLargeError extends SluiceError {
+  constructor(limitBytes: number) {
+    super("payload_too_large", `The request body exceeds ${limitBytes} bytes.`);
+  }
+}

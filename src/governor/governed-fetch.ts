@@ -1,0 +1,70 @@
+import type { OutcomeReport } from "../learning/types.js";
+import type { LocalHold } from "./local-hold.js";
+
+/**
+ * Calls `fetch` inside a held slot and keeps the slot until the response body is fully read
+ * or cancelled, then releases it with the response's status and headers as the outcome (so
+ * the governor learns rate limits by itself).
+ *
+ * @example
+ * ```ts
+ * const response = await fetchWithinHold(hold, "https://api.example.com/v1/chat", { method: "POST" });
+ * ```
+ */
+export async function fetchWithinHold(
+  hold: LocalHold,
+  input: string | URL | Request,
+  init: RequestInit,
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(input, { ...init, signal: hold.signal });
+  } catch (error) {
+    await hold.finish();
+    throw error;
+  }
+  const outcome: OutcomeReport = { status: response.status, headers: response.headers };
+  if (!response.body) {
+    await hold.finish(outcome);
+    return response;
+  }
+  const body = releaseWhenDone(response.body, () => hold.finish(outcome));
+  const governed = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  Object.defineProperty(governed, "url", { value: response.url });
+  return governed;
+}
+
+/** Passes the stream through chunk by chunk (no buffering) and calls `done` once at its end. */
+function releaseWhenDone(
+  source: ReadableStream<Uint8Array>,
+  done: () => Promise<void>,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          controller.close();
+          await done();
+        } else {
+          controller.enqueue(chunk.value);
+        }
+      } catch (error) {
+        controller.error(error);
+        await done();
+      }
+    },
+    async cancel(reason) {
+      try {
+        await reader.cancel(reason);
+      } finally {
+        await done();
+      }
+    },
+  });
+}

@@ -1,0 +1,99 @@
+import type { Clock, TimerHandle } from "../clock/clock.js";
+import { SlotCappedError, SlotNotFoundError } from "../errors.js";
+import type { OutcomeReport } from "../learning/types.js";
+import type { RunContext, SlotGrant } from "./types.js";
+
+/** What a {@link LocalHold} needs from its governor. */
+export interface HoldOwner {
+  readonly clock: Clock;
+  /** Releases the slot with the reported outcome; never throws (the lease is the backstop). */
+  finishHold(hold: LocalHold): Promise<void>;
+}
+
+/**
+ * A slot held by this process for the length of a `run()` or governed `fetch()`: it carries
+ * the outcome to report, and a lazily created AbortSignal that fires when the caller aborts,
+ * the slot hits its request deadline, or the slot is lost (reclaimed).
+ *
+ * @example
+ * ```ts
+ * const hold = new LocalHold(owner, "llm", grant, options.signal);
+ * try { await work(hold.signal); } finally { await hold.finish(); }
+ * ```
+ */
+export class LocalHold implements RunContext {
+  outcome: OutcomeReport | undefined;
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private aborted = false;
+  private finished = false;
+  private capTimer: TimerHandle | null = null;
+  private callerListener: (() => void) | undefined;
+
+  constructor(
+    private readonly owner: HoldOwner,
+    readonly pool: string,
+    readonly grant: SlotGrant,
+    private readonly callerSignal: AbortSignal | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.abortReason);
+      else this.linkCallerSignal();
+    }
+    return this.controller.signal;
+  }
+
+  report(outcome: OutcomeReport): void {
+    this.outcome = outcome;
+  }
+
+  /** The lease keeper found the slot at its request cap: abort the work at the deadline. */
+  onCapped(requestDeadline: number): void {
+    if (this.capTimer !== null || this.finished) return;
+    const delay = Math.max(0, requestDeadline - this.owner.clock.now());
+    this.capTimer = this.owner.clock.setTimeout(
+      () => this.abort(new SlotCappedError(requestDeadline)),
+      delay,
+    );
+  }
+
+  /** The slot was reclaimed under us (the process stalled past a term): stop the work. */
+  onLost(): void {
+    this.abort(new SlotNotFoundError(this.grant.slotId));
+  }
+
+  /** Releases the slot once, with the reported outcome (or `outcome` when given). */
+  async finish(outcome?: OutcomeReport): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    if (outcome !== undefined) this.outcome = outcome;
+    if (this.capTimer !== null) this.owner.clock.clearTimeout(this.capTimer);
+    if (this.callerListener) this.callerSignal?.removeEventListener("abort", this.callerListener);
+    await this.owner.finishHold(this);
+  }
+
+  get isFinished(): boolean {
+    return this.finished;
+  }
+
+  private abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
+
+  private linkCallerSignal(): void {
+    const caller = this.callerSignal;
+    if (!caller) return;
+    if (caller.aborted) {
+      this.abort(caller.reason);
+      return;
+    }
+    this.callerListener = () => this.abort(caller.reason);
+    caller.addEventListener("abort", this.callerListener, { once: true });
+  }
+}

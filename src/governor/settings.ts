@@ -1,0 +1,89 @@
+import * as v from "valibot";
+import { InvalidArgumentError } from "../errors.js";
+
+const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
+const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** Defaults of every optional pool setting, documented once here and in the README. */
+export const POOL_DEFAULTS = {
+  queue: { size: 0, timeoutMs: 30_000 },
+  rpm: null,
+  requestTimeoutMs: 300_000,
+  termMs: 30_000,
+  renewIntervalMs: 10_000,
+  adaptive: true,
+  budget: null,
+} as const;
+
+/**
+ * Pool settings: one schema yields both the type and its validation.
+ *
+ * - `maxConcurrent`: slots held at once (the hard ceiling; learning never goes above it).
+ * - `queue.size`: waiters allowed at once (default 0: fail fast). `queue.timeoutMs`: the
+ *   longest a waiter may wait; `waitMs` is clamped to it (default 30 000).
+ * - `rpm`: requests-per-minute gate, exact over any rolling 60 s (default none).
+ * - `requestTimeoutMs`: a slot's hard life cap, reported as `requestDeadline` (default 300 000).
+ * - `termMs`: lease term; an unrenewed slot is reclaimed within it (default 30 000).
+ * - `renewIntervalMs`: recommended renew period (default 10 000).
+ * - `adaptive`: learn a tighter concurrency limit from throttling (default true).
+ * - `budget`: membership in a budget with a reserved share (default none).
+ */
+export const PoolSettingsSchema = v.object({
+  maxConcurrent: positiveInt,
+  queue: v.optional(
+    v.object({
+      size: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.size),
+      timeoutMs: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.timeoutMs),
+    }),
+    { ...POOL_DEFAULTS.queue },
+  ),
+  rpm: v.optional(v.nullable(positiveInt), POOL_DEFAULTS.rpm),
+  requestTimeoutMs: v.optional(positiveInt, POOL_DEFAULTS.requestTimeoutMs),
+  termMs: v.optional(positiveInt, POOL_DEFAULTS.termMs),
+  renewIntervalMs: v.optional(positiveInt, POOL_DEFAULTS.renewIntervalMs),
+  adaptive: v.optional(v.boolean(), POOL_DEFAULTS.adaptive),
+  budget: v.optional(
+    v.nullable(
+      v.object({
+        id: v.pipe(v.string(), v.minLength(1)),
+        reservedConcurrent: nonNegativeInt,
+      }),
+    ),
+    POOL_DEFAULTS.budget,
+  ),
+});
+
+/** What a caller passes to `definePool` (optional fields may be left out). */
+export type PoolSettingsInput = v.InferInput<typeof PoolSettingsSchema>;
+/** Pool settings with every default applied. */
+export type PoolSettings = Readonly<v.InferOutput<typeof PoolSettingsSchema>>;
+
+/** Budget settings: a shared ceiling over member pools (null = none). */
+export const BudgetSettingsSchema = v.object({
+  originMaxConcurrent: v.nullable(nonNegativeInt),
+});
+export type BudgetSettings = Readonly<v.InferOutput<typeof BudgetSettingsSchema>>;
+
+/** Validates with a schema and throws {@link InvalidArgumentError} listing every issue. */
+export function parseOrThrow<S extends v.GenericSchema>(
+  schema: S,
+  input: unknown,
+  what: string,
+): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issues = result.issues.map((issue) => {
+    const path = v.getDotPath(issue);
+    return path ? `${path}: ${issue.message}` : issue.message;
+  });
+  throw new InvalidArgumentError(`Invalid ${what}: ${issues.join("; ")}`, issues);
+}
+
+/** Validates and freezes pool settings. */
+export function parsePoolSettings(input: unknown): PoolSettings {
+  const settings = parseOrThrow(PoolSettingsSchema, input, "pool settings");
+  if (settings.termMs > settings.requestTimeoutMs) settings.termMs = settings.requestTimeoutMs;
+  Object.freeze(settings.queue);
+  if (settings.budget) Object.freeze(settings.budget);
+  return Object.freeze(settings);
+}

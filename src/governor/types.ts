@@ -1,0 +1,102 @@
+import type { Clock } from "../clock/clock.js";
+import type { OutcomeReport } from "../learning/types.js";
+import type { MetricsRecorder } from "../metrics/recorder.js";
+import type { LearnedLimits, SlotStore } from "../store/types.js";
+import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
+
+/** Options of {@link createGovernor}. */
+export interface GovernorOptions {
+  /** Slot store; the in-memory store by default. */
+  store?: SlotStore;
+  /** Time source; the system clock by default. */
+  clock?: Clock;
+  /** Metrics recorder; a fresh in-memory one by default. */
+  metrics?: MetricsRecorder;
+}
+
+/** Options of one acquire. */
+export interface AcquireOptions {
+  /** Opt-in queue wait in ms (integer ≥ 0), clamped to the pool's queue timeout. Absent or 0: fail fast. */
+  waitMs?: number;
+  /** Forces fail-fast even when `waitMs` is set. */
+  noQueue?: boolean;
+  /** Aborting leaves the queue at once with an `AbortedError`. */
+  signal?: AbortSignal;
+}
+
+/** A granted slot: the contract's lock grant plus live figures. */
+export interface SlotGrant {
+  slotId: string;
+  /** Epoch ms: renew before this. */
+  leaseDeadline: number;
+  /** Epoch ms: renewal never extends past it. */
+  requestDeadline: number;
+  termMs: number;
+  renewIntervalMs: number;
+  /** Slots still free in the pool right after this grant. */
+  remainingSlots: number;
+  /** The pool's effective concurrency limit (configured max tightened by learning). */
+  effectiveLimit: number;
+  /** Time spent in the queue (0 when admitted at once). */
+  queuedMs: number;
+}
+
+/** Passed to the function given to {@link Governor.run}. */
+export interface RunContext {
+  readonly grant: SlotGrant;
+  /** Aborts when the caller's signal aborts or the slot reaches its request deadline. */
+  readonly signal: AbortSignal;
+  /** Attach an upstream outcome to the release that follows `fn` (last call wins). */
+  report(outcome: OutcomeReport): void;
+}
+
+/** Live view of a pool. */
+export interface PoolStatus {
+  pool: string;
+  settings: PoolSettings;
+  held: number;
+  queued: number;
+  effectiveLimit: number;
+  learned: LearnedLimits;
+}
+
+/**
+ * The admission engine. One governor serves many pools; every method is safe to call
+ * concurrently.
+ */
+export interface Governor {
+  readonly clock: Clock;
+  readonly store: SlotStore;
+  readonly metrics: MetricsRecorder;
+  /** Defines a pool, or updates it in place (held slots are kept; new limits apply at once). */
+  definePool(pool: string, settings: PoolSettingsInput): Promise<PoolSettings>;
+  /** Removes a pool. Its waiters are rejected with `PoolNotFoundError`; later releases answer false. */
+  removePool(pool: string): Promise<void>;
+  /** Defines or updates a budget. Pools join it through their `budget` setting. */
+  defineBudget(budget: string, settings: BudgetSettings): Promise<void>;
+  removeBudget(budget: string): Promise<void>;
+  poolSettings(pool: string): PoolSettings | undefined;
+  pools(): string[];
+  acquire(pool: string, options?: AcquireOptions): Promise<SlotGrant>;
+  /** Extends the lease; throws `SlotNotFoundError` or `SlotCappedError`. */
+  renew(pool: string, slotId: string): Promise<{ leaseDeadline: number }>;
+  /** Idempotent release; the outcome feeds learning. */
+  release(pool: string, slotId: string, outcome?: OutcomeReport): Promise<{ released: boolean }>;
+  /** Acquire, run `fn`, release (also when `fn` throws or the signal aborts). */
+  run<T>(
+    pool: string,
+    fn: (context: RunContext) => T | Promise<T>,
+    options?: AcquireOptions,
+  ): Promise<T>;
+  /** A governed `fetch`: holds a slot for the whole exchange and learns from the response by itself. */
+  fetch(
+    pool: string,
+    input: string | URL | Request,
+    init?: RequestInit & AcquireOptions,
+  ): Promise<Response>;
+  status(pool: string): Promise<PoolStatus>;
+  /** Forgets what was learned for a pool (limits return to the configuration). */
+  resetLearned(pool: string): Promise<void>;
+  /** Rejects all waiters, stops timers and closes the store. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,218 @@
+import type { LearnedLimits } from "../store/types.js";
+import { MINUTE_MS } from "./rate-info.js";
+import type { ParsedOutcome, RateInfo } from "./types.js";
+
+/*
+ * How a pool learns from release outcomes (quoted by the README):
+ *
+ * - Pause: `Retry-After` → pausedUntil = max(pausedUntil, now + retryAfterMs), except for a
+ *   concurrency throttle in an adaptive pool (below), which the limit decrease answers. A
+ *   rate window reported exhausted (remaining 0 with a reset; the same for tokens) pauses
+ *   until its reset too. pausedUntil never moves back.
+ * - A concurrency throttle is a throttle whose request window is reported with room left
+ *   (remaining > 0, and tokenRemaining not 0). Its Retry-After does not pause an adaptive
+ *   pool: the upstream is full, not out of quota, so one slot fewer is the remedy, and a
+ *   pool-wide pause would idle every other slot. (Measured by `bench/goodput.ts`: with
+ *   whole-second Retry-After on concurrency 429s, pausing cut goodput to ~70% of optimum;
+ *   without the pause it stays above 95%.) Without rate headers a throttle cannot be told
+ *   apart, so it pauses.
+ * - Learned RPM: rpm = max(1, floor(limit × 60 000 / windowMs)) from the latest reported
+ *   request limit; a limit without a window is taken as per minute.
+ * - Concurrency (adaptive pools only), AIMD-like with an additive decrease:
+ *   - on a throttle (429 or throttled > 0) that is not an exhausted rate window, and whose
+ *     slot was granted at or after the last decrease (older slots belong to the congestion
+ *     episode already answered):
+ *       limit = max(1, min(limit ?? maxConcurrent, heldAtGrant) − 1), streak = 0;
+ *   - on a success (status < 400 or unknown, no throttle) while the pool is busy
+ *     (held ≥ floor(limit) or queued > 0): streak += 1; once
+ *     streak ≥ PROBE_FACTOR × floor(limit): limit += 1, streak = 0;
+ *   - a limit that reaches maxConcurrent becomes null: nothing is left to learn.
+ * - 5xx: no change, except 503 with Retry-After, which pauses.
+ * Bounds: 1 ≤ limit ≤ maxConcurrent; pausedUntil is monotonic; rpm ≥ 1.
+ */
+
+/** Busy successes needed per unit of the limit before it is probed one higher. */
+export const PROBE_FACTOR = 5;
+
+/** What a pool has learned so far; replace it, never mutate it. */
+export interface LearnerState {
+  /** Adaptive concurrency limit (may be fractional); null = nothing learned. */
+  limit: number | null;
+  /** Epoch ms of the last decrease: throttles of slots granted before it are stale. */
+  lastDecreaseAt: number;
+  /** Busy successes since the last change of the limit. */
+  successStreak: number;
+  /** Learned requests per minute, or null. */
+  rpm: number | null;
+  /** Epoch ms until which admissions pause; 0 when never paused. */
+  pausedUntil: number;
+}
+
+/** Facts about the pool and the released slot at release time. */
+export interface LearnContext {
+  now: number;
+  maxConcurrent: number;
+  adaptive: boolean;
+  /** Slots held in the pool at release time, the released slot included. */
+  held: number;
+  /** Waiters queued at release time. */
+  queued: number;
+  /** The released slot: when it was granted and how many slots were held right after. */
+  slot: { acquiredAt: number; heldAtGrant: number };
+}
+
+/**
+ * A state with nothing learned.
+ *
+ * @example
+ * ```ts
+ * let learner = initialLearnerState();
+ * ```
+ */
+export function initialLearnerState(): LearnerState {
+  return { limit: null, lastDecreaseAt: 0, successStreak: 0, rpm: null, pausedUntil: 0 };
+}
+
+/**
+ * Folds one release outcome into the learner state (rules in the comment block at the top of
+ * this file). Pure: returns `state` itself when nothing changed, else a new object. A
+ * non-adaptive pool learns pauses and RPM only, and drops any learned concurrency. In an
+ * adaptive pool a 429 whose rate window still has room lowers the limit instead of pausing.
+ *
+ * @example
+ * ```ts
+ * const outcome = parseOutcome({ status: 429 }, now);
+ * learner = learn(learner, outcome, {
+ *   now, maxConcurrent: 10, adaptive: true, held: 8, queued: 3,
+ *   slot: { acquiredAt: slot.acquiredAt, heldAtGrant: slot.heldAtGrant },
+ * });
+ * // learner.limit === 7 when the slot was granted with 8 held
+ * ```
+ */
+export function learn(
+  state: LearnerState,
+  outcome: ParsedOutcome,
+  context: LearnContext,
+): LearnerState {
+  const { now, maxConcurrent } = context;
+  const { status, rate } = outcome;
+  const retryAfterMs = isDelay(outcome.retryAfterMs) ? outcome.retryAfterMs : null;
+  if (status !== null && status >= 500) {
+    if (status !== 503 || retryAfterMs === null || now + retryAfterMs <= state.pausedUntil) {
+      return state;
+    }
+    return { ...state, pausedUntil: now + retryAfterMs };
+  }
+
+  let { limit, lastDecreaseAt, successStreak, rpm, pausedUntil } = state;
+  const concurrencyThrottle = context.adaptive && outcome.throttled && hasRoomLeft(rate);
+  if (retryAfterMs !== null && !concurrencyThrottle) {
+    pausedUntil = Math.max(pausedUntil, now + retryAfterMs);
+  }
+  if (rate !== null) {
+    pausedUntil = Math.max(pausedUntil, exhaustedUntil(rate, now));
+    rpm = learnedRpm(rate) ?? rpm;
+  }
+
+  if (!context.adaptive) {
+    limit = null;
+    successStreak = 0;
+  } else {
+    limit = belowCeiling(limit, maxConcurrent);
+    if (limit === null) successStreak = 0;
+    if (outcome.throttled) {
+      const stale = context.slot.acquiredAt < lastDecreaseAt;
+      if (!isRateExhausted(rate) && !stale) {
+        const current = limit ?? maxConcurrent;
+        const heldAtGrant = context.slot.heldAtGrant;
+        const congestedAt = Number.isFinite(heldAtGrant) ? Math.min(current, heldAtGrant) : current;
+        limit = belowCeiling(Math.max(1, congestedAt - 1), maxConcurrent);
+        lastDecreaseAt = now;
+        successStreak = 0;
+      }
+    } else if (limit !== null && isSuccess(status) && isBusy(limit, context)) {
+      successStreak += 1;
+      if (successStreak >= PROBE_FACTOR * Math.floor(limit)) {
+        limit = belowCeiling(limit + 1, maxConcurrent);
+        successStreak = 0;
+      }
+    }
+  }
+
+  if (
+    limit === state.limit &&
+    lastDecreaseAt === state.lastDecreaseAt &&
+    successStreak === state.successStreak &&
+    rpm === state.rpm &&
+    pausedUntil === state.pausedUntil
+  ) {
+    return state;
+  }
+  return { limit, lastDecreaseAt, successStreak, rpm, pausedUntil };
+}
+
+/**
+ * The store's view of a learner state: concurrency is floor(limit) clamped to
+ * [1, maxConcurrent], or null when nothing is learned.
+ *
+ * @example
+ * ```ts
+ * await store.setLearned(pool, toLearnedLimits(learner, settings.maxConcurrent));
+ * ```
+ */
+export function toLearnedLimits(state: LearnerState, maxConcurrent: number): LearnedLimits {
+  return {
+    concurrency:
+      state.limit === null ? null : Math.min(maxConcurrent, Math.max(1, Math.floor(state.limit))),
+    rpm: state.rpm,
+    pausedUntil: state.pausedUntil,
+  };
+}
+
+/** A limit at or above the ceiling teaches nothing: it becomes null. */
+function belowCeiling(limit: number | null, maxConcurrent: number): number | null {
+  return limit !== null && limit < maxConcurrent ? limit : null;
+}
+
+function isSuccess(status: number | null): boolean {
+  return status === null || status < 400;
+}
+
+/** Probing higher is only meaningful when the current limit is what holds the pool back. */
+function isBusy(limit: number, context: LearnContext): boolean {
+  return context.held >= Math.floor(limit) || context.queued > 0;
+}
+
+/** The upstream reports room left in its request window: a 429 now is about concurrency. */
+function hasRoomLeft(rate: RateInfo | null): boolean {
+  return (
+    rate !== null && rate.remaining !== undefined && rate.remaining > 0 && rate.tokenRemaining !== 0
+  );
+}
+
+/** A 429 with an empty rate window is a rate throttle, not a concurrency one. */
+function isRateExhausted(rate: RateInfo | null): boolean {
+  return rate !== null && (rate.remaining === 0 || rate.tokenRemaining === 0);
+}
+
+/** Epoch ms until which an exhausted window blocks admissions, or 0. */
+function exhaustedUntil(rate: RateInfo, now: number): number {
+  let until = 0;
+  if (rate.remaining === 0 && isDelay(rate.resetMs)) until = now + rate.resetMs;
+  if (rate.tokenRemaining === 0 && isDelay(rate.tokenResetMs)) {
+    until = Math.max(until, now + rate.tokenResetMs);
+  }
+  return until;
+}
+
+function learnedRpm(rate: RateInfo): number | null {
+  const { limit, windowMs } = rate;
+  if (limit === undefined || !Number.isFinite(limit) || limit < 0) return null;
+  const window =
+    windowMs !== undefined && windowMs > 0 && Number.isFinite(windowMs) ? windowMs : MINUTE_MS;
+  return Math.max(1, Math.floor((limit * MINUTE_MS) / window));
+}
+
+function isDelay(ms: number | null | undefined): ms is number {
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0;
+}

@@ -1,0 +1,7 @@
+export { PoolMeter } from "./pool-meter.js";
+export type { MetricsRecorderOptions } from "./recorder.js";
+export { MetricsRecorder } from "./recorder.js";
+export type { MetricsRange, PoolMetricsSummary, SummarizePoolMetricsArgs } from "./summary.js";
+export { summarizePoolMetrics } from "./summary.js";
+export type { MetricCounts, MetricsBucket } from "./types.js";
+export { emptyMetricCounts, METRIC_COUNT_FIELDS } from "./types.js";

@@ -1,0 +1,479 @@
+import type { Clock, TimerHandle } from "../clock/clock.js";
+import { systemClock } from "../clock/clock.js";
+import { PoolNotFoundError } from "../errors.js";
+import { GrantLog } from "./grant-log.js";
+import type {
+  HeldSlot,
+  LearnedLimits,
+  PoolFigures,
+  PoolSnapshot,
+  SlotStore,
+  StoreAcquireRequest,
+  StoreAcquireResult,
+  StoreCancelResult,
+  StoreListener,
+  StorePoolConfig,
+  StoreReleaseResult,
+  StoreRenewResult,
+} from "./types.js";
+
+type Obstacle = "concurrency" | "budget" | "paused" | "rpm";
+
+interface Waiter {
+  slotId: string;
+  enqueuedAt: number;
+  waitDeadline: number;
+}
+
+interface PoolState {
+  name: string;
+  config: StorePoolConfig;
+  learned: LearnedLimits;
+  /** Insertion order is grant order. */
+  holders: Map<string, HeldSlot>;
+  /** FIFO; entries no longer in `waiters` were cancelled and are skipped. */
+  queue: Waiter[];
+  queueHead: number;
+  waiters: Map<string, Waiter>;
+  grantLog: GrantLog;
+  budget: BudgetState | null;
+  gateTimer: TimerHandle | null;
+  gateTimerAt: number;
+}
+
+interface BudgetState {
+  name: string;
+  origin: number | null;
+  /** Join order: the order sibling pools are served after a release. */
+  members: Set<PoolState>;
+}
+
+const NOT_RELEASED: StoreReleaseResult = Object.freeze({ released: false });
+const NOT_FOUND: StoreRenewResult = Object.freeze({ type: "not_found" });
+const UNKNOWN: StoreCancelResult = Object.freeze({ type: "unknown" });
+const CANCELLED: StoreCancelResult = Object.freeze({ type: "cancelled" });
+const NOTHING_LEARNED: LearnedLimits = Object.freeze({
+  concurrency: null,
+  rpm: null,
+  pausedUntil: 0,
+});
+
+/**
+ * The reference {@link SlotStore}: all state in this process, every operation synchronous
+ * and O(1) on the hot path (no I/O, no polling; one timer for lease expiry, one per pool for
+ * a closed time gate). The rules are in `src/store/SEMANTICS.md`.
+ *
+ * @example
+ * ```ts
+ * const clock = new ManualClock();
+ * const governor = createGovernor({ store: new MemorySlotStore({ clock }), clock });
+ * ```
+ */
+export class MemorySlotStore implements SlotStore {
+  readonly kind = "memory";
+  private readonly clock: Clock;
+  private readonly pools = new Map<string, PoolState>();
+  private readonly budgets = new Map<string, BudgetState>();
+  private listener: StoreListener = { granted() {}, reclaimed() {} };
+  private leaseTimer: TimerHandle | null = null;
+  private leaseTimerAt = Number.POSITIVE_INFINITY;
+
+  constructor(options: { clock?: Clock } = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  setListener(listener: StoreListener): void {
+    this.listener = listener;
+  }
+
+  upsertBudget(budget: string, originMaxConcurrent: number | null): void {
+    const state = this.budgetState(budget);
+    state.origin = originMaxConcurrent;
+    this.serveMembers(state, this.clock.now());
+  }
+
+  removeBudget(budget: string): void {
+    const state = this.budgets.get(budget);
+    if (!state) return;
+    state.origin = null;
+    if (state.members.size === 0) this.budgets.delete(budget);
+    else this.serveMembers(state, this.clock.now());
+  }
+
+  upsertPool(name: string, config: StorePoolConfig): void {
+    let pool = this.pools.get(name);
+    if (!pool) {
+      pool = {
+        name,
+        config,
+        learned: NOTHING_LEARNED,
+        holders: new Map(),
+        queue: [],
+        queueHead: 0,
+        waiters: new Map(),
+        grantLog: new GrantLog(),
+        budget: null,
+        gateTimer: null,
+        gateTimerAt: Number.POSITIVE_INFINITY,
+      };
+      this.pools.set(name, pool);
+    }
+    pool.config = { ...config, budget: config.budget ? { ...config.budget } : null };
+    this.joinBudget(pool, config.budget?.id ?? null);
+    this.sizeGrantLog(pool);
+    this.serveAround(pool, this.clock.now());
+  }
+
+  removePool(name: string): void {
+    const pool = this.pools.get(name);
+    if (!pool) return;
+    this.joinBudget(pool, null);
+    this.clearGateTimer(pool);
+    this.pools.delete(name);
+  }
+
+  acquire(name: string, request: StoreAcquireRequest): StoreAcquireResult {
+    const pool = this.pools.get(name);
+    if (!pool) throw new PoolNotFoundError(name);
+    const now = this.clock.now();
+    const { waitMs } = request;
+    const queueSize = pool.config.queueSize;
+    if (pool.waiters.size > 0) {
+      this.serve(pool, now);
+    }
+    if (pool.waiters.size > 0) {
+      // Newcomers never overtake waiters.
+      // Behind waiters no turn can be estimated: the retry hint stays null.
+      if (waitMs <= 0) return this.rejected(pool, "concurrency", null);
+      if (pool.waiters.size >= queueSize) return this.rejected(pool, "queue_full", null);
+      return this.enqueue(pool, request, now);
+    }
+    const obstacle = this.obstacle(pool, now);
+    if (obstacle === null) {
+      const slot = this.grant(pool, request.slotId, now);
+      return { type: "granted", slot, figures: this.figures(pool) };
+    }
+    const canQueue = waitMs > 0 && queueSize > 0;
+    if (!isTimeGate(obstacle)) {
+      return canQueue ? this.enqueue(pool, request, now) : this.rejected(pool, obstacle, null);
+    }
+    const opensIn = this.gateOpensIn(pool, now);
+    if (canQueue && opensIn <= waitMs) {
+      const queued = this.enqueue(pool, request, now);
+      this.armGateTimer(pool, now + opensIn);
+      return queued;
+    }
+    return this.rejected(pool, obstacle, opensIn);
+  }
+
+  cancel(name: string, slotId: string): StoreCancelResult {
+    const pool = this.pools.get(name);
+    if (!pool) return UNKNOWN;
+    if (pool.waiters.delete(slotId)) return CANCELLED;
+    const slot = pool.holders.get(slotId);
+    return slot ? { type: "granted", slot } : UNKNOWN;
+  }
+
+  renew(name: string, slotId: string): StoreRenewResult {
+    const pool = this.pools.get(name);
+    const slot = pool?.holders.get(slotId);
+    if (!pool || !slot) return NOT_FOUND;
+    const now = this.clock.now();
+    if (slot.leaseDeadline <= now) {
+      this.reclaimOne(pool, slot, now);
+      return NOT_FOUND;
+    }
+    if (slot.leaseDeadline >= slot.requestDeadline) {
+      return { type: "capped", requestDeadline: slot.requestDeadline };
+    }
+    const leaseDeadline = Math.min(now + pool.config.termMs, slot.requestDeadline);
+    // Handed-out slot objects stay immutable: renew replaces the record.
+    pool.holders.set(slotId, { ...slot, leaseDeadline });
+    return { type: "renewed", leaseDeadline };
+  }
+
+  release(name: string, slotId: string): StoreReleaseResult {
+    const pool = this.pools.get(name);
+    const slot = pool?.holders.get(slotId);
+    if (!pool || !slot) return NOT_RELEASED;
+    const now = this.clock.now();
+    if (slot.leaseDeadline <= now) {
+      // The lease ran out before the release arrived: it counts as reclaimed.
+      this.reclaimOne(pool, slot, now);
+      return NOT_RELEASED;
+    }
+    pool.holders.delete(slotId);
+    this.serveAround(pool, now);
+    return { released: true, slot };
+  }
+
+  setLearned(name: string, learned: LearnedLimits): void {
+    const pool = this.pools.get(name);
+    if (!pool) throw new PoolNotFoundError(name);
+    pool.learned = { ...learned };
+    this.sizeGrantLog(pool);
+    this.serveAround(pool, this.clock.now());
+  }
+
+  snapshot(name: string): PoolSnapshot | null {
+    const pool = this.pools.get(name);
+    if (!pool) return null;
+    return {
+      ...this.figures(pool),
+      learned: { ...pool.learned },
+      slotIds: [...pool.holders.keys()],
+      waiterIds: this.liveWaiters(pool).map((waiter) => waiter.slotId),
+    };
+  }
+
+  close(): void {
+    if (this.leaseTimer !== null) this.clock.clearTimeout(this.leaseTimer);
+    this.leaseTimer = null;
+    this.leaseTimerAt = Number.POSITIVE_INFINITY;
+    for (const pool of this.pools.values()) this.clearGateTimer(pool);
+  }
+
+  private figures(pool: PoolState): PoolFigures {
+    return { held: pool.holders.size, queued: pool.waiters.size, limit: effectiveLimit(pool) };
+  }
+
+  private rejected(
+    pool: PoolState,
+    reason: "concurrency" | "queue_full" | "rpm" | "paused" | "budget",
+    retryAfterMs: number | null,
+  ): StoreAcquireResult {
+    return { type: "rejected", reason, retryAfterMs, figures: this.figures(pool) };
+  }
+
+  private enqueue(pool: PoolState, request: StoreAcquireRequest, now: number): StoreAcquireResult {
+    const waiter = { slotId: request.slotId, enqueuedAt: now, waitDeadline: now + request.waitMs };
+    pool.queue.push(waiter);
+    pool.waiters.set(waiter.slotId, waiter);
+    return { type: "queued", figures: this.figures(pool) };
+  }
+
+  private grant(pool: PoolState, slotId: string, now: number): HeldSlot {
+    const { termMs, requestTimeoutMs } = pool.config;
+    const requestDeadline = now + requestTimeoutMs;
+    const slot: HeldSlot = {
+      slotId,
+      acquiredAt: now,
+      leaseDeadline: Math.min(now + termMs, requestDeadline),
+      requestDeadline,
+      heldAtGrant: pool.holders.size + 1,
+    };
+    pool.holders.set(slotId, slot);
+    pool.grantLog.record(now);
+    this.armLeaseTimer(slot.leaseDeadline, now);
+    return slot;
+  }
+
+  private obstacle(pool: PoolState, now: number): Obstacle | null {
+    if (pool.holders.size >= effectiveLimit(pool)) return "concurrency";
+    if (!this.budgetAdmits(pool)) return "budget";
+    if (now < pool.learned.pausedUntil) return "paused";
+    const rpm = effectiveRpm(pool);
+    if (rpm !== null && pool.grantLog.waitMs(now, rpm) > 0) return "rpm";
+    return null;
+  }
+
+  private gateOpensIn(pool: PoolState, now: number): number {
+    const pausedFor = Math.max(0, pool.learned.pausedUntil - now);
+    const rpm = effectiveRpm(pool);
+    const rpmWait = rpm === null ? 0 : pool.grantLog.waitMs(now, rpm);
+    return Math.max(pausedFor, rpmWait);
+  }
+
+  private budgetAdmits(pool: PoolState): boolean {
+    const budget = pool.budget;
+    if (!budget || budget.origin === null) return true;
+    let heldTotal = 0;
+    let reservedTotal = 0;
+    let borrowed = 0;
+    for (const member of budget.members) {
+      const held = member.holders.size;
+      const reserved = member.config.budget?.reservedConcurrent ?? 0;
+      heldTotal += held;
+      reservedTotal += reserved;
+      if (held > reserved) borrowed += held - reserved;
+    }
+    if (heldTotal >= budget.origin) return false;
+    if (pool.holders.size < (pool.config.budget?.reservedConcurrent ?? 0)) return true;
+    return borrowed < Math.max(0, budget.origin - reservedTotal);
+  }
+
+  /** Serves the pool's queue head-first; see "Serving waiters" in SEMANTICS.md. */
+  private serve(pool: PoolState, now: number): void {
+    for (;;) {
+      const head = this.headWaiter(pool);
+      if (!head) {
+        this.clearGateTimer(pool);
+        return;
+      }
+      if (head.waitDeadline < now) {
+        this.dropHead(pool);
+        continue;
+      }
+      const obstacle = this.obstacle(pool, now);
+      if (obstacle !== null) {
+        if (isTimeGate(obstacle)) this.armGateTimer(pool, now + this.gateOpensIn(pool, now));
+        return;
+      }
+      this.dropHead(pool);
+      const slot = this.grant(pool, head.slotId, now);
+      this.listener.granted(pool.name, slot, now - head.enqueuedAt);
+    }
+  }
+
+  /** Serves the pool, then the other pools of its budget (a freed budget share may fit them). */
+  private serveAround(pool: PoolState, now: number): void {
+    this.serve(pool, now);
+    const budget = pool.budget;
+    if (!budget) return;
+    for (const member of budget.members) if (member !== pool) this.serve(member, now);
+  }
+
+  private serveMembers(budget: BudgetState, now: number): void {
+    for (const member of budget.members) this.serve(member, now);
+  }
+
+  private headWaiter(pool: PoolState): Waiter | undefined {
+    const { queue } = pool;
+    while (pool.queueHead < queue.length) {
+      const head = queue[pool.queueHead]!;
+      if (pool.waiters.get(head.slotId) === head) return head;
+      pool.queueHead++;
+    }
+    this.compactQueue(pool);
+    return undefined;
+  }
+
+  private dropHead(pool: PoolState): void {
+    const head = pool.queue[pool.queueHead]!;
+    pool.waiters.delete(head.slotId);
+    pool.queueHead++;
+    if (pool.queueHead > 1024 && pool.queueHead * 2 > pool.queue.length) this.compactQueue(pool);
+  }
+
+  private compactQueue(pool: PoolState): void {
+    if (pool.queueHead === 0) return;
+    pool.queue.splice(0, pool.queueHead);
+    pool.queueHead = 0;
+  }
+
+  private liveWaiters(pool: PoolState): Waiter[] {
+    const live: Waiter[] = [];
+    for (let i = pool.queueHead; i < pool.queue.length; i++) {
+      const waiter = pool.queue[i]!;
+      if (pool.waiters.get(waiter.slotId) === waiter) live.push(waiter);
+    }
+    return live;
+  }
+
+  private reclaimOne(pool: PoolState, slot: HeldSlot, now: number): void {
+    pool.holders.delete(slot.slotId);
+    this.listener.reclaimed(pool.name, [slot.slotId]);
+    this.serveAround(pool, now);
+  }
+
+  private armLeaseTimer(deadline: number, now: number): void {
+    if (deadline >= this.leaseTimerAt) return;
+    if (this.leaseTimer !== null) this.clock.clearTimeout(this.leaseTimer);
+    this.leaseTimerAt = deadline;
+    this.leaseTimer = this.clock.setTimeout(() => this.onLeaseTimer(), deadline - now);
+  }
+
+  /** Reclaims every expired lease, serves the affected pools, and re-arms for the next deadline. */
+  private onLeaseTimer(): void {
+    this.leaseTimer = null;
+    this.leaseTimerAt = Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    let nextDeadline = Number.POSITIVE_INFINITY;
+    for (const pool of this.pools.values()) {
+      let expired: string[] | undefined;
+      for (const slot of pool.holders.values()) {
+        if (slot.leaseDeadline > now) continue;
+        expired ??= [];
+        expired.push(slot.slotId);
+      }
+      if (expired) {
+        for (const slotId of expired) pool.holders.delete(slotId);
+        this.listener.reclaimed(pool.name, expired);
+        this.serveAround(pool, now);
+      }
+    }
+    for (const pool of this.pools.values()) {
+      for (const slot of pool.holders.values()) {
+        if (slot.leaseDeadline < nextDeadline) nextDeadline = slot.leaseDeadline;
+      }
+    }
+    if (nextDeadline !== Number.POSITIVE_INFINITY) this.armLeaseTimer(nextDeadline, now);
+  }
+
+  private armGateTimer(pool: PoolState, at: number): void {
+    if (pool.gateTimer !== null && pool.gateTimerAt <= at) return;
+    this.clearGateTimer(pool);
+    pool.gateTimerAt = at;
+    pool.gateTimer = this.clock.setTimeout(() => {
+      pool.gateTimer = null;
+      pool.gateTimerAt = Number.POSITIVE_INFINITY;
+      this.serve(pool, this.clock.now());
+    }, at - this.clock.now());
+  }
+
+  private clearGateTimer(pool: PoolState): void {
+    if (pool.gateTimer === null) return;
+    this.clock.clearTimeout(pool.gateTimer);
+    pool.gateTimer = null;
+    pool.gateTimerAt = Number.POSITIVE_INFINITY;
+  }
+
+  private budgetState(name: string): BudgetState {
+    let budget = this.budgets.get(name);
+    if (!budget) {
+      budget = { name, origin: null, members: new Set() };
+      this.budgets.set(name, budget);
+    }
+    return budget;
+  }
+
+  private joinBudget(pool: PoolState, budgetName: string | null): void {
+    if (pool.budget?.name === budgetName) return;
+    if (pool.budget) {
+      const previous = pool.budget;
+      previous.members.delete(pool);
+      pool.budget = null;
+      this.serveMembers(previous, this.clock.now());
+    }
+    if (budgetName !== null) {
+      pool.budget = this.budgetState(budgetName);
+      pool.budget.members.add(pool);
+    }
+  }
+
+  private sizeGrantLog(pool: PoolState): void {
+    const rpm = effectiveRpm(pool);
+    if (rpm !== null) pool.grantLog.ensureCapacity(rpm);
+  }
+}
+
+function isTimeGate(obstacle: Obstacle): obstacle is "paused" | "rpm" {
+  return obstacle === "paused" || obstacle === "rpm";
+}
+
+function effectiveLimit(pool: PoolState): number {
+  const learned = pool.learned.concurrency;
+  const max = pool.config.maxConcurrent;
+  return learned === null ? max : Math.min(max, learned);
+}
+
+function effectiveRpm(pool: PoolState): number | null {
+  const configured = pool.config.rpm;
+  const learned = pool.learned.rpm;
+  if (configured === null) return learned;
+  return learned === null ? configured : Math.min(configured, learned);
+}

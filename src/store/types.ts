@@ -1,0 +1,153 @@
+/**
+ * The store boundary: every change to slot state (holders, waiters, RPM gate, pause,
+ * learned limits) is one atomic operation here, so the in-memory reference and the Redis
+ * store are interchangeable. The governor owns promises, timers for wait budgets and
+ * metrics; the store owns truth.
+ *
+ * Methods may answer synchronously (memory) or with a promise (Redis): the governor
+ * awaits only when it gets a promise, which keeps the in-memory hot path free of ticks.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** The limits of one pool as the store enforces them. Pushed by the governor on define/update. */
+export interface StorePoolConfig {
+  /** Hard concurrency ceiling (integer ≥ 1). The learned limit never exceeds it. */
+  maxConcurrent: number;
+  /** Waiters allowed at once (0 = no queue: every acquire is fail-fast). */
+  queueSize: number;
+  /** Lease term: a slot not renewed within it is reclaimed. */
+  termMs: number;
+  /** Hard cap on a slot's life from its grant (the contract's requestDeadline). */
+  requestTimeoutMs: number;
+  /** Configured requests-per-minute gate, or null for none. */
+  rpm: number | null;
+  /** Budget membership, or null. */
+  budget: { id: string; reservedConcurrent: number } | null;
+}
+
+/** Limits learned from upstream answers; null means "nothing learned, use the configuration". */
+export interface LearnedLimits {
+  /** Adaptive concurrency limit (integer ≥ 1), or null. Effective limit = min(maxConcurrent, this). */
+  concurrency: number | null;
+  /** Learned requests-per-minute, or null. Effective gate = min(configured rpm, this). */
+  rpm: number | null;
+  /** Epoch ms until which new admissions are paused (Retry-After); 0 when not paused. */
+  pausedUntil: number;
+}
+
+/** A held slot as the store records it. */
+export interface HeldSlot {
+  slotId: string;
+  /** Epoch ms of the grant. */
+  acquiredAt: number;
+  /** Epoch ms; the slot is reclaimed when not renewed before it. */
+  leaseDeadline: number;
+  /** Epoch ms; renewals never extend past it. */
+  requestDeadline: number;
+  /** Slots held in the pool right after this grant, this one included (feeds adaptive learning). */
+  heldAtGrant: number;
+}
+
+/** Live figures returned with each acquire, so callers see the pool without another round trip. */
+export interface PoolFigures {
+  held: number;
+  queued: number;
+  /** Effective concurrency limit now: the configured max tightened by learning (budgets not counted). */
+  limit: number;
+}
+
+export type StoreAcquireResult =
+  | { type: "granted"; slot: HeldSlot; figures: PoolFigures }
+  /** Placed in the queue; the store will call {@link StoreListener.granted} when a slot is handed over. */
+  | { type: "queued"; figures: PoolFigures }
+  | {
+      type: "rejected";
+      reason: "concurrency" | "queue_full" | "rpm" | "paused" | "budget";
+      /** Best estimate of when a retry may succeed, or null when the store cannot tell. */
+      retryAfterMs: number | null;
+      figures: PoolFigures;
+    };
+
+export interface StoreAcquireRequest {
+  /** Unguessable id, chosen by the governor; becomes the slot's id when granted, now or later. */
+  slotId: string;
+  /**
+   * How long the caller may wait in the queue (ms, already clamped to the pool's queue
+   * timeout). 0 = fail fast. A waiter whose only obstacle is the RPM gate or a pause is
+   * queued when its turn falls within this budget, else rejected with the time to its turn.
+   */
+  waitMs: number;
+}
+
+export type StoreRenewResult =
+  | { type: "renewed"; leaseDeadline: number }
+  | { type: "capped"; requestDeadline: number }
+  | { type: "not_found" };
+
+export interface StoreReleaseResult {
+  /** True when the slot was held; false when it was already released or reclaimed. */
+  released: boolean;
+  /** The slot as it was held (for hold-time metrics and learning); absent when not released. */
+  slot?: HeldSlot;
+}
+
+export type StoreCancelResult =
+  /** The waiter left the queue. */
+  | { type: "cancelled" }
+  /** Too late: the slot was handed over already. The caller now holds it. */
+  | { type: "granted"; slot: HeldSlot }
+  /** The store knows nothing of this waiter (pool removed, or the store lost it). */
+  | { type: "unknown" };
+
+/** What the store tells the governor on its own initiative. */
+export interface StoreListener {
+  /** A queued waiter was handed a slot (by a release, a reclaim, an RPM turn, a limit change). */
+  granted(pool: string, slot: HeldSlot, queuedMs: number): void;
+  /** Slots whose lease ran out were reclaimed. */
+  reclaimed(pool: string, slotIds: readonly string[]): void;
+}
+
+/** A point-in-time view of a pool, for status output and tests. */
+export interface PoolSnapshot extends PoolFigures {
+  learned: LearnedLimits;
+  /** Slot ids held now, in grant order. */
+  slotIds: string[];
+  /** Queued waiter ids, head first. */
+  waiterIds: string[];
+}
+
+/**
+ * The atomic slot engine behind a governor. The in-memory store is the reference; every
+ * implementation passes the same conformance suite (`test/store-conformance/`).
+ */
+export interface SlotStore {
+  /** Short name for logs and status output ("memory", "redis"). */
+  readonly kind: string;
+  /** The store's clock, in epoch ms (Redis: server TIME). Leases and gates use only this. */
+  now(): MaybePromise<number>;
+  /** Called once by the governor before any other call. */
+  setListener(listener: StoreListener): void;
+  /** Defines or updates a budget. A null origin means "no shared ceiling". */
+  upsertBudget(budget: string, originMaxConcurrent: number | null): MaybePromise<void>;
+  removeBudget(budget: string): MaybePromise<void>;
+  /** Defines or updates a pool. Held slots and waiters survive; a raised limit serves waiters at once. */
+  upsertPool(pool: string, config: StorePoolConfig): MaybePromise<void>;
+  /** Forgets a pool: its slots and waiters are dropped (later releases answer released:false). */
+  removePool(pool: string): MaybePromise<void>;
+  acquire(pool: string, request: StoreAcquireRequest): MaybePromise<StoreAcquireResult>;
+  /** Withdraws a waiter (timeout, abort). */
+  cancel(pool: string, slotId: string): MaybePromise<StoreCancelResult>;
+  renew(pool: string, slotId: string): MaybePromise<StoreRenewResult>;
+  /** Idempotent. Frees the slot and hands it to the next eligible waiter in the same operation. */
+  release(pool: string, slotId: string): MaybePromise<StoreReleaseResult>;
+  /** Replaces the learned limits of a pool (a tighter limit never revokes held slots). */
+  setLearned(pool: string, learned: LearnedLimits): MaybePromise<void>;
+  snapshot(pool: string): MaybePromise<PoolSnapshot | null>;
+  /** Stops timers and connections. Pending waiters are left to the governor. */
+  close(): MaybePromise<void>;
+  /**
+   * Test hook: resolves when no store-initiated work (timer-driven reclaim or serving of
+   * waiters) is in flight. The memory store is always idle; the Redis store awaits its scripts.
+   */
+  whenIdle?(): Promise<void>;
+}

@@ -1,0 +1,36 @@
+import { randomBytes } from "node:crypto";
+import type { PoolInput } from "../../src/catalog/types.js";
+
+/** A complete, valid pool input; override what a test is about. */
+export function poolInput(overrides: Partial<PoolInput> = {}): PoolInput {
+  return {
+    name: "LLM",
+    description: null,
+    subdomain: "llm",
+    backend: "http",
+    origin: "https://api.example.test",
+    maxConcurrent: 8,
+    queueSize: 4,
+    queueTimeoutMs: 20_000,
+    rpm: null,
+    requestTimeoutMs: 120_000,
+    termMs: 30_000,
+    renewIntervalMs: 10_000,
+    adaptive: true,
+    requireKey: true,
+    allowAuthorizationHeader: false,
+    credential: null,
+    originSigning: false,
+    readMethods: [],
+    readPaths: null,
+    budgetId: null,
+    reservedConcurrent: 0,
+    metricsRetentionDays: 30,
+    ...overrides,
+  };
+}
+
+/** A fresh random 256-bit key for SecretBox. */
+export function testSecretKey(): Buffer {
+  return randomBytes(32);
+}

@@ -1,0 +1,289 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../../adapters/cli/run-cli.js";
+import { openDataDir } from "../../adapters/server/data-dir.js";
+import { captureIo } from "./capture-io.js";
+import { tempDir } from "./cli-process.js";
+
+let dir: string;
+let cleanup: () => void;
+
+async function sluice(args: string[], env: Record<string, string> = {}) {
+  const captured = captureIo({ SLUICE_DATA_DIR: dir, ...env });
+  const code = await runCli(args, captured.io);
+  return { code, stdout: captured.stdout(), stderr: captured.stderr() };
+}
+
+function writeFile(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content, null, 2));
+  return path;
+}
+
+function readCatalog<T>(read: (data: ReturnType<typeof openDataDir>) => T): T {
+  const data = openDataDir({ dataDir: dir });
+  try {
+    return read(data);
+  } finally {
+    data.close();
+  }
+}
+
+const chat = {
+  name: "Chat",
+  subdomain: "chat",
+  origin: "http://127.0.0.1:9000/",
+  maxConcurrent: 4,
+};
+
+beforeEach(async () => {
+  ({ dir, cleanup } = tempDir("sluice-apply-"));
+  await sluice([
+    "team",
+    "create",
+    "--name",
+    "Acme",
+    "--slug",
+    "acme",
+    "--owner-name",
+    "Ada",
+    "--owner-email",
+    "ada@example.com",
+  ]);
+});
+
+afterEach(() => cleanup());
+
+describe("sluice apply", () => {
+  it("--dry-run shows the plan and writes nothing", async () => {
+    const file = writeFile("a.json", {
+      team: "acme",
+      budgets: [{ name: "llm", originMaxConcurrent: 4, pools: [chat] }],
+    });
+    const result = await sluice(["apply", file, "--dry-run"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        `Planning ${file} to team acme:`,
+        "Would create budget llm",
+        "Would create pool chat",
+        "Dry run: 2 to create, 0 to update, 0 to delete, 0 unchanged. Nothing was written.",
+        "",
+      ].join("\n"),
+    );
+    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+  });
+
+  it("creates with defaults, then is idempotent", async () => {
+    const file = writeFile("a.json", {
+      team: "acme",
+      budgets: [
+        { name: "llm", originMaxConcurrent: 4, pools: [{ ...chat, reservedConcurrent: 2 }] },
+      ],
+    });
+    expect((await sluice(["apply", file])).stdout).toContain(
+      "Done: 2 create, 0 update, 0 delete, 0 unchanged.",
+    );
+    const [pool] = readCatalog((data) => data.catalog.store.listAllPools());
+    expect(pool).toMatchObject({
+      subdomain: "chat",
+      origin: "http://127.0.0.1:9000",
+      maxConcurrent: 4,
+      queueSize: 0,
+      queueTimeoutMs: 30_000,
+      rpm: null,
+      requireKey: true,
+      reservedConcurrent: 2,
+      budgetId: 1,
+      metricsRetentionDays: 30,
+    });
+    // A running server watches the change marker from its own connection.
+    const watcher = openDataDir({ dataDir: dir });
+    const marker = watcher.catalog.store.changeMarker();
+    const again = await sluice(["apply", file]);
+    expect(again.stdout).toContain(
+      "Unchanged budget llm\nUnchanged pool chat\nDone: 0 create, 0 update, 0 delete, 2 unchanged.",
+    );
+    const markerAfter = watcher.catalog.store.changeMarker();
+    watcher.close();
+    expect(markerAfter).toBe(marker);
+  });
+
+  it("lists each changed field of an update", async () => {
+    await sluice(["apply", writeFile("a.json", { team: "acme", pools: [chat] })]);
+    const file = writeFile("b.json", {
+      team: "acme",
+      pools: [{ ...chat, maxConcurrent: 2, rpm: 60, queue: { size: 5 } }],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.stdout).toContain(
+      "Updated pool chat: maxConcurrent 4 → 2, queueSize 0 → 5, rpm null → 60\n",
+    );
+    expect(readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat"))).toMatchObject({
+      maxConcurrent: 2,
+      rpm: 60,
+      queueSize: 5,
+    });
+  });
+
+  it("reads credential values from the environment and stores them encrypted", async () => {
+    const file = writeFile("a.json", {
+      team: "acme",
+      pools: [{ ...chat, credential: { header: "Authorization", valueFromEnv: "CHAT_AUTH" } }],
+    });
+    const result = await sluice(["apply", file], { CHAT_AUTH: "Bearer sk-test-123" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain("sk-test-123");
+    const { stored, decrypted } = readCatalog((data) => {
+      const pool = data.catalog.store.getPoolBySubdomain(1, "chat")!;
+      return {
+        stored: JSON.stringify(pool.credential),
+        decrypted: data.catalog.decryptCredential(pool),
+      };
+    });
+    expect(stored).not.toContain("sk-test-123");
+    expect(decrypted).toEqual({ header: "authorization", value: "Bearer sk-test-123" });
+
+    expect((await sluice(["apply", file], { CHAT_AUTH: "Bearer sk-test-123" })).stdout).toContain(
+      "Unchanged pool chat",
+    );
+    const rotated = await sluice(["apply", file], { CHAT_AUTH: "Bearer sk-test-456" });
+    expect(rotated.stdout).toContain("Updated pool chat: credential changed (authorization)\n");
+    expect(rotated.stdout).not.toContain("sk-test-456");
+  });
+
+  it("fails before writing anything when a credential variable is not set", async () => {
+    const file = writeFile("a.json", {
+      team: "acme",
+      pools: [
+        { ...chat, subdomain: "first" },
+        {
+          ...chat,
+          subdomain: "second",
+          credential: { header: "x-api-key", valueFromEnv: "MISSING_KEY" },
+        },
+      ],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'Error: Pool "second": the environment variable MISSING_KEY (its credential value) is not set.\n',
+    );
+    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+  });
+
+  it("reports every schema problem with its path, exit 2", async () => {
+    const file = writeFile("bad.json", {
+      team: "acme",
+      pools: [
+        { ...chat, maxConcurrent: 0, subdomain: "Not_A_Label", extra: true },
+        { ...chat },
+        { ...chat },
+      ],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${file} is not a valid Sluice config:`);
+    expect(result.stderr).toContain(
+      "pools.0.subdomain: Use 1-63 lower-case letters, digits and inner hyphens.",
+    );
+    expect(result.stderr).toContain("pools.0.maxConcurrent:");
+    expect(result.stderr).toContain("pools.0.extra:");
+  });
+
+  it("refuses duplicate subdomains and reservations above the budget", async () => {
+    const duplicate = await sluice([
+      "apply",
+      writeFile("dup.json", { team: "acme", pools: [chat, chat] }),
+    ]);
+    expect(duplicate.code).toBe(2);
+    expect(duplicate.stderr).toContain("Pool subdomains must be unique; repeated: chat.");
+    const over = await sluice([
+      "apply",
+      writeFile("over.json", {
+        team: "acme",
+        budgets: [
+          { name: "llm", originMaxConcurrent: 1, pools: [{ ...chat, reservedConcurrent: 2 }] },
+        ],
+      }),
+    ]);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain("reservedConcurrent");
+  });
+
+  it("names a missing file and invalid JSON", async () => {
+    const missing = await sluice(["apply", join(dir, "nope.json")]);
+    expect(missing).toMatchObject({
+      code: 2,
+      stderr: `Error: Cannot read ${join(dir, "nope.json")}: no such file.\n`,
+    });
+    const broken = await sluice(["apply", writeFile("broken.json", "{ team: ")]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain("is not valid JSON");
+  });
+
+  it("refuses an unknown team and a subdomain owned by another team", async () => {
+    const unknown = await sluice(["apply", writeFile("a.json", { team: "globex", pools: [chat] })]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('No team with slug "globex"');
+
+    await sluice(["apply", writeFile("acme.json", { team: "acme", pools: [chat] })]);
+    await sluice([
+      "team",
+      "create",
+      "--name",
+      "Globex",
+      "--slug",
+      "globex",
+      "--owner-name",
+      "Hank",
+      "--owner-email",
+      "hank@example.com",
+    ]);
+    const taken = await sluice([
+      "apply",
+      writeFile("globex.json", { team: "globex", pools: [chat] }),
+    ]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toBe('Error: The subdomain "chat" belongs to another team.\n');
+  });
+
+  it("moves a pool between budgets and out of them", async () => {
+    await sluice([
+      "apply",
+      writeFile("a.json", { team: "acme", budgets: [{ name: "a", pools: [chat] }, { name: "b" }] }),
+    ]);
+    const moved = await sluice([
+      "apply",
+      writeFile("b.json", { team: "acme", budgets: [{ name: "a" }, { name: "b", pools: [chat] }] }),
+    ]);
+    expect(moved.stdout).toContain('Updated pool chat: budget "a" → "b"');
+    const out = await sluice([
+      "apply",
+      writeFile("c.json", { team: "acme", budgets: [{ name: "a" }, { name: "b" }], pools: [chat] }),
+    ]);
+    expect(out.stdout).toContain('Updated pool chat: budget "b" → null');
+    expect(
+      readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")?.budgetId),
+    ).toBeNull();
+  });
+
+  it("--prune deletes the team's pools missing from the file", async () => {
+    await sluice([
+      "apply",
+      writeFile("a.json", { team: "acme", pools: [chat, { ...chat, subdomain: "old" }] }),
+    ]);
+    const kept = await sluice(["apply", writeFile("b.json", { team: "acme", pools: [chat] })]);
+    expect(kept.stdout).not.toContain("old");
+    const pruned = await sluice([
+      "apply",
+      writeFile("b.json", { team: "acme", pools: [chat] }),
+      "--prune",
+    ]);
+    expect(pruned.stdout).toContain("Deleted pool old\n");
+    expect(
+      readCatalog((data) => data.catalog.store.listAllPools().map((pool) => pool.subdomain)),
+    ).toEqual(["chat"]);
+  });
+});

@@ -1,0 +1,333 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../../adapters/cli/run-cli.js";
+import { openDataDir } from "../../adapters/server/data-dir.js";
+import { UnauthorizedError } from "../../src/errors.js";
+import { captureIo } from "./capture-io.js";
+import { tempDir } from "./cli-process.js";
+
+let dir: string;
+let cleanup: () => void;
+
+async function sluice(...args: string[]) {
+  const captured = captureIo({ SLUICE_DATA_DIR: dir });
+  const code = await runCli(args, captured.io);
+  return { code, stdout: captured.stdout(), stderr: captured.stderr() };
+}
+
+function authenticate(token: string) {
+  const data = openDataDir({ dataDir: dir });
+  try {
+    return data.catalog.authenticateApiToken(token);
+  } finally {
+    data.close();
+  }
+}
+
+const createAcme = () =>
+  sluice(
+    "team",
+    "create",
+    "--name",
+    "Acme",
+    "--slug",
+    "acme",
+    "--owner-name",
+    "Ada",
+    "--owner-email",
+    "Ada@Example.com",
+  );
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir("sluice-catalog-cli-"));
+});
+
+afterEach(() => cleanup());
+
+describe("sluice team create", () => {
+  it("creates the team and owner in the data directory and says so", async () => {
+    expect(await createAcme()).toEqual({
+      code: 0,
+      stdout: "Created team acme (id 1) with owner ada@example.com.\n",
+      stderr: "",
+    });
+    expect(existsSync(join(dir, "sluice.db"))).toBe(true);
+    expect(existsSync(join(dir, "secret.key"))).toBe(true);
+  });
+
+  it("--data-dir wins over SLUICE_DATA_DIR", async () => {
+    const other = join(dir, "other");
+    const captured = captureIo({ SLUICE_DATA_DIR: dir });
+    const args = [
+      "team",
+      "create",
+      "--name",
+      "A",
+      "--slug",
+      "a",
+      "--owner-name",
+      "A",
+      "--owner-email",
+      "a@example.com",
+    ];
+    expect(await runCli([...args, "--data-dir", other], captured.io)).toBe(0);
+    expect(existsSync(join(other, "sluice.db"))).toBe(true);
+    expect(existsSync(join(dir, "sluice.db"))).toBe(false);
+  });
+
+  it("a taken slug exits 1; invalid input exits 2 naming the flags", async () => {
+    await createAcme();
+    expect(await createAcme()).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'Error: The team slug "acme" is taken.\n',
+    });
+    const invalid = await sluice(
+      "team",
+      "create",
+      "--name",
+      "X",
+      "--slug",
+      "Bad Slug",
+      "--owner-name",
+      "X",
+      "--owner-email",
+      "nope",
+    );
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toBe(
+      "Error: Invalid input:\n  --slug: Use 1-63 lower-case letters, digits and inner hyphens.\n  --owner-email: Must be an email address.\n",
+    );
+  });
+});
+
+describe("sluice user add", () => {
+  it("adds a member (default role) and changes roles", async () => {
+    await createAcme();
+    expect(
+      (await sluice("user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"))
+        .stdout,
+    ).toBe("Added bo@example.com (user id 2) to team acme as member.\n");
+    expect(
+      (
+        await sluice(
+          "user",
+          "add",
+          "--team",
+          "acme",
+          "--name",
+          "Bo",
+          "--email",
+          "bo@example.com",
+          "--role",
+          "admin",
+        )
+      ).stdout,
+    ).toBe("Added bo@example.com (user id 2) to team acme as admin.\n");
+  });
+
+  it("refuses an unknown team and an unknown role", async () => {
+    expect(
+      (await sluice("user", "add", "--team", "nope", "--name", "Bo", "--email", "bo@example.com"))
+        .stderr,
+    ).toContain('No team with slug "nope"');
+    await createAcme();
+    const badRole = await sluice(
+      "user",
+      "add",
+      "--team",
+      "acme",
+      "--name",
+      "Bo",
+      "--email",
+      "bo@example.com",
+      "--role",
+      "king",
+    );
+    expect(badRole.code).toBe(2);
+    expect(badRole.stderr).toContain("--role: Must be one of owner, admin, member.");
+  });
+});
+
+describe("sluice token", () => {
+  beforeEach(async () => {
+    await createAcme();
+    await sluice("user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com");
+  });
+
+  it("create prints the plaintext once with a readable line, and it authenticates", async () => {
+    const result = await sluice(
+      "token",
+      "create",
+      "--team",
+      "acme",
+      "--user",
+      "ada@example.com",
+      "--name",
+      "ci",
+      "--abilities",
+      "pools:read, metrics:read",
+      "--lifetime",
+      "6m",
+    );
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toMatch(
+      /^Created API token "ci" \(id 1\) for ada@example\.com in team acme; abilities pools:read, metrics:read; expires \d{4}-\d\d-\d\dT/,
+    );
+    expect(lines[1]).toBe("Copy it now, it is not shown again:");
+    const plaintext = lines[3]!.trim();
+    expect(authenticate(plaintext)).toMatchObject({
+      user: { email: "ada@example.com" },
+      abilities: ["pools:read", "metrics:read"],
+    });
+  });
+
+  it("create --json prints one JSON object for scripts; 'all' grants every ability", async () => {
+    const result = await sluice(
+      "token",
+      "create",
+      "--team",
+      "acme",
+      "--user",
+      "ada@example.com",
+      "--name",
+      "ci",
+      "--abilities",
+      "all",
+      "--lifetime",
+      "1y",
+      "--json",
+    );
+    const body = JSON.parse(result.stdout);
+    expect(body).toMatchObject({
+      id: 1,
+      name: "ci",
+      team: "acme",
+      user: "ada@example.com",
+      abilities: ["budgets:read", "pools:read", "pools:write", "keys:write", "metrics:read"],
+      revoked_at: null,
+    });
+    expect(Date.parse(body.expires_at) - Date.parse(body.created_at)).toBeGreaterThan(
+      364 * 86_400_000,
+    );
+    expect(authenticate(body.token).token.id).toBe(1);
+  });
+
+  it("a plain member may not create tokens; bad abilities and lifetimes exit 2", async () => {
+    const base = ["token", "create", "--team", "acme", "--name", "x"];
+    const member = await sluice(
+      ...base,
+      "--user",
+      "bo@example.com",
+      "--abilities",
+      "pools:read",
+      "--lifetime",
+      "1m",
+    );
+    expect(member).toMatchObject({
+      code: 1,
+      stderr: "Error: Only organization owners and admins may manage API tokens.\n",
+    });
+    const ability = await sluice(
+      ...base,
+      "--user",
+      "ada@example.com",
+      "--abilities",
+      "pools:delete",
+      "--lifetime",
+      "1m",
+    );
+    expect(ability).toMatchObject({
+      code: 2,
+      stderr: 'Error: --abilities: Unknown ability "pools:delete".\n',
+    });
+    const lifetime = await sluice(
+      ...base,
+      "--user",
+      "ada@example.com",
+      "--abilities",
+      "pools:read",
+      "--lifetime",
+      "2y",
+    );
+    expect(lifetime).toMatchObject({
+      code: 2,
+      stderr: 'Error: --lifetime must be one of 1m, 6m, 1y (got "2y").\n',
+    });
+    const stranger = await sluice(
+      ...base,
+      "--user",
+      "eve@example.com",
+      "--abilities",
+      "pools:read",
+      "--lifetime",
+      "1m",
+    );
+    expect(stranger.stderr).toContain("eve@example.com is not a member of team acme");
+  });
+
+  it("list shows tokens without their values; revoke stops a token at once", async () => {
+    const created = JSON.parse(
+      (
+        await sluice(
+          "token",
+          "create",
+          "--team",
+          "acme",
+          "--user",
+          "ada@example.com",
+          "--name",
+          "ci",
+          "--abilities",
+          "pools:read",
+          "--lifetime",
+          "1m",
+          "--json",
+        )
+      ).stdout,
+    );
+    const listed = await sluice("token", "list", "--team", "acme");
+    expect(listed.stdout).toMatch(
+      /^API tokens of team acme:\n {2}1 {2}"ci" {2}ada@example\.com {2}pools:read {2}expires .*, never used\n$/,
+    );
+    expect(listed.stdout).not.toContain(created.token);
+
+    expect(
+      (await sluice("token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "1"))
+        .stdout,
+    ).toBe('Revoked API token "ci" (id 1) of team acme.\n');
+    expect(() => authenticate(created.token)).toThrow(UnauthorizedError);
+    const json = JSON.parse((await sluice("token", "list", "--team", "acme", "--json")).stdout);
+    expect(json[0].revoked_at).toMatch(/^\d{4}-/);
+    expect(JSON.stringify(json)).not.toContain(created.token);
+
+    const missing = await sluice(
+      "token",
+      "revoke",
+      "--team",
+      "acme",
+      "--user",
+      "ada@example.com",
+      "--id",
+      "99",
+    );
+    expect(missing).toMatchObject({ code: 1, stderr: "Team acme has no API token with id 99.\n" });
+    expect(
+      (await sluice("token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "x"))
+        .code,
+    ).toBe(2);
+  });
+});
+
+describe("sluice status", () => {
+  it("says when there is nothing yet, and prints JSON without secrets", async () => {
+    await createAcme();
+    expect((await sluice("status")).stdout).toBe(
+      'No budgets or pools yet. Add some with "sluice apply <file.json>".\n',
+    );
+    const json = JSON.parse((await sluice("status", "--team", "acme", "--json")).stdout);
+    expect(json).toEqual([{ team: { id: 1, name: "Acme", slug: "acme" }, budgets: [], pools: [] }]);
+  });
+});

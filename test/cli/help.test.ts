@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { COMMANDS, runCli } from "../../adapters/cli/run-cli.js";
+import { captureIo } from "./capture-io.js";
+import { runSluice } from "./cli-process.js";
+
+const NO_STACK = /\n\s+at /;
+
+describe.concurrent("sluice --help (real processes)", () => {
+  it("lists every command and exits 0", async () => {
+    const { code, stdout } = await runSluice(["--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Usage: sluice <command> [options]");
+    for (const command of COMMANDS) expect(stdout).toContain(command.name);
+  });
+
+  it("prints the overview on stderr with exit code 2 when no command is given", async () => {
+    const { code, stdout, stderr } = await runSluice([]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("Usage: sluice <command>");
+  });
+
+  it.each(COMMANDS.map((command) => [command.name]))(
+    "sluice %s --help prints its usage, options and examples",
+    async (name) => {
+      const { code, stdout, stderr } = await runSluice([...name.split(" "), "--help"]);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      expect(stdout).toContain(`Usage: sluice ${name}`);
+      expect(stdout).toContain("-h, --help");
+      expect(stdout).toContain("Examples:");
+      expect(stdout).toContain(`  sluice ${name}`);
+    },
+  );
+
+  it("sluice help <command> is the same as <command> --help", async () => {
+    const viaHelp = await runSluice(["help", "token", "create"]);
+    const viaFlag = await runSluice(["token", "create", "-h"]);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+  });
+
+  it("a command group without a subcommand lists its commands with exit code 2", async () => {
+    const { code, stderr } = await runSluice(["token"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("token create");
+    expect(stderr).toContain("token revoke");
+    expect(stderr).toContain("token list");
+  });
+});
+
+describe.concurrent("bad usage (real processes)", () => {
+  it("an unknown flag exits 2 with a clear message and no stack trace", async () => {
+    const { code, stdout, stderr } = await runSluice(["apply", "x.json", "--force"]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe('Error: Unknown option --force. Run "sluice apply --help" for usage.\n');
+  });
+
+  it("an unknown command exits 2", async () => {
+    const { code, stderr } = await runSluice(["frobnicate"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('Unknown command "frobnicate"');
+  });
+
+  it("bad serve configuration names the field and its source, exit 2, no stack trace", async () => {
+    const { code, stderr } = await runSluice(["serve", "--port", "http"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      'port: must be a whole number from 0 to 65535 (got "http", from --port)',
+    );
+    expect(stderr).not.toMatch(NO_STACK);
+  });
+});
+
+describe("argument parsing (in-process)", () => {
+  it.each(COMMANDS.map((command) => [command.name]))(
+    "sluice %s --no-such-flag exits 2 and names the flag",
+    async (name) => {
+      const captured = captureIo();
+      expect(await runCli([...name.split(" "), "--no-such-flag"], captured.io)).toBe(2);
+      expect(captured.stdout()).toBe("");
+      expect(captured.stderr()).toContain("Unknown option --no-such-flag");
+      expect(captured.stderr()).toContain(`sluice ${name} --help`);
+    },
+  );
+
+  it("missing required flags are named together", async () => {
+    const captured = captureIo();
+    expect(await runCli(["token", "create", "--team", "acme"], captured.io)).toBe(2);
+    expect(captured.stderr()).toContain("Missing --user, --name, --abilities, --lifetime.");
+  });
+
+  it("a missing positional argument is named", async () => {
+    const captured = captureIo();
+    expect(await runCli(["apply"], captured.io)).toBe(2);
+    expect(captured.stderr()).toContain("Missing <file.json>.");
+  });
+
+  it("an extra positional argument is refused", async () => {
+    const captured = captureIo();
+    expect(await runCli(["status", "extra"], captured.io)).toBe(2);
+    expect(captured.stderr()).toContain('Unexpected argument "extra".');
+  });
+
+  it("a string flag without its value is reported", async () => {
+    const captured = captureIo();
+    expect(await runCli(["status", "--team"], captured.io)).toBe(2);
+    expect(captured.stderr()).toContain("Option --team needs a value.");
+  });
+
+  it("a boolean flag given a value is reported", async () => {
+    const captured = captureIo();
+    expect(await runCli(["status", "--json=yes"], captured.io)).toBe(2);
+    expect(captured.stderr()).toContain("Option --json does not take a value.");
+  });
+});

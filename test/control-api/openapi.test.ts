@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ControlApiHarness, type Json, startControlApi } from "./harness.js";
+
+const CONTRACT_OPERATIONS: [method: string, path: string, success: string][] = [
+  ["get", "/api/v1/me", "200"],
+  ["get", "/api/v1/budgets", "200"],
+  ["get", "/api/v1/budgets/{budget}", "200"],
+  ["get", "/api/v1/budgets/{budget}/pools", "200"],
+  ["get", "/api/v1/pools", "200"],
+  ["get", "/api/v1/pools/{pool}", "200"],
+  ["post", "/api/v1/pools/{pool}/keys", "201"],
+  ["delete", "/api/v1/pools/{pool}/keys/{apiKey}", "200"],
+  ["get", "/api/v1/pools/{pool}/metrics", "200"],
+];
+
+/** Every `$ref` value anywhere in a JSON value. */
+function refsIn(value: unknown, found: string[] = []): string[] {
+  if (Array.isArray(value)) for (const item of value) refsIn(item, found);
+  else if (value && typeof value === "object") {
+    for (const [key, child] of Object.entries(value)) {
+      if (key === "$ref" && typeof child === "string") found.push(child);
+      else refsIn(child, found);
+    }
+  }
+  return found;
+}
+
+function resolve(document: Json, ref: string): Json {
+  expect(ref.startsWith("#/")).toBe(true);
+  return ref
+    .slice(2)
+    .split("/")
+    .reduce((node, part) => node?.[part], document);
+}
+
+describe("GET /api/v1/openapi.json", () => {
+  let api: ControlApiHarness;
+  let document: Json;
+
+  beforeAll(async () => {
+    api = await startControlApi("memory");
+    const response = await api.call("GET", "/api/v1/openapi.json");
+    expect(response.status).toBe(200);
+    document = response.body;
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it("is served without authentication as an OpenAPI 3.1 document, version 1.0.0", () => {
+    expect(document.openapi).toMatch(/^3\.1\./);
+    expect(document.info).toMatchObject({ title: expect.any(String), version: "1.0.0" });
+  });
+
+  it("declares bearer authentication for every contract operation", () => {
+    const schemes = document.components.securitySchemes;
+    const [name] = Object.entries(schemes).find(
+      ([, scheme]: [string, Json]) => scheme.type === "http" && scheme.scheme === "bearer",
+    ) as [string, unknown];
+    expect(document.security).toEqual([{ [name]: [] }]);
+    for (const [method, path] of CONTRACT_OPERATIONS) {
+      expect(document.paths[path][method].security).toBeUndefined();
+    }
+  });
+
+  it.each(CONTRACT_OPERATIONS)(
+    "documents %s %s with its success and error responses",
+    (method, path, success) => {
+      const operation = document.paths[path]?.[method];
+      expect(operation).toBeDefined();
+      expect(operation.responses[success].content["application/json"].schema).toBeDefined();
+      expect(operation.responses["401"]).toBeDefined();
+      if (path !== "/api/v1/me") expect(operation.responses["403"]).toBeDefined();
+      for (const name of path.match(/\{(\w+)\}/g) ?? []) {
+        const parameter = operation.parameters.find((p: Json) => `{${p.name}}` === name);
+        expect(parameter).toMatchObject({ in: "path", required: true });
+      }
+    },
+  );
+
+  it("resolves every $ref", () => {
+    const refs = refsIn(document);
+    expect(refs.length).toBeGreaterThan(20);
+    for (const ref of refs) expect(resolve(document, ref)).toBeDefined();
+  });
+
+  it("describes the key creation body with the contract's limits", () => {
+    const request = document.components.schemas.PoolKeyCreateRequest;
+    const body = document.paths["/api/v1/pools/{pool}/keys"].post.requestBody;
+    expect(body.required).toBe(false);
+    expect(body.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/PoolKeyCreateRequest",
+    });
+    expect(request.required ?? []).toEqual([]);
+    expect(JSON.stringify(request.properties.label)).toContain('"maxLength":60');
+    expect(JSON.stringify(request.properties.expires_preset)).toContain('["none","1h","24h","7d"]');
+    expect(JSON.stringify(request.properties.access)).toContain('["read","write"]');
+    expect(JSON.stringify(request.properties.expires_at)).toContain('"format":"date-time"');
+  });
+
+  it("documents from and to as optional date-time query parameters of the metrics endpoint", () => {
+    const parameters = document.paths["/api/v1/pools/{pool}/metrics"].get.parameters;
+    for (const name of ["from", "to"]) {
+      expect(parameters.find((p: Json) => p.name === name)).toMatchObject({
+        in: "query",
+        required: false,
+        schema: { type: "string", format: "date-time" },
+      });
+    }
+  });
+
+  it("documents the 422 body as {message, errors: {field: [messages]}}", () => {
+    const schema = document.components.schemas.ValidationError;
+    expect(schema.required).toEqual(["message", "errors"]);
+    expect(schema.properties.errors.additionalProperties).toEqual({
+      type: "array",
+      items: { type: "string" },
+    });
+  });
+
+  it("describes exactly the fields the API sends", async () => {
+    const token = api.fullToken();
+    const schemas = document.components.schemas;
+    const minted = await api.call("POST", "/api/v1/pools/llm/keys", {
+      token,
+      json: { access: "read" },
+    });
+    const samples: [string, Record<string, unknown>][] = [
+      ["MeResponse", (await api.call("GET", "/api/v1/me", { token })).body],
+      ["Budget", (await api.call("GET", "/api/v1/budgets", { token })).body.data[0]],
+      ["Pool", (await api.call("GET", "/api/v1/pools/llm", { token })).body.data],
+      ["PoolKey", minted.body.data],
+      ["PoolMetricsSummary", (await api.call("GET", "/api/v1/pools/llm/metrics", { token })).body],
+    ];
+    for (const [name, sample] of samples) {
+      const schema = schemas[name];
+      const documented = Object.keys(schema.properties);
+      expect(documented).toEqual(expect.arrayContaining(Object.keys(sample)));
+      expect(Object.keys(sample)).toEqual(expect.arrayContaining(schema.required));
+    }
+  });
+});

@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import { RejectedError } from "../../src/errors.js";
+import { manualGovernor, outcomeOf, track } from "./helpers.js";
+
+describe("run", () => {
+  it("does not start fn when the caller aborted before the slot arrived", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const controller = new AbortController();
+    let ran = false;
+    const running = governor.run(
+      "llm",
+      () => {
+        ran = true;
+      },
+      { signal: controller.signal },
+    );
+    controller.abort();
+    await expect(running).rejects.toMatchObject({ code: "aborted" });
+    expect(ran).toBe(false);
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
+  it("releases the slot when fn throws", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    await expect(
+      governor.run("llm", () => {
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    expect((await governor.status("llm")).held).toBe(0);
+    await expect(governor.run("llm", () => 42)).resolves.toBe(42);
+  });
+
+  it("keeps the lease of long work alive and aborts the work at the request deadline", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", {
+      maxConcurrent: 1,
+      termMs: 30_000,
+      requestTimeoutMs: 120_000,
+    });
+    let signal: AbortSignal | undefined;
+    let finish: () => void = () => {};
+    const running = governor.run("llm", (context) => {
+      signal = context.signal;
+      return new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+    });
+    await clock.advance(100_000);
+    expect((await governor.status("llm")).held).toBe(1);
+    expect(signal?.aborted).toBe(false);
+    await clock.advance(20_000);
+    expect(signal?.aborted).toBe(true);
+    finish();
+    await running;
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
+  it("passes the caller's abort to the running work", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const controller = new AbortController();
+    let started: () => void = () => {};
+    const fnStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const running = governor.run(
+      "llm",
+      (context) =>
+        new Promise((_resolve, reject) => {
+          context.signal.addEventListener("abort", () => reject(context.signal.reason));
+          started();
+        }),
+      { signal: controller.signal },
+    );
+    await fnStarted;
+    controller.abort(new Error("user went away"));
+    await expect(running).rejects.toThrow("user went away");
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+});
+
+describe("pool updates, budgets and RPM", () => {
+  it("applies new limits to a running pool without dropping held slots", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 2, queue: { size: 5, timeoutMs: 10_000 } });
+    const a = await governor.acquire("llm");
+    await governor.acquire("llm");
+    const waiting = track(governor.acquire("llm", { waitMs: 10_000 }));
+    await governor.definePool("llm", { maxConcurrent: 3, queue: { size: 5, timeoutMs: 10_000 } });
+    await expect(waiting.promise).resolves.toMatchObject({ effectiveLimit: 3 });
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    expect((await governor.status("llm")).held).toBe(3);
+    await expect(governor.acquire("llm")).rejects.toBeInstanceOf(RejectedError);
+    await governor.release("llm", a.slotId);
+    expect((await governor.status("llm")).held).toBe(2);
+  });
+
+  it("a budget pool always gets its reservation and borrows only the unallocated share", async () => {
+    const { governor } = manualGovernor();
+    await governor.defineBudget("openai", { originMaxConcurrent: 5 });
+    await governor.definePool("chat", {
+      maxConcurrent: 5,
+      budget: { id: "openai", reservedConcurrent: 2 },
+    });
+    await governor.definePool("batch", {
+      maxConcurrent: 5,
+      budget: { id: "openai", reservedConcurrent: 1 },
+    });
+    // unallocated = 5 - 3 = 2: batch may use 1 reserved + 2 borrowed.
+    for (let i = 0; i < 3; i++) await governor.acquire("batch");
+    const refused = await outcomeOf(governor.acquire("batch"));
+    expect((refused as { error: RejectedError }).error.reason).toBe("budget");
+    await governor.acquire("chat");
+    await governor.acquire("chat");
+    await expect(governor.acquire("chat")).rejects.toBeInstanceOf(RejectedError);
+  });
+
+  it("refuses reservations that exceed the budget's ceiling", async () => {
+    const { governor } = manualGovernor();
+    await governor.defineBudget("b", { originMaxConcurrent: 2 });
+    await expect(
+      governor.definePool("p", { maxConcurrent: 5, budget: { id: "b", reservedConcurrent: 3 } }),
+    ).rejects.toThrow(/exceed/);
+    await expect(
+      governor.definePool("q", {
+        maxConcurrent: 5,
+        budget: { id: "missing", reservedConcurrent: 0 },
+      }),
+    ).rejects.toMatchObject({ code: "budget_not_found" });
+  });
+
+  it("an RPM-blocked waiter waits for its turn inside its budget, else gets the time to it", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", {
+      maxConcurrent: 10,
+      rpm: 2,
+      queue: { size: 5, timeoutMs: 60_000 },
+    });
+    const first = await governor.acquire("llm");
+    await clock.advance(10_000);
+    await governor.acquire("llm");
+    const tooShort = await outcomeOf(governor.acquire("llm", { waitMs: 1000 }));
+    const error = (tooShort as { error: RejectedError }).error;
+    expect(error.reason).toBe("rpm");
+    expect(error.retryAfterMs).toBe(50_000);
+    const waiting = track(governor.acquire("llm", { waitMs: 60_000 }));
+    await clock.advance(49_999);
+    expect(waiting.settled()).toBe(false);
+    await clock.advance(1);
+    await expect(waiting.promise).resolves.toMatchObject({ queuedMs: 50_000 });
+    expect(first.slotId).toBeTruthy();
+  });
+});
+
+describe("learning from outcomes", () => {
+  it("a throttled release tightens the limit; resetLearned restores it", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 8 });
+    const grants = [];
+    for (let i = 0; i < 5; i++) grants.push(await governor.acquire("llm"));
+    await governor.release("llm", grants[4]!.slotId, { status: 429 });
+    expect((await governor.status("llm")).effectiveLimit).toBe(4);
+    await governor.resetLearned("llm");
+    expect((await governor.status("llm")).effectiveLimit).toBe(8);
+  });
+
+  it("Retry-After pauses new admissions until it passes", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 8 });
+    const grant = await governor.acquire("llm");
+    await governor.release("llm", grant.slotId, { status: 429, headers: { "retry-after": "3" } });
+    const refused = await outcomeOf(governor.acquire("llm"));
+    expect((refused as { error: RejectedError }).error).toMatchObject({
+      reason: "paused",
+      retryAfterMs: 3000,
+    });
+    await clock.advance(3000);
+    await expect(governor.acquire("llm")).resolves.toBeTruthy();
+  });
+
+  it("ignores a malformed outcome but still releases", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const grant = await governor.acquire("llm");
+    await expect(
+      governor.release("llm", grant.slotId, { status: 99, headers: { "retry-after": "soon" } }),
+    ).resolves.toEqual({ released: true });
+    expect((await governor.status("llm")).learned).toEqual({
+      concurrency: null,
+      rpm: null,
+      pausedUntil: 0,
+    });
+  });
+});

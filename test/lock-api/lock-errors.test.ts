@@ -1,0 +1,120 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../src/clock/manual-clock.js";
+import { createHarness, type Harness, readBody, waitFor } from "./harness.js";
+
+async function expectError(response: Response, status: number, error: string): Promise<void> {
+  expect(response.status).toBe(status);
+  const body = await readBody(response);
+  expect(body.error).toBe(error);
+  expect(typeof body.message).toBe("string");
+  expect(body.message.length).toBeGreaterThan(0);
+}
+
+/** One test per row of the contract's Lock API error tables (section 7). */
+describe("Lock API errors (contract section 7)", () => {
+  let h: Harness;
+  let clock: ManualClock;
+  let key: string;
+  let allowlisted = true;
+
+  beforeEach(async () => {
+    allowlisted = true;
+    h = await createHarness({ ipPolicy: () => allowlisted });
+    clock = h.manualClock as ManualClock;
+    await h.addPool({ subdomain: "llm", maxConcurrent: 1, queueSize: 1, queueTimeoutMs: 10_000 });
+    key = h.mintKey("llm").plaintext;
+  });
+  afterEach(() => h.close());
+
+  describe("acquire", () => {
+    it("401 unauthorized for missing or invalid auth", async () => {
+      await expectError(await h.lockPost("/pools/llm/lock/acquire"), 401, "unauthorized");
+      await expectError(
+        await h.lockPost("/pools/llm/lock/acquire", { key: "slc_key_not-a-real-key" }),
+        401,
+        "unauthorized",
+      );
+      expect(h.accessLog.list("llm")).toEqual([]);
+    });
+
+    it("403 unauthorized on an IP allowlist miss", async () => {
+      allowlisted = false;
+      await expectError(await h.lockPost("/pools/llm/lock/acquire", { key }), 403, "unauthorized");
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
+    it("413 payload_too_large for a body over 16 KiB", async () => {
+      const body = JSON.stringify({ waitMs: 1, padding: "x".repeat(17 * 1024) });
+      await expectError(
+        await h.lockPost("/pools/llm/lock/acquire", { key, body }),
+        413,
+        "payload_too_large",
+      );
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
+    it("429 too_many_requests with Retry-After (whole seconds, rounded up) when no slot is free", async () => {
+      await h.lockPost("/pools/llm/lock/acquire", { key });
+      const response = await h.lockPost("/pools/llm/lock/acquire", { key });
+      expect(response.headers.get("retry-after")).toBe("1");
+      expect(response.headers.get("x-svc-rejected-by")).toBe("sluice");
+      await expectError(response, 429, "too_many_requests");
+    });
+
+    it("504 queue_timeout when waitMs (or the header budget) passes with no slot", async () => {
+      await h.lockPost("/pools/llm/lock/acquire", { key });
+      const waiting = h.lockPost("/pools/llm/lock/acquire", {
+        key,
+        headers: { "x-svc-queue-timeout-ms": "3000" },
+      });
+      await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+      await clock.advance(3_000);
+      await expectError(await waiting, 504, "queue_timeout");
+    });
+  });
+
+  describe("renew", () => {
+    it("404 not_found when the slot was already released or reclaimed", async () => {
+      const grant = await readBody(await h.lockPost("/pools/llm/lock/acquire", { key }));
+      await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
+      await expectError(
+        await h.lockPost(`/pools/llm/lock/${grant.slotId}/renew`, { key }),
+        404,
+        "not_found",
+      );
+    });
+
+    it("409 capped when the slot hit the request-timeout cap", async () => {
+      await h.addPool({
+        subdomain: "short",
+        maxConcurrent: 1,
+        termMs: 10_000,
+        requestTimeoutMs: 10_000,
+      });
+      const shortKey = h.mintKey("short").plaintext;
+      const grant = await readBody(
+        await h.lockPost("/pools/short/lock/acquire", { key: shortKey }),
+      );
+      expect(grant.leaseDeadline).toBe(grant.requestDeadline);
+      await clock.advance(5_000);
+      await expectError(
+        await h.lockPost(`/pools/short/lock/${grant.slotId}/renew`, { key: shortKey }),
+        409,
+        "capped",
+      );
+    });
+  });
+
+  describe("release", () => {
+    it("a missing slot gives 200 with released false", async () => {
+      const response = await h.lockPost(
+        "/pools/llm/lock/00000000-0000-4000-8000-000000000000/release",
+        {
+          key,
+        },
+      );
+      expect(response.status).toBe(200);
+      expect(await readBody(response)).toEqual({ released: false });
+    });
+  });
+});

@@ -1,0 +1,243 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../src/clock/manual-clock.js";
+import { createHarness, type Harness, readBody, waitFor } from "./harness.js";
+
+describe("Lock API request handling", () => {
+  let h: Harness;
+  let clock: ManualClock;
+  let key: string;
+
+  beforeEach(async () => {
+    h = await createHarness();
+    clock = h.manualClock as ManualClock;
+    await h.addPool({ subdomain: "llm", maxConcurrent: 1, queueSize: 2, queueTimeoutMs: 10_000 });
+    key = h.mintKey("llm").plaintext;
+  });
+  afterEach(() => h.close());
+
+  const acquire = (init: { body?: string; headers?: Record<string, string> } = {}) =>
+    h.lockPost("/pools/llm/lock/acquire", { key, ...init });
+
+  describe("wait budget", () => {
+    it.each([
+      ["negative", '{"waitMs":-1}'],
+      ["fractional", '{"waitMs":1.5}'],
+      ["string", '{"waitMs":"100"}'],
+      ["boolean", '{"waitMs":true}'],
+    ])("a %s waitMs in the body is 400 invalid_request", async (_what, body) => {
+      const response = await acquire({ body });
+      expect(response.status).toBe(400);
+      expect(await readBody(response)).toMatchObject({ error: "invalid_request" });
+    });
+
+    it.each(["-1", "1.5", "soon", "1e3", ""])(
+      "X-Svc-Queue-Timeout-Ms %j is 400 invalid_request",
+      async (value) => {
+        const response = await acquire({ headers: { "x-svc-queue-timeout-ms": value } });
+        expect(response.status).toBe(400);
+        expect(await readBody(response)).toMatchObject({ error: "invalid_request" });
+      },
+    );
+
+    it.each([
+      ["malformed JSON", "{waitMs: 1"],
+      ["a JSON array", "[1]"],
+    ])("%s is 400 invalid_request", async (_what, body) => {
+      const response = await acquire({ body });
+      expect(response.status).toBe(400);
+      expect(await readBody(response)).toMatchObject({ error: "invalid_request" });
+    });
+
+    it("the body's waitMs wins over the header", async () => {
+      await acquire();
+      const waiting = acquire({
+        body: '{"waitMs":1000}',
+        headers: { "x-svc-queue-timeout-ms": "8000" },
+      });
+      await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+      await clock.advance(1_000);
+      expect((await waiting).status).toBe(504);
+    });
+
+    it("the header sets the wait when the body has none", async () => {
+      const first = await readBody(await acquire());
+      const waiting = acquire({ headers: { "x-svc-queue-timeout-ms": "5000" } });
+      await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+      await h.lockPost(`/pools/llm/lock/${first.slotId}/release`, { key });
+      expect((await waiting).status).toBe(200);
+    });
+
+    it("X-Svc-No-Queue forces fail-fast even with waitMs", async () => {
+      await acquire();
+      const response = await acquire({
+        body: '{"waitMs":5000}',
+        headers: { "x-svc-no-queue": "1" },
+      });
+      expect(response.status).toBe(429);
+      expect((await h.governor.status("llm")).queued).toBe(0);
+    });
+
+    it("waitMs is clamped to the pool's queue timeout", async () => {
+      await acquire();
+      const waiting = acquire({ body: '{"waitMs":60000}' });
+      await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+      await clock.advance(10_000);
+      expect((await waiting).status).toBe(504);
+    });
+  });
+
+  describe("authentication", () => {
+    it("an expired key is refused", async () => {
+      const expiring = h.mintKey("llm", { expiresPreset: "1h" }).plaintext;
+      expect((await h.lockPost("/pools/llm/lock/acquire", { key: expiring })).status).toBe(200);
+      await clock.advance(3_600_000);
+      expect((await h.lockPost("/pools/llm/lock/acquire", { key: expiring })).status).toBe(401);
+    });
+
+    it("a revoked key is refused", async () => {
+      const minted = h.mintKey("llm");
+      h.catalog.revokePoolKey(h.team.id, "llm", minted.key.id);
+      const response = await h.lockPost("/pools/llm/lock/acquire", { key: minted.plaintext });
+      expect(response.status).toBe(401);
+    });
+
+    it("a key of pool A never works on pool B", async () => {
+      await h.addPool({ subdomain: "other", maxConcurrent: 1 });
+      const response = await h.lockPost("/pools/other/lock/acquire", { key });
+      expect(response.status).toBe(401);
+    });
+
+    it("Authorization: Bearer and Service carry the key only where the pool allows it", async () => {
+      const bearer = { authorization: `Bearer ${key}` };
+      expect((await h.lockPost("/pools/llm/lock/acquire", { headers: bearer })).status).toBe(401);
+
+      await h.addPool({ subdomain: "open-auth", maxConcurrent: 5, allowAuthorizationHeader: true });
+      const authKey = h.mintKey("open-auth").plaintext;
+      for (const scheme of ["Bearer", "Service", "service"]) {
+        const response = await h.lockPost("/pools/open-auth/lock/acquire", {
+          headers: { authorization: `${scheme} ${authKey}` },
+        });
+        expect(response.status).toBe(200);
+      }
+    });
+
+    it("a pool with requireKey off admits keyless callers, and logs them without a key id", async () => {
+      await h.addPool({ subdomain: "open", maxConcurrent: 1, requireKey: false });
+      const response = await h.lockPost("/pools/open/lock/acquire");
+      expect(response.status).toBe(200);
+      expect(h.accessLog.list("open")[0]).toMatchObject({ keyId: null, outcome: "admitted" });
+      // A presented key must still be valid there.
+      expect((await h.lockPost("/pools/open/lock/acquire", { key })).status).toBe(401);
+    });
+
+    it("a read-only key may take a lock (a slot is not an upstream call)", async () => {
+      const readKey = h.mintKey("llm", { access: "read" }).plaintext;
+      expect((await h.lockPost("/pools/llm/lock/acquire", { key: readKey })).status).toBe(200);
+    });
+  });
+
+  describe("pools and slots", () => {
+    it("an unknown pool is 404 not_found", async () => {
+      const response = await h.lockPost("/pools/nope/lock/acquire", { key });
+      expect(response.status).toBe(404);
+      expect(await readBody(response)).toMatchObject({ error: "not_found" });
+    });
+
+    it("a slotId of pool A is not found on pool B", async () => {
+      await h.addPool({ subdomain: "other", maxConcurrent: 1 });
+      const otherKey = h.mintKey("other").plaintext;
+      const grant = await readBody(await acquire());
+      const renew = await h.lockPost(`/pools/other/lock/${grant.slotId}/renew`, { key: otherKey });
+      expect(renew.status).toBe(404);
+      const release = await h.lockPost(`/pools/other/lock/${grant.slotId}/release`, {
+        key: otherKey,
+      });
+      expect(await readBody(release)).toEqual({ released: false });
+      expect((await h.governor.status("llm")).held).toBe(1);
+    });
+
+    it("slotIds are unguessable (random UUIDs, all distinct)", async () => {
+      await h.addPool({ subdomain: "wide", maxConcurrent: 50 });
+      const wideKey = h.mintKey("wide").plaintext;
+      const ids = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const grant = await readBody(
+          await h.lockPost("/pools/wide/lock/acquire", { key: wideKey }),
+        );
+        expect(grant.slotId).toMatch(
+          /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        );
+        ids.add(grant.slotId);
+      }
+      expect(ids.size).toBe(20);
+    });
+
+    it("other methods and paths are 404 not_found", async () => {
+      expect((await fetch(`${h.lock.url}/pools/llm/lock/acquire`)).status).toBe(404);
+      expect((await h.lockPost("/pools/llm/locks/acquire", { key })).status).toBe(404);
+    });
+  });
+
+  describe("release outcome reports", () => {
+    it("an invalid report still releases the slot; valid fields are kept, bad ones listed", async () => {
+      const grant = await readBody(await acquire());
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
+        key,
+        body: JSON.stringify({ status: 700, throttled: -1, retryAfterMs: 4_000 }),
+      });
+      expect(response.status).toBe(200);
+      const body = await readBody(response);
+      expect(body.released).toBe(true);
+      expect(body.ignored.join(" ")).toMatch(/status/);
+      expect(body.ignored.join(" ")).toMatch(/throttled/);
+      const status = await h.governor.status("llm");
+      expect(status.held).toBe(0);
+      expect(status.learned.pausedUntil).toBe(clock.now() + 4_000);
+    });
+
+    it("a malformed JSON report still releases the slot", async () => {
+      const grant = await readBody(await acquire());
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
+        key,
+        body: "{status:",
+      });
+      expect(response.status).toBe(200);
+      expect(await readBody(response)).toMatchObject({ released: true });
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
+    it("an oversized report is 413, and the slot is released all the same", async () => {
+      const grant = await readBody(await acquire());
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
+        key,
+        body: JSON.stringify({ status: 200, headers: { big: "x".repeat(20_000) } }),
+      });
+      expect(response.status).toBe(413);
+      expect(await readBody(response)).toMatchObject({
+        error: "payload_too_large",
+        released: true,
+      });
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+  });
+
+  describe("access log", () => {
+    it("logs acquire attempts with key, outcome and address; never renewals or releases", async () => {
+      const minted = h.mintKey("llm");
+      const grant = await readBody(
+        await h.lockPost("/pools/llm/lock/acquire", { key: minted.plaintext }),
+      );
+      await h.lockPost(`/pools/llm/lock/${grant.slotId}/renew`, { key });
+      await h.lockPost("/pools/llm/lock/acquire", { key });
+      await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
+      const log = h.accessLog.list("llm");
+      expect(log.map((entry) => entry.outcome)).toEqual(["rejected", "admitted"]);
+      expect(log[1]).toMatchObject({
+        keyId: minted.key.id,
+        remoteAddress: "127.0.0.1",
+        source: "lock",
+      });
+      expect(log[0]).toMatchObject({ reason: "concurrency" });
+    });
+  });
+});

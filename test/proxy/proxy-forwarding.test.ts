@@ -1,0 +1,257 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../src/clock/manual-clock.js";
+import { createHarness, type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
+import { poolRequest } from "./client.js";
+import { TestUpstream } from "./upstream.js";
+
+const HOST = `llm.${POOL_DOMAIN}`;
+
+describe("pool proxy forwarding", () => {
+  let h: Harness;
+  let upstream: TestUpstream;
+  let key: string;
+
+  beforeEach(async () => {
+    upstream = await new TestUpstream().start();
+    h = await createHarness();
+    await h.addPool({
+      subdomain: "llm",
+      origin: `${upstream.url}/base/`,
+      maxConcurrent: 2,
+      credential: h.catalog.sealCredential("authorization", "Bearer sk-upstream-secret"),
+    });
+    key = h.mintKey("llm").plaintext;
+  });
+  afterEach(async () => {
+    await h.close();
+    await upstream.stop();
+  });
+
+  const send = (options: Parameters<typeof poolRequest>[1]) =>
+    poolRequest(h.proxy.port, { ...options, headers: { "x-svc-key": key, ...options.headers } });
+
+  it("sends the request to origin + path + query, body included, and answers with the origin's response", async () => {
+    const reply = await send({
+      host: HOST,
+      method: "POST",
+      path: "/v1/chat?stream=false&x=%2F",
+      headers: { "content-type": "application/json" },
+      body: '{"prompt":"hi"}',
+    });
+    expect(reply.status).toBe(200);
+    const seen = JSON.parse(reply.body);
+    expect(seen.method).toBe("POST");
+    expect(seen.url).toBe("/base/v1/chat?stream=false&x=%2F");
+    expect(seen.body).toBe('{"prompt":"hi"}');
+    expect(seen.headers["content-type"]).toBe("application/json");
+    expect(seen.headers["x-forwarded-for"]).toBe("127.0.0.1");
+    expect(seen.headers["x-forwarded-host"]).toBe(HOST);
+    expect(seen.headers["x-forwarded-proto"]).toBe("http");
+    expect(reply.headers["x-svc-remaining-slots"]).toBe("1");
+    expect(reply.headers["x-svc-effective-limit"]).toBe("2");
+    expect(reply.headers["x-svc-queued-ms"]).toBe("0");
+    expect((await h.governor.status("llm")).held).toBe(0);
+    expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "admitted", source: "proxy" });
+  });
+
+  it("injects the managed credential upstream, strips the caller's key, and never echoes the credential back", async () => {
+    upstream.on("/base/echo-credential", (request, response) => {
+      response.writeHead(200, {
+        authorization: request.headers.authorization ?? "",
+        "x-debug-auth": `seen ${request.headers.authorization}`,
+        "content-type": "text/plain",
+      });
+      response.end("ok");
+    });
+    const reply = await send({
+      host: HOST,
+      path: "/echo-credential",
+      headers: { authorization: "Bearer caller-own-token", "x-svc-no-queue": "1" },
+    });
+    const seen = upstream.seen[0];
+    expect(seen?.headers.authorization).toBe("Bearer sk-upstream-secret");
+    expect(seen?.headers["x-svc-key"]).toBeUndefined();
+    expect(seen?.headers["x-svc-no-queue"]).toBeUndefined();
+    expect(reply.status).toBe(200);
+    expect(reply.headers.authorization).toBeUndefined();
+    expect(reply.headers["x-debug-auth"]).toBeUndefined();
+    expect(reply.rawHeaders.join("\n")).not.toContain("sk-upstream-secret");
+  });
+
+  it("a pool key in Authorization is never sent upstream", async () => {
+    await h.addPool({
+      subdomain: "byauth",
+      origin: upstream.url,
+      maxConcurrent: 2,
+      allowAuthorizationHeader: true,
+    });
+    const authKey = h.mintKey("byauth").plaintext;
+    const reply = await poolRequest(h.proxy.port, {
+      host: `byauth.${POOL_DOMAIN}`,
+      headers: { authorization: `Bearer ${authKey}` },
+    });
+    expect(reply.status).toBe(200);
+    expect(upstream.seen[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it("drops hop-by-hop headers both ways (RFC 9110 7.6.1)", async () => {
+    upstream.on("/base/hop", (_request, response) => {
+      response.setHeader("connection", "x-upstream-hop");
+      response.setHeader("x-upstream-hop", "1");
+      response.setHeader("keep-alive", "timeout=99");
+      response.setHeader("proxy-authenticate", "Basic");
+      response.setHeader("x-end-to-end", "kept");
+      response.setHeader("x-svc-rejected-by", "forged");
+      response.end("ok");
+    });
+    const reply = await send({
+      host: HOST,
+      path: "/hop",
+      headers: {
+        connection: "keep-alive, x-caller-hop",
+        "x-caller-hop": "1",
+        "keep-alive": "timeout=5",
+        te: "trailers",
+        "proxy-authorization": "Basic abc",
+        "x-end-to-end": "kept",
+      },
+    });
+    const seen = upstream.seen[0]?.headers ?? {};
+    expect(seen["x-caller-hop"]).toBeUndefined();
+    expect(seen.te).toBeUndefined();
+    expect(seen["proxy-authorization"]).toBeUndefined();
+    expect(seen["keep-alive"]).toBeUndefined();
+    expect(seen["x-end-to-end"]).toBe("kept");
+    expect(reply.headers["x-upstream-hop"]).toBeUndefined();
+    // Sluice's own connection may be kept alive; the origin's hop must not show through.
+    expect(reply.headers["keep-alive"]).not.toBe("timeout=99");
+    expect(reply.headers["proxy-authenticate"]).toBeUndefined();
+    expect(reply.headers["x-svc-rejected-by"]).toBeUndefined();
+    expect(reply.headers["x-end-to-end"]).toBe("kept");
+  });
+
+  it("a read-only key's POST gets 403 with zero upstream hits and no slot taken", async () => {
+    const readKey = h.mintKey("llm", { access: "read" }).plaintext;
+    const reply = await poolRequest(h.proxy.port, {
+      host: HOST,
+      method: "POST",
+      path: "/v1/chat",
+      headers: { "x-svc-key": readKey },
+      body: "{}",
+    });
+    expect(reply.status).toBe(403);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "unauthorized" });
+    expect(upstream.hits).toBe(0);
+    expect(h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests).toBe(0);
+    expect(h.accessLog.list("llm")).toEqual([]);
+    const get = await poolRequest(h.proxy.port, { host: HOST, headers: { "x-svc-key": readKey } });
+    expect(get.status).toBe(200);
+    expect(h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests).toBe(1);
+  });
+
+  it("a 429 from Sluice is marked; an upstream 429 passes through untouched", async () => {
+    upstream.on("/base/limited", (_request, response) => {
+      response.writeHead(429, { "retry-after": "7", "content-type": "text/plain" });
+      response.end("upstream says slow down");
+    });
+    const upstream429 = await send({ host: HOST, path: "/limited" });
+    expect(upstream429.status).toBe(429);
+    expect(upstream429.body).toBe("upstream says slow down");
+    expect(upstream429.headers["retry-after"]).toBe("7");
+    expect(upstream429.headers["x-svc-rejected-by"]).toBeUndefined();
+    expect(upstream429.headers["x-svc-effective-limit"]).toBeDefined();
+
+    // The upstream's 429 and Retry-After taught the pool to pause: Sluice now refuses.
+    const sluice429 = await send({ host: HOST, path: "/anything" });
+    expect(sluice429.status).toBe(429);
+    expect(sluice429.headers["x-svc-rejected-by"]).toBe("sluice");
+    expect(sluice429.headers["retry-after"]).toBe("7");
+    expect(JSON.parse(sluice429.body)).toMatchObject({ error: "too_many_requests" });
+    expect(upstream.hits).toBe(1);
+  });
+
+  it("Sluice answers 429 itself when every slot is busy (fail-fast)", async () => {
+    await h.governor.acquire("llm");
+    await h.governor.acquire("llm");
+    const reply = await send({ host: HOST, path: "/v1/models" });
+    expect(reply.status).toBe(429);
+    expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
+    expect(reply.headers["retry-after"]).toBe("1");
+    expect(upstream.hits).toBe(0);
+    expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "rejected", source: "proxy" });
+  });
+
+  it("an origin slower than the pool's request timeout gets 504 upstream_timeout and frees the slot", async () => {
+    const clock = h.manualClock as ManualClock;
+    await h.addPool({
+      subdomain: "slow",
+      origin: upstream.url,
+      maxConcurrent: 1,
+      requestTimeoutMs: 5_000,
+      termMs: 5_000,
+      renewIntervalMs: 1_000,
+    });
+    const slowKey = h.mintKey("slow").plaintext;
+    upstream.on("/hang", () => {});
+    const pending = poolRequest(h.proxy.port, {
+      host: `slow.${POOL_DOMAIN}`,
+      path: "/hang",
+      headers: { "x-svc-key": slowKey },
+    });
+    await waitFor(() => upstream.hits === 1);
+    await clock.advance(5_000);
+    const reply = await pending;
+    expect(reply.status).toBe(504);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "upstream_timeout" });
+    expect((await h.governor.status("slow")).held).toBe(0);
+  });
+
+  it("an unreachable origin is 502 and frees the slot", async () => {
+    await h.addPool({ subdomain: "down", origin: "http://127.0.0.1:9", maxConcurrent: 1 });
+    const downKey = h.mintKey("down").plaintext;
+    const reply = await poolRequest(h.proxy.port, {
+      host: `down.${POOL_DOMAIN}`,
+      headers: { "x-svc-key": downKey },
+    });
+    expect(reply.status).toBe(502);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "bad_gateway" });
+    expect((await h.governor.status("down")).held).toBe(0);
+  });
+
+  it("refuses before the origin: unknown pool 404, missing key 401, postgres pool 501", async () => {
+    expect((await poolRequest(h.proxy.port, { host: `nope.${POOL_DOMAIN}` })).status).toBe(404);
+    expect((await poolRequest(h.proxy.port, { host: "elsewhere.test" })).status).toBe(404);
+    expect((await poolRequest(h.proxy.port, { host: HOST })).status).toBe(401);
+    await h.addPool({
+      subdomain: "db",
+      backend: "postgres",
+      origin: upstream.url,
+      maxConcurrent: 1,
+    });
+    const dbKey = h.mintKey("db").plaintext;
+    const db = await poolRequest(h.proxy.port, {
+      host: `db.${POOL_DOMAIN}`,
+      headers: { "x-svc-key": dbKey },
+    });
+    expect(db.status).toBe(501);
+    expect(JSON.parse(db.body)).toMatchObject({ error: "not_implemented" });
+    expect(upstream.hits).toBe(0);
+  });
+
+  it("queues with X-Svc-Queue-Timeout-Ms and is served when a slot frees", async () => {
+    await h.addPool({ subdomain: "queue", origin: upstream.url, maxConcurrent: 1, queueSize: 1 });
+    const queueKey = h.mintKey("queue").plaintext;
+    const held = await h.governor.acquire("queue");
+    const pending = poolRequest(h.proxy.port, {
+      host: `queue.${POOL_DOMAIN}`,
+      headers: { "x-svc-key": queueKey, "x-svc-queue-timeout-ms": "5000" },
+    });
+    await waitFor(async () => (await h.governor.status("queue")).queued === 1);
+    await (h.manualClock as ManualClock).advance(250);
+    await h.governor.release("queue", held.slotId);
+    const reply = await pending;
+    expect(reply.status).toBe(200);
+    expect(reply.headers["x-svc-queued-ms"]).toBe("250");
+    expect(h.accessLog.list("queue")[0]).toMatchObject({ outcome: "queued", queuedMs: 250 });
+  });
+});

@@ -1,0 +1,60 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
+import { deferred, TestUpstream } from "./upstream.js";
+
+/**
+ * Off `@hono/node-server` (no Node bindings in `env`, as with `app.request()` or other
+ * runtimes) the proxy answers with web streams; the same guarantees hold.
+ */
+describe("pool proxy without Node bindings (web streams)", () => {
+  let h: Harness;
+  let upstream: TestUpstream;
+  let key: string;
+
+  beforeEach(async () => {
+    upstream = await new TestUpstream().start();
+    h = await createHarness();
+    await h.addPool({ subdomain: "llm", origin: upstream.url, maxConcurrent: 1 });
+    key = h.mintKey("llm").plaintext;
+  });
+  afterEach(async () => {
+    await h.close();
+    await upstream.stop();
+  });
+
+  const call = (path: string, init: RequestInit = {}) =>
+    h.proxyApp.request(`http://llm.${POOL_DOMAIN}${path}`, {
+      ...init,
+      headers: {
+        host: `llm.${POOL_DOMAIN}`,
+        "x-svc-key": key,
+        ...(init.headers as Record<string, string>),
+      },
+    });
+
+  it("streams events as they come and frees the slot when the reader cancels", async () => {
+    const sendLast = deferred();
+    upstream.on("/sse", async (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write("data: first\n\n");
+      await sendLast.promise;
+      response.end("data: last\n\n");
+    });
+    const response = await call("/sse");
+    expect(response.headers.get("x-svc-effective-limit")).toBe("1");
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("data: first\n\n");
+    expect((await h.governor.status("llm")).held).toBe(1);
+    await reader.cancel();
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+    sendLast.resolve();
+  });
+
+  it("sends request bodies and releases the slot with the origin's outcome at the end", async () => {
+    const response = await call("/echo", { method: "POST", body: '{"q":1}' });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(await response.text()).body).toBe('{"q":1}');
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+  });
+});

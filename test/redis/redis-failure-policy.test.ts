@@ -1,0 +1,148 @@
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import type { RedisSlotStore, StoreHealth } from "../../adapters/redis/index.js";
+import { createRedisSlotStore } from "../../adapters/redis/index.js";
+import { ManualClock } from "../../src/clock/manual-clock.js";
+import { StoreUnavailableError } from "../../src/errors.js";
+import type { StorePoolConfig } from "../../src/store/types.js";
+import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
+import { closedPort, TcpProxy } from "./tcp-proxy.js";
+
+const available = await requireRedis("the Redis failure-policy tests");
+
+const POOL: StorePoolConfig = {
+  maxConcurrent: 1,
+  queueSize: 5,
+  termMs: 10_000,
+  requestTimeoutMs: 60_000,
+  rpm: null,
+  budget: null,
+};
+const FAST_PROBES = { min: 20, max: 100 };
+
+/** Outages are real: the store talks to Redis through a TCP proxy the test cuts and restores. */
+describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
+  const prefix = uniquePrefix("failure");
+  const stores: RedisSlotStore[] = [];
+  const proxies: TcpProxy[] = [];
+
+  function track(store: RedisSlotStore): RedisSlotStore {
+    store.ready().catch(() => {});
+    stores.push(store);
+    return store;
+  }
+
+  async function proxied(options: Parameters<typeof createRedisSlotStore>[0]) {
+    const proxy = await TcpProxy.start(new URL(REDIS_URL));
+    proxies.push(proxy);
+    const clock = new ManualClock();
+    const statuses: StoreHealth["state"][] = [];
+    const store = track(
+      createRedisSlotStore({
+        url: proxy.url,
+        prefix,
+        clock,
+        recoveryProbeMs: FAST_PROBES,
+        commandTimeoutMs: 300,
+        ...options,
+      }),
+    );
+    store.onStatus((status) => statuses.push(status.state));
+    await store.ready();
+    return { proxy, clock, store, statuses };
+  }
+
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    for (const proxy of proxies.splice(0)) await proxy.stop();
+    await deleteKeys(prefix);
+  });
+  afterAll(() => deleteKeys(prefix));
+
+  describe('failurePolicy "closed"', () => {
+    it("throws StoreUnavailableError promptly when nothing listens", async () => {
+      const port = await closedPort();
+      const store = track(
+        createRedisSlotStore({ url: `redis://127.0.0.1:${port}`, prefix, commandTimeoutMs: 2_000 }),
+      );
+      const started = performance.now();
+      await expect(store.upsertPool("llm", POOL)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expect(store.health().state).toBe("unavailable");
+
+      // Known down: later calls fail at once, without waiting for the network.
+      const again = performance.now();
+      await expect(store.acquire("llm", { slotId: "s1", waitMs: 0 })).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      expect(performance.now() - again).toBeLessThan(50);
+    });
+
+    it("fails within the command timeout when Redis stalls, and recovers by itself", async () => {
+      const { proxy, store, statuses } = await proxied({ failurePolicy: "closed" });
+      await store.upsertPool("llm", POOL);
+
+      proxy.stall();
+      const started = performance.now();
+      await expect(store.acquire("llm", { slotId: "s1", waitMs: 0 })).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      const waited = performance.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(1_000);
+
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      expect(statuses).toEqual(["unavailable", "ok"]);
+      expect(await store.acquire("llm", { slotId: "s2", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+    });
+  });
+
+  describe('failurePolicy "open"', () => {
+    it("admits locally during an outage, then returns to Redis; local slots stay local", async () => {
+      const { proxy, store, statuses } = await proxied({ failurePolicy: "open" });
+      await store.upsertBudget("team", 5);
+      await store.upsertPool("llm", { ...POOL, budget: { id: "team", reservedConcurrent: 0 } });
+      expect(await store.acquire("llm", { slotId: "r1", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+
+      await proxy.stop();
+      // Redis held r1, but this process now counts alone: its own limit of 1 is free.
+      expect(await store.acquire("llm", { slotId: "l1", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+      expect(store.health().state).toBe("degraded");
+      expect(await store.acquire("llm", { slotId: "l2", waitMs: 0 })).toMatchObject({
+        type: "rejected",
+        reason: "concurrency",
+      });
+      expect(await store.acquire("llm", { slotId: "l3", waitMs: 5_000 })).toMatchObject({
+        type: "queued",
+      });
+      // A Redis slot cannot be confirmed released; its renewal is retried later, never "lost".
+      expect(await store.release("llm", "r1")).toEqual({ released: false });
+      await expect(store.renew("llm", "r1")).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(store.stats().localOperations).toBeGreaterThanOrEqual(3);
+
+      // Redis comes back empty (restarted without persistence): definitions are pushed again.
+      await deleteKeys(prefix);
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      expect(statuses).toEqual(["degraded", "ok"]);
+
+      expect(await store.acquire("llm", { slotId: "r2", waitMs: 0 })).toMatchObject({
+        type: "granted",
+        figures: { held: 1 },
+      });
+      // l1 and its waiter l3 were granted locally: they are released and served locally.
+      const handed: string[] = [];
+      store.setListener({ granted: (_pool, slot) => handed.push(slot.slotId), reclaimed() {} });
+      expect((await store.release("llm", "l1")).released).toBe(true);
+      expect(handed).toEqual(["l3"]);
+      expect((await store.release("llm", "l3")).released).toBe(true);
+      expect((await store.snapshot("llm"))?.slotIds).toEqual(["r2"]);
+    });
+  });
+});

@@ -1,0 +1,141 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createCatalogSync, describeSync } from "../../adapters/server/catalog-sync.js";
+import { MemoryCatalogStore } from "../../src/catalog/memory-catalog-store.js";
+import type { TeamRecord } from "../../src/catalog/types.js";
+import { ManualClock } from "../../src/clock/manual-clock.js";
+import { RejectedError } from "../../src/errors.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
+import type { Governor } from "../../src/governor/types.js";
+import { poolInput } from "./fixtures.js";
+
+describe("catalog → governor sync", () => {
+  let clock: ManualClock;
+  let store: MemoryCatalogStore;
+  let governor: Governor;
+  let team: TeamRecord;
+  let lines: string[];
+
+  beforeEach(() => {
+    clock = new ManualClock();
+    store = new MemoryCatalogStore({ clock });
+    governor = createGovernor({ clock });
+    team = store.createTeam({ name: "Acme", slug: "acme" });
+    lines = [];
+  });
+
+  afterEach(async () => {
+    await governor.close();
+  });
+
+  const newSync = () =>
+    createCatalogSync({ store, governor, clock, log: (line) => lines.push(line) });
+
+  it("defines every budget (by id) and pool (by subdomain) at start", async () => {
+    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
+    store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id, reservedConcurrent: 2 }));
+    store.upsertPool(team.id, poolInput("embed"));
+    const report = await newSync().syncNow();
+    expect(report.definedBudgets).toEqual([String(budget.id)]);
+    expect(report.definedPools.sort()).toEqual(["chat", "embed"]);
+    expect(governor.pools().sort()).toEqual(["chat", "embed"]);
+    expect(governor.poolSettings("chat")?.budget).toEqual({
+      id: String(budget.id),
+      reservedConcurrent: 2,
+    });
+    expect(governor.poolSettings("embed")?.budget).toBeNull();
+  });
+
+  it("applies new limits to a pool in place, keeping the slots already held", async () => {
+    store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 3 }));
+    const sync = newSync();
+    await sync.syncNow();
+    const first = await governor.acquire("chat");
+    const second = await governor.acquire("chat");
+
+    store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 1 }));
+    const report = await sync.syncIfChanged();
+    expect(report?.updatedPools).toEqual(["chat"]);
+    expect(governor.poolSettings("chat")?.maxConcurrent).toBe(1);
+    expect((await governor.status("chat")).held).toBe(2);
+    await expect(governor.acquire("chat")).rejects.toBeInstanceOf(RejectedError);
+
+    expect(await governor.release("chat", first.slotId)).toEqual({ released: true });
+    expect(await governor.release("chat", second.slotId)).toEqual({ released: true });
+    await expect(governor.acquire("chat")).resolves.toMatchObject({ effectiveLimit: 1 });
+  });
+
+  it("removes pools deleted from the catalog", async () => {
+    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
+    const chat = store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id }));
+    store.upsertPool(team.id, poolInput("embed"));
+    const sync = newSync();
+    await sync.syncNow();
+
+    store.deletePool(team.id, chat.id);
+    const report = await sync.syncIfChanged();
+    expect(report?.removedPools).toEqual(["chat"]);
+    expect(governor.pools()).toEqual(["embed"]);
+  });
+
+  it("does nothing when the change marker did not move, and pushes only what changed", async () => {
+    store.upsertPool(team.id, poolInput("chat"));
+    store.upsertPool(team.id, poolInput("embed"));
+    const sync = newSync();
+    await sync.syncNow();
+    expect(await sync.syncIfChanged()).toBeNull();
+
+    store.upsertPool(team.id, poolInput("embed", { rpm: 60 }));
+    const report = await sync.syncIfChanged();
+    expect(report).toMatchObject({ definedPools: [], updatedPools: ["embed"], removedPools: [] });
+    expect(governor.poolSettings("embed")?.rpm).toBe(60);
+  });
+
+  it("checks the catalog every interval once started, and stops", async () => {
+    const sync = newSync();
+    await sync.syncNow();
+    sync.start(1_000);
+    store.upsertPool(team.id, poolInput("late"));
+    await clock.advance(999);
+    expect(governor.pools()).toEqual([]);
+    await clock.advance(1);
+    expect(governor.pools()).toEqual(["late"]);
+    expect(lines).toContain("Catalog synced: 1 pool defined (late)");
+
+    // A change of the marker that changes no pool (a token used, say) logs nothing.
+    store.createTeam({ name: "Globex", slug: "globex" });
+    await clock.advance(1_000);
+    expect(lines).toEqual(["Catalog synced: 1 pool defined (late)"]);
+
+    await sync.stop();
+    store.upsertPool(team.id, poolInput("later"));
+    await clock.advance(5_000);
+    expect(governor.pools()).toEqual(["late"]);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("moves a pool out of a budget before removing the budget", async () => {
+    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
+    store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id }));
+    const sync = newSync();
+    await sync.syncNow();
+    store.upsertPool(team.id, poolInput("chat", { budgetId: null }));
+    const report = await sync.syncIfChanged();
+    expect(report?.updatedPools).toEqual(["chat"]);
+    expect(governor.poolSettings("chat")?.budget).toBeNull();
+  });
+
+  it("describes a sync in one readable line", () => {
+    expect(
+      describeSync({
+        definedPools: ["chat", "embed"],
+        updatedPools: [],
+        removedPools: ["old"],
+        definedBudgets: ["1"],
+        updatedBudgets: [],
+        removedBudgets: [],
+      }),
+    ).toBe(
+      "Catalog synced: 2 pools defined (chat, embed), 1 pool removed (old), 1 budget defined (1)",
+    );
+  });
+});

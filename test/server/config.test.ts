@@ -1,0 +1,155 @@
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadServerConfig, SERVER_CONFIG_DEFAULTS } from "../../adapters/server/config.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+
+const VALID_KEY = Buffer.alloc(32, 7).toString("base64");
+
+function issuesOf(run: () => unknown): readonly string[] {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    return (error as InvalidArgumentError).issues;
+  }
+  throw new Error("expected an InvalidArgumentError");
+}
+
+describe("loadServerConfig defaults", () => {
+  it("gives the documented defaults with nothing set", () => {
+    const config = loadServerConfig();
+    expect(config).toEqual({
+      host: "127.0.0.1",
+      port: 8080,
+      dataDir: resolve("./.sluice-data"),
+      baseUrl: "http://localhost:8080",
+      lockUrl: "http://localhost:8080",
+      poolDomain: "pools.localhost",
+      redisFailurePolicy: "closed",
+      metricsFlushMs: 5_000,
+      catalogSyncMs: 1_000,
+      shutdownGraceMs: 10_000,
+    });
+    expect(SERVER_CONFIG_DEFAULTS.port).toBe(8080);
+  });
+
+  it("derives baseUrl from the port and lockUrl from baseUrl", () => {
+    expect(loadServerConfig({ flags: { port: "9000" } }).lockUrl).toBe("http://localhost:9000");
+    const config = loadServerConfig({ env: { SLUICE_BASE_URL: "https://sluice.example.com/" } });
+    expect(config.baseUrl).toBe("https://sluice.example.com");
+    expect(config.lockUrl).toBe("https://sluice.example.com");
+  });
+
+  it("is frozen", () => {
+    const config = loadServerConfig();
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => {
+      (config as { port: number }).port = 1;
+    }).toThrow(TypeError);
+  });
+});
+
+describe("loadServerConfig precedence", () => {
+  it("flags win over env, env wins over defaults", () => {
+    const config = loadServerConfig({
+      flags: { port: "9100" },
+      env: { SLUICE_PORT: "9200", SLUICE_HOST: "0.0.0.0", SLUICE_CATALOG_SYNC_MS: "250" },
+    });
+    expect(config.port).toBe(9100);
+    expect(config.host).toBe("0.0.0.0");
+    expect(config.catalogSyncMs).toBe(250);
+    expect(config.metricsFlushMs).toBe(5_000);
+  });
+
+  it("an empty env var counts as unset", () => {
+    expect(loadServerConfig({ env: { SLUICE_PORT: "" } }).port).toBe(8080);
+  });
+
+  it("reads every field from its SLUICE_* variable", () => {
+    const config = loadServerConfig({
+      env: {
+        SLUICE_HOST: "::",
+        SLUICE_PORT: "0",
+        SLUICE_DATA_DIR: "/var/lib/sluice",
+        SLUICE_BASE_URL: "http://api.test:1",
+        SLUICE_LOCK_URL: "http://lock.test:1",
+        SLUICE_POOL_DOMAIN: "Pools.Test",
+        SLUICE_REDIS_URL: "redis://127.0.0.1:6379/2",
+        SLUICE_REDIS_FAILURE_POLICY: "open",
+        SLUICE_METRICS_FLUSH_MS: "1000",
+        SLUICE_CATALOG_SYNC_MS: "20",
+        SLUICE_SHUTDOWN_GRACE_MS: "0",
+        SLUICE_SECRET_KEY: VALID_KEY,
+      },
+    });
+    expect(config).toEqual({
+      host: "::",
+      port: 0,
+      dataDir: "/var/lib/sluice",
+      baseUrl: "http://api.test:1",
+      lockUrl: "http://lock.test:1",
+      poolDomain: "pools.test",
+      redisUrl: "redis://127.0.0.1:6379/2",
+      redisFailurePolicy: "open",
+      metricsFlushMs: 1000,
+      catalogSyncMs: 20,
+      shutdownGraceMs: 0,
+      secretKey: VALID_KEY,
+    });
+  });
+
+  it("accepts numbers from code as well as text from flags", () => {
+    expect(loadServerConfig({ flags: { port: 0, shutdownGraceMs: 5 } })).toMatchObject({
+      port: 0,
+      shutdownGraceMs: 5,
+    });
+  });
+});
+
+describe("loadServerConfig errors", () => {
+  it("names the field, the value and where it came from", () => {
+    expect(issuesOf(() => loadServerConfig({ flags: { port: "80a" } }))).toEqual([
+      'port: must be a whole number from 0 to 65535 (got "80a", from --port)',
+    ]);
+    expect(issuesOf(() => loadServerConfig({ env: { SLUICE_PORT: "70000" } }))).toEqual([
+      'port: must be a whole number from 0 to 65535 (got "70000", from SLUICE_PORT)',
+    ]);
+  });
+
+  it("reports every bad field at once", () => {
+    const issues = issuesOf(() =>
+      loadServerConfig({
+        env: {
+          SLUICE_BASE_URL: "ftp://files.test",
+          SLUICE_REDIS_FAILURE_POLICY: "maybe",
+          SLUICE_POOL_DOMAIN: "not a domain",
+          SLUICE_REDIS_URL: "localhost:6379",
+          SLUICE_CATALOG_SYNC_MS: "1.5",
+        },
+      }),
+    );
+    expect(issues.map((issue) => issue.split(":")[0])).toEqual([
+      "baseUrl",
+      "poolDomain",
+      "redisUrl",
+      "redisFailurePolicy",
+      "catalogSyncMs",
+    ]);
+  });
+
+  it("refuses a malformed secret key without echoing it", () => {
+    const issues = issuesOf(() =>
+      loadServerConfig({ env: { SLUICE_SECRET_KEY: "hunter2-not-base64" } }),
+    );
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatch(/^secretKey: must be 32 random bytes in base64/);
+    expect(issues[0]).toContain("from SLUICE_SECRET_KEY");
+    expect(issues[0]).not.toContain("hunter2");
+  });
+
+  it("refuses intervals too small to be sane", () => {
+    expect(issuesOf(() => loadServerConfig({ flags: { metricsFlushMs: "0" } }))[0]).toMatch(
+      /^metricsFlushMs:/,
+    );
+  });
+});

@@ -1,0 +1,273 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Hono } from "hono";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadServerConfig, type ServerConfig } from "../../adapters/server/config.js";
+import {
+  createSluiceServer,
+  type ServerAppDeps,
+  type SluiceServer,
+  type SluiceServerOptions,
+} from "../../adapters/server/create-server.js";
+import { openDataDir } from "../../adapters/server/data-dir.js";
+import { openSluiceDatabase, SqliteMetricsStore } from "../../adapters/sqlite/index.js";
+import { RejectedError } from "../../src/errors.js";
+import { cliEnv, runSluice, tempDir } from "../cli/cli-process.js";
+import { poolInput } from "./fixtures.js";
+import { httpRequest } from "./http-client.js";
+
+let dir: string;
+let cleanup: () => void;
+let token: string;
+let running: SluiceServer | undefined;
+let lines: string[];
+
+/** Seeds a team, an owner token and pools straight into the data directory, as the CLI would. */
+function seedCatalog(pools: { subdomain: string; maxConcurrent: number }[]): void {
+  const data = openDataDir({ dataDir: dir });
+  try {
+    const { team, owner } = data.catalog.createTeamWithOwner({
+      teamName: "Acme",
+      slug: "acme",
+      ownerName: "Ada",
+      ownerEmail: "ada@example.com",
+    });
+    token = data.catalog.createApiToken({
+      teamId: team.id,
+      actorUserId: owner.id,
+      name: "test",
+      abilities: ["pools:read"],
+      lifetime: "1m",
+    }).plaintext;
+    for (const pool of pools) {
+      data.catalog.store.upsertPool(
+        team.id,
+        poolInput(pool.subdomain, { maxConcurrent: pool.maxConcurrent }),
+      );
+    }
+  } finally {
+    data.close();
+  }
+}
+
+function config(flags: Record<string, string> = {}): ServerConfig {
+  return loadServerConfig({ flags: { port: "0", dataDir: dir, ...flags } });
+}
+
+async function start(flags: Record<string, string> = {}, options: SluiceServerOptions = {}) {
+  running = await createSluiceServer(config(flags), {
+    log: (line) => lines.push(line),
+    ...options,
+  });
+  return { server: running, ...(await running.listen()) };
+}
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir("sluice-server-"));
+  lines = [];
+  running = undefined;
+});
+
+afterEach(async () => {
+  await running?.close();
+  cleanup();
+});
+
+describe("createSluiceServer over a real socket", () => {
+  it("answers GET /api/v1/me on the base host with the token's user, team and abilities", async () => {
+    seedCatalog([]);
+    const { port, url } = await start();
+    expect(url).toBe(`http://localhost:${port}`);
+    const me = await httpRequest({
+      port,
+      path: "/api/v1/me",
+      host: `localhost:${port}`,
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+    });
+    expect(me.status).toBe(200);
+    expect(me.json()).toEqual({
+      user: { id: 1, name: "Ada", email: "ada@example.com" },
+      team: { id: 1, name: "Acme", slug: "acme" },
+      abilities: ["pools:read"],
+    });
+    const anonymous = await httpRequest({ port, path: "/api/v1/me", host: `localhost:${port}` });
+    expect(anonymous.status).toBe(401);
+  });
+
+  it("routes by Host: unknown hosts and pool hosts without a proxy answer 404 not_found", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    for (const host of [`elsewhere.example:${port}`, `chat.pools.localhost:${port}`]) {
+      const answer = await httpRequest({ port, path: "/api/v1/me", host });
+      expect(answer.status).toBe(404);
+      expect(answer.json()).toEqual({ error: "not_found" });
+    }
+  });
+
+  it("defines the catalog's pools in the governor at start", async () => {
+    seedCatalog([
+      { subdomain: "chat", maxConcurrent: 2 },
+      { subdomain: "embed", maxConcurrent: 1 },
+    ]);
+    const { server } = await start();
+    expect(server.governor.pools().sort()).toEqual(["chat", "embed"]);
+    expect(server.governor.poolSettings("chat")?.maxConcurrent).toBe(2);
+    expect(lines).toContain("Catalog synced: 2 pools defined (chat, embed)");
+  });
+
+  it("mounts the lock and proxy apps built by the factories, with the server's parts", async () => {
+    seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
+    let received: ServerAppDeps | undefined;
+    const lockApp = (deps: ServerAppDeps) => {
+      received = deps;
+      const app = new Hono();
+      app.post("/pools/:pool/lock/acquire", async (c) =>
+        c.json(await deps.governor.acquire(c.req.param("pool"))),
+      );
+      return app;
+    };
+    const proxyApp = () => {
+      const app = new Hono();
+      app.all("*", (c) => c.json({ proxied: c.req.header("host") }));
+      return app;
+    };
+    const { server, port } = await start({}, { lockApp, proxyApp });
+    expect(received?.governor).toBe(server.governor);
+    expect(received?.catalog).toBe(server.catalog);
+    expect(received?.config.port).toBe(0);
+
+    const grant = await httpRequest({
+      port,
+      method: "POST",
+      path: "/pools/chat/lock/acquire",
+      host: `localhost:${port}`,
+    });
+    expect(grant.status).toBe(200);
+    expect(grant.json()).toMatchObject({ slotId: expect.any(String), remainingSlots: 1 });
+    expect((await server.governor.status("chat")).held).toBe(1);
+
+    const proxied = await httpRequest({
+      port,
+      path: "/v1/models",
+      host: `chat.pools.localhost:${port}`,
+    });
+    expect(proxied.json()).toEqual({ proxied: `chat.pools.localhost:${port}` });
+  });
+});
+
+describe("graceful shutdown", () => {
+  /** A proxy app whose requests wait for the test; `arrived` resolves when one is in flight. */
+  function slowProxy() {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived!: () => void;
+    const inFlight = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const factory = () => {
+      const app = new Hono();
+      app.get("/slow", async (c) => {
+        arrived();
+        await gate;
+        return c.text("done");
+      });
+      return app;
+    };
+    return { factory, release, inFlight };
+  }
+
+  it("stops accepting, lets an in-flight request finish, then saves metrics and closes", async () => {
+    seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
+    const slow = slowProxy();
+    const { server, port } = await start({}, { proxyApp: slow.factory });
+    const grant = await server.governor.acquire("chat");
+    await server.governor.release("chat", grant.slotId);
+
+    const pending = httpRequest({ port, path: "/slow", host: `chat.pools.localhost:${port}` });
+    await slow.inFlight;
+    const closed = server.close();
+    await vi.waitFor(() =>
+      expect(lines.some((line) => line.startsWith("Stopped accepting"))).toBe(true),
+    );
+    await expect(
+      httpRequest({ port, path: "/api/v1/me", host: `localhost:${port}` }),
+    ).rejects.toThrow(/ECONNREFUSED/);
+
+    slow.release();
+    const answer = await pending;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe("done");
+    await closed;
+    expect(lines.slice(-5)).toEqual([
+      "Stopped accepting connections; waiting up to 10000 ms for 1 in-flight request",
+      "All requests finished",
+      "Saved 1 metric buckets",
+      "Closed the governor",
+      "Closed the database",
+    ]);
+
+    const database = openSluiceDatabase(join(dir, "sluice.db"));
+    const saved = new SqliteMetricsStore(database).loadBuckets(0);
+    database.close();
+    expect(saved).toEqual([
+      expect.objectContaining({ pool: "chat", requests: 1, admitted: 1, released: 1 }),
+    ]);
+  });
+
+  it("cuts off requests still running after the grace period", async () => {
+    seedCatalog([]);
+    const slow = slowProxy();
+    const { server, port } = await start({ shutdownGraceMs: "100" }, { proxyApp: slow.factory });
+    const pending = httpRequest({ port, path: "/slow", host: `chat.pools.localhost:${port}` });
+    await slow.inFlight;
+    const startedAt = Date.now();
+    await server.close();
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(90);
+    await expect(pending).rejects.toThrow(/socket hang up|ECONNRESET/);
+    expect(lines).toContain("Cut off 1 request(s) still running after the grace period");
+    slow.release();
+  });
+
+  it("close() is idempotent", async () => {
+    seedCatalog([]);
+    const { server } = await start();
+    await Promise.all([server.close(), server.close()]);
+    await server.close();
+    expect(lines.filter((line) => line === "Closed the database")).toHaveLength(1);
+  });
+});
+
+describe("catalog changes from another process", () => {
+  it("apply in a separate CLI process updates the running governor without dropping held slots", async () => {
+    seedCatalog([]);
+    const file = join(dir, "pools.json");
+    const writeConfig = (maxConcurrent: number) =>
+      writeFileSync(
+        file,
+        JSON.stringify({
+          team: "acme",
+          pools: [{ name: "Chat", subdomain: "chat", origin: "http://127.0.0.1:9", maxConcurrent }],
+        }),
+      );
+    writeConfig(3);
+    const env = cliEnv();
+    expect((await runSluice(["apply", file, "--data-dir", dir], env)).code).toBe(0);
+
+    const { server } = await start({ catalogSyncMs: "50" });
+    expect(server.governor.poolSettings("chat")?.maxConcurrent).toBe(3);
+    await server.governor.acquire("chat");
+    await server.governor.acquire("chat");
+
+    writeConfig(1);
+    const applied = await runSluice(["apply", file, "--data-dir", dir], env);
+    expect(applied.stdout).toContain("Updated pool chat: maxConcurrent 3 → 1");
+    await vi.waitFor(() => expect(server.governor.poolSettings("chat")?.maxConcurrent).toBe(1), {
+      timeout: 5_000,
+    });
+    expect(lines).toContain("Catalog synced: 1 pool updated (chat)");
+    expect((await server.governor.status("chat")).held).toBe(2);
+    await expect(server.governor.acquire("chat")).rejects.toBeInstanceOf(RejectedError);
+  });
+});

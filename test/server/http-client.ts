@@ -1,0 +1,57 @@
+import { request } from "node:http";
+
+/** A response read to the end. */
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json<T = unknown>(): T;
+}
+
+/**
+ * A plain HTTP request to 127.0.0.1 with any Host header (fetch does not let tests set it).
+ *
+ * @example
+ * ```ts
+ * const answer = await httpRequest({ port, path: "/x", host: "chat.pools.localhost" });
+ * ```
+ */
+export function httpRequest(options: {
+  port: number;
+  path: string;
+  host: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: "127.0.0.1",
+        port: options.port,
+        path: options.path,
+        method: options.method ?? "GET",
+        headers: { ...options.headers, host: options.host },
+        agent: false,
+      },
+      (incoming) => {
+        let body = "";
+        incoming.setEncoding("utf8");
+        incoming.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        incoming.on("end", () =>
+          resolve({
+            status: incoming.statusCode ?? 0,
+            headers: incoming.headers,
+            body,
+            json: <T>() => JSON.parse(body) as T,
+          }),
+        );
+        incoming.on("error", reject);
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(options.body);
+  });
+}

@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMetricsPersistence } from "../../adapters/server/metrics-persistence.js";
+import { openSluiceDatabase, SqliteMetricsStore } from "../../adapters/sqlite/index.js";
+import { MemoryCatalogStore } from "../../src/catalog/memory-catalog-store.js";
+import { ManualClock } from "../../src/clock/manual-clock.js";
+import { MetricsRecorder } from "../../src/metrics/recorder.js";
+import { poolInput } from "./fixtures.js";
+
+const DAY_MS = 86_400_000;
+const NO_POOLS = { listAllPools: () => [] };
+
+describe("metrics persistence (real SQLite)", () => {
+  let dir: string;
+  let database: Database.Database;
+  let clock: ManualClock;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "sluice-metrics-"));
+    database = openSluiceDatabase(join(dir, "sluice.db"), { busyTimeoutMs: 0 });
+    clock = new ManualClock(Date.UTC(2030, 0, 10));
+  });
+
+  afterEach(() => {
+    database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("saves what the recorder counted, and a new recorder loads it back", () => {
+    const recorder = new MetricsRecorder();
+    const persistence = createMetricsPersistence({
+      recorder,
+      store: new SqliteMetricsStore(database),
+      catalog: NO_POOLS,
+      clock,
+    });
+    const meter = recorder.forPool("chat");
+    meter.request(clock.now());
+    meter.admitted(clock.now(), 0);
+    meter.request(clock.now());
+    meter.rejected(clock.now());
+    expect(persistence.flush()).toBe(1);
+    expect(persistence.flush()).toBe(0);
+
+    const restored = new MetricsRecorder();
+    const loaded = createMetricsPersistence({
+      recorder: restored,
+      store: new SqliteMetricsStore(database),
+      catalog: NO_POOLS,
+      clock,
+    }).load();
+    expect(loaded).toBe(1);
+    expect(restored.totals("chat", 0, Number.POSITIVE_INFINITY)).toMatchObject({
+      requests: 2,
+      admitted: 1,
+      rejected: 1,
+    });
+  });
+
+  it("flushes on its interval once started, and stops", async () => {
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const persistence = createMetricsPersistence({ recorder, store, catalog: NO_POOLS, clock });
+    persistence.start(5_000);
+    recorder.forPool("chat").request(clock.now());
+    await clock.advance(4_999);
+    expect(store.loadBuckets(0)).toHaveLength(0);
+    await clock.advance(1);
+    expect(store.loadBuckets(0)).toHaveLength(1);
+    persistence.stop();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("keeps buckets whose save failed and writes them on the next flush", () => {
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const persistence = createMetricsPersistence({ recorder, store, catalog: NO_POOLS, clock });
+    recorder.forPool("chat").request(clock.now());
+
+    // Another connection holds the write lock: the save fails at once (busy timeout 0).
+    const other = openSluiceDatabase(join(dir, "sluice.db"));
+    other.exec("BEGIN IMMEDIATE");
+    expect(() => persistence.flush()).toThrow();
+    other.exec("COMMIT");
+    other.close();
+
+    expect(persistence.flush()).toBe(1);
+    expect(store.loadBuckets(0)[0]).toMatchObject({ pool: "chat", requests: 1 });
+  });
+
+  it("prunes past the longest pool retention, in memory and on disk", () => {
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const catalog = new MemoryCatalogStore({ clock });
+    const persistence = createMetricsPersistence({ recorder, store, catalog, clock });
+    recorder.forPool("chat").request(clock.now() - 40 * DAY_MS);
+    recorder.forPool("chat").request(clock.now() - 10 * DAY_MS);
+    persistence.flush();
+
+    // A pool keeping 60 days keeps both.
+    const team = catalog.createTeam({ name: "Acme", slug: "acme" });
+    const pool = catalog.upsertPool(team.id, poolInput("chat", { metricsRetentionDays: 60 }));
+    expect(persistence.prune()).toBe(0);
+    expect(store.loadBuckets(0)).toHaveLength(2);
+
+    // No pools: the default retention of 30 days applies.
+    catalog.deletePool(team.id, pool.id);
+    expect(persistence.prune()).toBe(1);
+    expect(store.loadBuckets(0)).toHaveLength(1);
+    expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
+  });
+});

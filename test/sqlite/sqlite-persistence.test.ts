@@ -1,0 +1,213 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { openSluiceDatabase, schemaVersion } from "../../adapters/sqlite/database.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../adapters/sqlite/migrations.js";
+import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
+import { CatalogService } from "../../src/catalog/catalog-service.js";
+import { SecretBox } from "../../src/catalog/encryption.js";
+import { hashSecret } from "../../src/catalog/secrets.js";
+import { ManualClock } from "../../src/clock/manual-clock.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { poolInput, testSecretKey } from "../catalog/fixtures.js";
+import { tempDirs } from "./temp-dir.js";
+
+const dirs = tempDirs();
+const open: { close(): void }[] = [];
+afterEach(() => {
+  for (const handle of open.splice(0)) handle.close();
+  dirs.cleanup();
+});
+
+function storeAt(filename: string, clock = new ManualClock()): SqliteCatalogStore {
+  const store = new SqliteCatalogStore({ filename, clock });
+  open.push(store);
+  return store;
+}
+
+/** A catalog with a team, a token, a signing pool with a credential and a key: all the secrets. */
+function seed(store: SqliteCatalogStore, secretKey: Buffer) {
+  const clock = new ManualClock();
+  const catalog = new CatalogService({ store, secretBox: new SecretBox(secretKey), clock });
+  const { team, owner } = catalog.createTeamWithOwner({
+    teamName: "Visible Team Marker",
+    slug: "acme",
+    ownerName: "Ada",
+    ownerEmail: "ada@acme.test",
+  });
+  const credential = "sk-live-UPSTREAM-credential-0123456789";
+  store.upsertPool(
+    team.id,
+    poolInput({
+      originSigning: true,
+      credential: catalog.sealCredential("authorization", credential),
+      readMethods: ["POST"],
+      readPaths: { POST: ["/v1/search"] },
+    }),
+  );
+  const token = catalog.createApiToken({
+    teamId: team.id,
+    actorUserId: owner.id,
+    name: "CI",
+    abilities: ["keys:write"],
+    lifetime: "1y",
+  });
+  const key = catalog.mintPoolKey({ teamId: team.id, subdomain: "llm", access: "read" });
+  return { catalog, team, credential, token, key };
+}
+
+function fileBytes(path: string): Buffer {
+  return existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
+}
+
+describe("SQLite catalog on disk", () => {
+  it("keeps no plaintext token, key, credential or signing secret in the file or the WAL", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const store = storeAt(filename);
+    const { credential, token, key } = seed(store, testSecretKey());
+    const secrets = [token.plaintext, key.plaintext, key.signingSecret!, credential];
+    const check = () => {
+      const bytes = Buffer.concat([
+        fileBytes(filename),
+        fileBytes(`${filename}-wal`),
+        fileBytes(`${filename}-shm`),
+      ]);
+      // The search works on these bytes: things stored in clear are found.
+      expect(bytes.includes("Visible Team Marker")).toBe(true);
+      expect(bytes.includes(hashSecret(key.plaintext))).toBe(true);
+      for (const secret of secrets) {
+        expect(bytes.includes(secret)).toBe(false);
+        // Also no fragment long enough to matter (the key body without its prefix).
+        expect(bytes.includes(secret.slice(8))).toBe(false);
+      }
+    };
+    expect(fileBytes(`${filename}-wal`).length).toBeGreaterThan(0);
+    check();
+    store.database.pragma("wal_checkpoint(TRUNCATE)");
+    check();
+  });
+
+  it("keeps the catalog across reopening, secrets usable with the same key", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const secretKey = testSecretKey();
+    const first = storeAt(filename);
+    const { token, key, credential, team } = seed(first, secretKey);
+    first.close();
+
+    const reopened = storeAt(filename);
+    const catalog = new CatalogService({
+      store: reopened,
+      secretBox: new SecretBox(secretKey),
+      clock: new ManualClock(),
+    });
+    expect(catalog.authenticateApiToken(token.plaintext).team).toEqual(team);
+    const pool = reopened.findPoolBySubdomain("llm")!;
+    expect(pool.readPaths).toEqual({ POST: ["/v1/search"] });
+    expect(pool.originSigning).toBe(true);
+    expect(catalog.decryptCredential(pool)?.value).toBe(credential);
+    const verified = catalog.verifyPoolKey(pool, key.plaintext);
+    expect(verified).toEqual(key.key);
+    expect(catalog.decryptSigningSecret(verified!)).toBe(key.signingSecret);
+  });
+
+  it("lets a second connection see this one's changes through changeMarker", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const writer = storeAt(filename);
+    const reader = storeAt(filename);
+    const team = writer.createTeam({ name: "A", slug: "a" });
+
+    const before = reader.changeMarker();
+    expect(reader.changeMarker()).toBe(before);
+    const writerBefore = writer.changeMarker();
+    writer.upsertPool(team.id, poolInput());
+    expect(writer.changeMarker()).not.toBe(writerBefore);
+    const after = reader.changeMarker();
+    expect(after).not.toBe(before);
+    expect(reader.findPoolBySubdomain("llm")?.teamId).toBe(team.id);
+    expect(reader.changeMarker()).toBe(after);
+
+    reader.upsertPool(team.id, poolInput({ maxConcurrent: 3 }));
+    expect(writer.findPoolBySubdomain("llm")?.maxConcurrent).toBe(3);
+  });
+
+  it("refuses a subdomain another connection gave to another team", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const one = storeAt(filename);
+    const two = storeAt(filename);
+    const a = one.createTeam({ name: "A", slug: "a" });
+    const b = one.createTeam({ name: "B", slug: "b" });
+    one.upsertPool(a.id, poolInput());
+    expect(() => two.upsertPool(b.id, poolInput())).toThrow(/taken/);
+  });
+
+  it("shares an open database without closing it", () => {
+    const db = openSluiceDatabase(join(dirs.make(), "sluice.db"));
+    open.push(db);
+    const store = new SqliteCatalogStore({ database: db });
+    store.createTeam({ name: "A", slug: "a" });
+    store.close();
+    expect(db.open).toBe(true);
+    expect(db.prepare("SELECT count(*) FROM teams").pluck().get()).toBe(1);
+  });
+});
+
+describe("SQLite database setup", () => {
+  it("configures WAL, foreign keys, busy timeout and synchronous=NORMAL", () => {
+    const db = openSluiceDatabase(join(dirs.make(), "nested", "dir", "sluice.db"));
+    open.push(db);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(5_000);
+    expect(db.pragma("synchronous", { simple: true })).toBe(1);
+  });
+
+  it("applies migrations once: reopening is a no-op that keeps data", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const first = openSluiceDatabase(filename);
+    expect(schemaVersion(first)).toBe(LATEST_SCHEMA_VERSION);
+    first.prepare("INSERT INTO teams (name, slug) VALUES ('A', 'a')").run();
+    first.close();
+    for (let round = 0; round < 3; round++) {
+      const again = openSluiceDatabase(filename);
+      expect(schemaVersion(again)).toBe(LATEST_SCHEMA_VERSION);
+      expect(again.prepare("SELECT count(*) FROM teams").pluck().get()).toBe(1);
+      again.close();
+    }
+  });
+
+  it("rolls a failed migration back whole and keeps the previous version", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const broken = [
+      ...MIGRATIONS,
+      {
+        version: MIGRATIONS.length + 1,
+        name: "broken",
+        up: "CREATE TABLE half_done (id INTEGER); INSERT INTO no_such_table VALUES (1);",
+      },
+    ];
+    expect(() => openSluiceDatabase(filename, { migrations: broken })).toThrow();
+    const db = new Database(filename);
+    open.push(db);
+    expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
+    expect(
+      db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").pluck().get(),
+    ).toBe(0);
+  });
+
+  it("refuses a database from a newer schema", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    openSluiceDatabase(filename).close();
+    const db = new Database(filename);
+    db.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => openSluiceDatabase(filename)).toThrow(InvalidArgumentError);
+  });
+
+  it("refuses a migration list with gaps", () => {
+    const gap = [MIGRATIONS[0]!, { version: 3, name: "skipped", up: "SELECT 1" }];
+    expect(() => openSluiceDatabase(join(dirs.make(), "x.db"), { migrations: gap })).toThrow(
+      InvalidArgumentError,
+    );
+  });
+});

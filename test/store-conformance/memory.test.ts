@@ -1,0 +1,23 @@
+import { ManualClock } from "../../src/clock/manual-clock.js";
+import { MemorySlotStore } from "../../src/store/memory-store.js";
+import { asyncBoundary } from "./async-boundary-store.js";
+import { describeGovernorProperties } from "./governor-properties.js";
+import { describeStoreConformance, type StoreHarness } from "./store-conformance.js";
+
+async function memoryHarness(): Promise<StoreHarness> {
+  const clock = new ManualClock();
+  const store = new MemorySlotStore({ clock });
+  return { store, clock, cleanup: async () => void (await store.close()) };
+}
+
+/** The same store answering a turn later, as a networked store does: exercises the governor's race paths. */
+async function asyncMemoryHarness(): Promise<StoreHarness> {
+  const clock = new ManualClock();
+  const store = asyncBoundary(new MemorySlotStore({ clock }));
+  return { store, clock, cleanup: async () => void (await store.close()) };
+}
+
+describeStoreConformance("memory", memoryHarness);
+describeGovernorProperties("memory", memoryHarness);
+describeStoreConformance("memory behind an async boundary", asyncMemoryHarness);
+describeGovernorProperties("memory behind an async boundary", asyncMemoryHarness);

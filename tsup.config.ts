@@ -1,0 +1,32 @@
+import { cpSync } from "node:fs";
+import { defineConfig } from "tsup";
+
+/**
+ * One build for the library, its optional adapters and the CLI. Every entry below is a
+ * public subpath of the package's `exports` map, so importing the core never loads a
+ * server or a driver.
+ */
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    testing: "src/testing.ts",
+    hono: "adapters/hono/index.ts",
+    sqlite: "adapters/sqlite/index.ts",
+    redis: "adapters/redis/index.ts",
+    server: "adapters/server/index.ts",
+    cli: "adapters/cli/main.ts",
+  },
+  format: ["esm", "cjs"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node20",
+  splitting: true,
+  treeshake: true,
+  // `import.meta.url` locates the Redis store's Lua files; shim it in the CommonJS build.
+  shims: true,
+  async onSuccess() {
+    // Lua scripts are read at run time next to the bundle (dist/lua/*.lua).
+    cpSync("adapters/redis/lua", "dist/lua", { recursive: true });
+  },
+});
