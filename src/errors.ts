@@ -36,7 +36,14 @@ export class SluiceError extends Error {
   }
 }
 
-/** A value passed in by the caller is out of range or of the wrong shape. `issues` lists each problem. */
+/**
+ * A value passed in by the caller is out of range or of the wrong shape. `issues` lists each problem.
+ *
+ * @example
+ * ```ts
+ * await governor.acquire("llm", { waitMs: -1 }); // rejects: InvalidArgumentError, code "invalid_argument"
+ * ```
+ */
 export class InvalidArgumentError extends SluiceError {
   readonly issues: readonly string[];
 
@@ -46,7 +53,14 @@ export class InvalidArgumentError extends SluiceError {
   }
 }
 
-/** No pool is defined under that name. */
+/**
+ * No pool is defined under that name.
+ *
+ * @example
+ * ```ts
+ * await governor.acquire("missing"); // rejects: PoolNotFoundError, code "pool_not_found"
+ * ```
+ */
 export class PoolNotFoundError extends SluiceError {
   constructor(readonly pool: string) {
     super("pool_not_found", `Pool "${pool}" is not defined.`);
@@ -66,6 +80,12 @@ export type RejectionReason = "concurrency" | "queue_full" | "rpm" | "paused" | 
 /**
  * No slot now and no queue place (fail-fast, queue full, RPM turn or pause beyond the wait
  * budget). `retryAfterMs` is the governor's best hint of when a retry may succeed.
+ *
+ * @example
+ * ```ts
+ * try { await governor.acquire("llm"); }
+ * catch (error) { if (error instanceof RejectedError) await sleep(error.retryAfterMs); }
+ * ```
  */
 export class RejectedError extends SluiceError {
   constructor(
@@ -92,28 +112,58 @@ function rejectionMessage(reason: RejectionReason, retryAfterMs: number): string
   }
 }
 
-/** Waited the whole wait budget and no slot opened. */
+/**
+ * Waited the whole wait budget and no slot opened.
+ *
+ * @example
+ * ```ts
+ * await governor.acquire("llm", { waitMs: 5_000 }); // may reject: QueueTimeoutError, code "queue_timeout"
+ * ```
+ */
 export class QueueTimeoutError extends SluiceError {
   constructor(readonly waitedMs: number) {
     super("queue_timeout", `No slot opened within ${waitedMs} ms.`);
   }
 }
 
-/** The caller's AbortSignal fired while waiting for a slot. */
+/**
+ * The caller's AbortSignal fired while waiting for a slot.
+ *
+ * @example
+ * ```ts
+ * await governor.acquire("llm", { waitMs: 30_000, signal: AbortSignal.timeout(1_000) }); // may reject: AbortedError
+ * ```
+ */
 export class AbortedError extends SluiceError {
   constructor(reason?: unknown) {
     super("aborted", "The wait for a slot was aborted.", { cause: reason });
   }
 }
 
-/** The slot was already released or reclaimed (or never existed in this pool). */
+/**
+ * The slot was already released or reclaimed (or never existed in this pool).
+ *
+ * @example
+ * ```ts
+ * await governor.release("llm", grant.slotId);
+ * await governor.renew("llm", grant.slotId); // rejects: SlotNotFoundError, code "not_found"
+ * ```
+ */
 export class SlotNotFoundError extends SluiceError {
   constructor(readonly slotId: string) {
     super("not_found", "Slot not found: it was released or reclaimed.");
   }
 }
 
-/** The slot reached its request deadline; renewing cannot extend it. Release it. */
+/**
+ * The slot reached its request deadline; renewing cannot extend it. Release it.
+ *
+ * @example
+ * ```ts
+ * try { await governor.renew("llm", slotId); }
+ * catch (error) { if (error instanceof SlotCappedError) await governor.release("llm", slotId); }
+ * ```
+ */
 export class SlotCappedError extends SluiceError {
   constructor(readonly requestDeadline: number) {
     super("capped", "The slot reached its request-timeout cap; release it.");

@@ -18,6 +18,7 @@ export { createGovernor } from "./governor/create-governor.js";
 export type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./governor/settings.js";
 export {
   BudgetSettingsSchema,
+  MAX_RPM,
   POOL_DEFAULTS,
   PoolSettingsSchema,
   parsePoolSettings,

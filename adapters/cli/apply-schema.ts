@@ -15,6 +15,15 @@ export const APPLY_POOL_DEFAULTS = {
   metricsRetentionDays: 30,
 } as const;
 
+/**
+ * Messages of the file's objects in a person's words: valibot's default for a missing or
+ * unknown key ("Invalid key: Expected never but received …") reads like a stack trace.
+ */
+const objectMessage = (issue: v.BaseIssue<unknown>): string => {
+  if (!issue.path) return "Must be a JSON object.";
+  return issue.received === "undefined" ? "Required." : "Unknown field (check the spelling).";
+};
+
 const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
 const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 const text = (max: number) =>
@@ -28,19 +37,25 @@ const httpMethod = v.pipe(
 const CredentialSchema = v.pipe(
   v.union(
     [
-      v.strictObject({
-        header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
-        /** Name of an environment variable holding the value when `sluice apply` runs. */
-        valueFromEnv: v.pipe(
-          v.string(),
-          v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "Must be an environment variable name."),
-        ),
-      }),
-      v.strictObject({
-        header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
-        /** The value itself. Prefer `valueFromEnv`: a secret in a file tends to end up in git. */
-        value: v.pipe(v.string(), v.minLength(1)),
-      }),
+      v.strictObject(
+        {
+          header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
+          /** Name of an environment variable holding the value when `sluice apply` runs. */
+          valueFromEnv: v.pipe(
+            v.string(),
+            v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "Must be an environment variable name."),
+          ),
+        },
+        objectMessage,
+      ),
+      v.strictObject(
+        {
+          header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
+          /** The value itself. Prefer `valueFromEnv`: a secret in a file tends to end up in git. */
+          value: v.pipe(v.string(), v.minLength(1)),
+        },
+        objectMessage,
+      ),
     ],
     'Must be { "header", "valueFromEnv" } or { "header", "value" }.',
   ),
@@ -70,10 +85,13 @@ const poolFields = {
   ),
   maxConcurrent: positiveInt,
   queue: v.optional(
-    v.strictObject({
-      size: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.size),
-      timeoutMs: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.timeoutMs),
-    }),
+    v.strictObject(
+      {
+        size: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.size),
+        timeoutMs: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.timeoutMs),
+      },
+      objectMessage,
+    ),
     { ...POOL_DEFAULTS.queue },
   ),
   rpm: v.optional(v.nullable(positiveInt), POOL_DEFAULTS.rpm),
@@ -98,14 +116,17 @@ const poolFields = {
   ),
 };
 
-const UnbudgetedPoolSchema = v.strictObject(poolFields);
+const UnbudgetedPoolSchema = v.strictObject(poolFields, objectMessage);
 
 const BudgetPoolSchema = v.pipe(
-  v.strictObject({
-    ...poolFields,
-    /** Slots of the budget's ceiling kept for this pool. */
-    reservedConcurrent: v.optional(nonNegativeInt, APPLY_POOL_DEFAULTS.reservedConcurrent),
-  }),
+  v.strictObject(
+    {
+      ...poolFields,
+      /** Slots of the budget's ceiling kept for this pool. */
+      reservedConcurrent: v.optional(nonNegativeInt, APPLY_POOL_DEFAULTS.reservedConcurrent),
+    },
+    objectMessage,
+  ),
   v.check(
     (pool) => pool.reservedConcurrent <= pool.maxConcurrent,
     "reservedConcurrent must not exceed maxConcurrent.",
@@ -113,12 +134,15 @@ const BudgetPoolSchema = v.pipe(
 );
 
 const BudgetSchema = v.pipe(
-  v.strictObject({
-    name: text(100),
-    /** Shared ceiling over the budget's pools; null (the default) for none. */
-    originMaxConcurrent: v.optional(v.nullable(nonNegativeInt), null),
-    pools: v.optional(v.array(BudgetPoolSchema), () => []),
-  }),
+  v.strictObject(
+    {
+      name: text(100),
+      /** Shared ceiling over the budget's pools; null (the default) for none. */
+      originMaxConcurrent: v.optional(v.nullable(nonNegativeInt), null),
+      pools: v.optional(v.array(BudgetPoolSchema), () => []),
+    },
+    objectMessage,
+  ),
   v.check(
     (budget) =>
       budget.originMaxConcurrent === null ||
@@ -128,15 +152,18 @@ const BudgetSchema = v.pipe(
   ),
 );
 
-const ApplyFileFields = v.strictObject({
-  /** Editors use it for completion; ignored by `sluice apply`. */
-  $schema: v.optional(v.string()),
-  /** Slug of the team that owns the budgets and pools. */
-  team: v.pipe(v.string(), v.minLength(1)),
-  budgets: v.optional(v.array(BudgetSchema), () => []),
-  /** Pools outside any budget. */
-  pools: v.optional(v.array(UnbudgetedPoolSchema), () => []),
-});
+const ApplyFileFields = v.strictObject(
+  {
+    /** Editors use it for completion; ignored by `sluice apply`. */
+    $schema: v.optional(v.string()),
+    /** Slug of the team that owns the budgets and pools. */
+    team: v.pipe(v.string(), v.minLength(1)),
+    budgets: v.optional(v.array(BudgetSchema), () => []),
+    /** Pools outside any budget. */
+    pools: v.optional(v.array(UnbudgetedPoolSchema), () => []),
+  },
+  objectMessage,
+);
 
 function duplicates(values: readonly string[]): string[] {
   return [...new Set(values.filter((value, index) => values.indexOf(value) !== index))];

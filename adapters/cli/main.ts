@@ -2,9 +2,25 @@
 import { type CliIo, PROCESS_SIGNALS } from "./command.js";
 import { runCli } from "./run-cli.js";
 
+/**
+ * A line writer that goes quiet once the reader is gone (`sluice status | head -2`): EPIPE
+ * means nobody reads any more, which is no reason to crash with a stack trace, nor, for
+ * `serve`, to skip a graceful shutdown.
+ */
+function lineWriter(stream: NodeJS.WriteStream): (line: string) => void {
+  let open = true;
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    open = false;
+  });
+  return (line) => {
+    if (open) stream.write(`${line}\n`);
+  };
+}
+
 const io: CliIo = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: lineWriter(process.stdout),
+  err: lineWriter(process.stderr),
   env: process.env,
   signals: PROCESS_SIGNALS,
 };

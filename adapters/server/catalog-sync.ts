@@ -36,6 +36,12 @@ export interface CatalogSyncOptions {
   clock: Clock;
   /** Called with each readable line (changes and failures). */
   log?: (line: string) => void;
+  /**
+   * Called after a pool left the governor: deleted from the catalog, or its subdomain now
+   * names another pool (deleted and re-created, maybe by another team). The server forgets
+   * the pool's metrics here, which are keyed by subdomain.
+   */
+  onPoolRemoved?: (subdomain: string) => void;
 }
 
 function emptyReport(): SyncReport {
@@ -68,11 +74,24 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const log = options.log ?? (() => {});
   // Fingerprints of what the governor was last given, to push only changes.
   const appliedPools = new Map<string, string>();
+  // Catalog id behind each subdomain the governor knows: a new id is a different pool.
+  const appliedPoolIds = new Map<string, number>();
   const appliedBudgets = new Map<string, string>();
   let lastMarker: number | null = null;
   let running: Promise<unknown> = Promise.resolve();
   let timer: TimerHandle | null = null;
   let stopped = true;
+
+  async function removePool(subdomain: string): Promise<void> {
+    await governor.removePool(subdomain);
+    appliedPools.delete(subdomain);
+    appliedPoolIds.delete(subdomain);
+    try {
+      options.onPoolRemoved?.(subdomain);
+    } catch (error) {
+      log(`Could not clean up after pool ${subdomain}: ${(error as Error).message}`);
+    }
+  }
 
   async function apply(): Promise<SyncReport> {
     const report = emptyReport();
@@ -95,6 +114,12 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     const wanted = new Set<string>();
     for (const pool of pools) {
       wanted.add(pool.subdomain);
+      const previousId = appliedPoolIds.get(pool.subdomain);
+      if (previousId !== undefined && previousId !== pool.id) {
+        // Neither the old pool's slots, queue nor history belong to the new one.
+        await removePool(pool.subdomain);
+        report.removedPools.push(pool.subdomain);
+      }
       const budget = pool.budgetId === null ? null : budgetById.get(pool.budgetId);
       const settings = poolToGovernorSettings(pool, budget);
       const fingerprint = JSON.stringify(settings);
@@ -108,13 +133,13 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
         continue;
       }
       appliedPools.set(pool.subdomain, fingerprint);
+      appliedPoolIds.set(pool.subdomain, pool.id);
       (previous === undefined ? report.definedPools : report.updatedPools).push(pool.subdomain);
     }
 
     for (const name of [...appliedPools.keys()]) {
       if (wanted.has(name)) continue;
-      await governor.removePool(name);
-      appliedPools.delete(name);
+      await removePool(name);
       report.removedPools.push(name);
     }
 

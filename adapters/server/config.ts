@@ -81,6 +81,8 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  * - `poolDomain`: a pool is served at `<subdomain>.<poolDomain>`.
  * - `redisUrl`: when set, slots live in Redis (shared by several servers) instead of memory.
  * - `redisFailurePolicy`: `closed` refuses traffic while Redis is down, `open` admits it.
+ * - `redisPrefix`: start of every Redis key and channel (default `sluice:`); deployments (or
+ *   test runs) sharing one Redis need distinct prefixes, because budget ids repeat per catalog.
  * - `metricsFlushMs`, `catalogSyncMs`: how often metrics are saved and the catalog is re-read.
  * - `shutdownGraceMs`: how long in-flight requests may run after SIGINT/SIGTERM.
  * - `secretKey`: key that encrypts upstream credentials at rest (never logged).
@@ -104,6 +106,17 @@ export const ServerConfigSchema = v.pipe(
         v.string(),
         v.trim(),
         v.regex(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
+      ),
+    ),
+    redisPrefix: v.optional(
+      v.pipe(
+        v.string(),
+        v.trim(),
+        // Braces would break the per-pool hash tags that keep a group in one Cluster slot.
+        v.regex(
+          /^[A-Za-z0-9._:-]{1,100}$/,
+          "must be 1-100 letters, digits, '.', '_', ':' or '-' (no braces or spaces)",
+        ),
       ),
     ),
     redisFailurePolicy: v.optional(
@@ -149,6 +162,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   lockUrl: { env: "SLUICE_LOCK_URL", flag: "lock-url" },
   poolDomain: { env: "SLUICE_POOL_DOMAIN", flag: "pool-domain" },
   redisUrl: { env: "SLUICE_REDIS_URL", flag: "redis-url" },
+  redisPrefix: { env: "SLUICE_REDIS_PREFIX", flag: "redis-prefix" },
   redisFailurePolicy: { env: "SLUICE_REDIS_FAILURE_POLICY", flag: "redis-failure-policy" },
   metricsFlushMs: { env: "SLUICE_METRICS_FLUSH_MS", flag: "metrics-flush-ms" },
   catalogSyncMs: { env: "SLUICE_CATALOG_SYNC_MS", flag: "catalog-sync-ms" },

@@ -107,7 +107,13 @@ export async function createSluiceServer(
     const governor = createGovernor({ store: await slotStoreFor(config, log), clock, metrics });
     cleanups.unshift(() => governor.close());
     log(`Governor: ${describeSlotStore(config)}`);
-    const sync = createCatalogSync({ store: data.catalog.store, governor, clock, log });
+    const sync = createCatalogSync({
+      store: data.catalog.store,
+      governor,
+      clock,
+      log,
+      onPoolRemoved: (subdomain) => persistence.forgetPool(subdomain),
+    });
     log(describeSync(await sync.syncNow()));
 
     const deps: ServerAppDeps = { governor, catalog: data.catalog, metrics, clock, config };

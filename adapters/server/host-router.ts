@@ -91,14 +91,23 @@ export function createRouteResolver(
   };
 }
 
-function notFound(): Response {
-  return Response.json({ error: "not_found" }, { status: 404 });
+/**
+ * The Lock API's error shape. An unknown host is most often a server reached by another name
+ * than its base URL (a LAN address, a proxy), so the message says how routing works.
+ */
+function notFound(target: RouteTarget): Response {
+  const message =
+    target === "none"
+      ? "Nothing is served at this host name and path. Sluice routes requests by their Host " +
+        "header: the server's --base-url, --lock-url and --pool-domain name the hosts it serves."
+      : "Not found.";
+  return Response.json({ error: "not_found", message }, { status: 404 });
 }
 
 /**
  * One Hono app in front of the control, lock and proxy apps, routing by Host header (see
  * {@link createRouteResolver}). Unknown hosts, and lock or pool hosts whose app is not
- * mounted, answer 404 `{ "error": "not_found" }`.
+ * mounted, answer 404 `{ "error": "not_found", "message": … }`.
  *
  * @example
  * ```ts
@@ -118,7 +127,7 @@ export function createHostRouter(options: HostRouterOptions): Hono {
     const hostHeader = c.req.header("host") ?? new URL(c.req.url).host;
     const target = resolve(hostHeader, c.req.path);
     const app = target === "none" ? undefined : apps[target];
-    return app ? app.fetch(c.req.raw, c.env) : notFound();
+    return app ? app.fetch(c.req.raw, c.env) : notFound(target);
   });
   return router;
 }

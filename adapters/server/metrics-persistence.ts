@@ -12,12 +12,21 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 /** Moves metrics between the in-memory recorder and SQLite on a schedule. */
 export interface MetricsPersistence {
-  /** Loads persisted buckets within retention into the recorder; returns how many. */
+  /**
+   * Loads persisted buckets within retention into the recorder; returns how many. Only buckets
+   * of pools in the catalog that do not end before the pool was created: a subdomain may have
+   * belonged to a deleted pool (maybe another team's) whose history is not the new pool's.
+   */
   load(): number;
   /** Saves every bucket changed since the last flush; returns how many were written. */
   flush(): number;
   /** Drops buckets older than the longest pool retention, in memory and on disk. */
   prune(): number;
+  /**
+   * Forgets a pool deleted from the governor: its meter, its buckets in memory and on disk.
+   * Call after `governor.removePool`, so no live meter is detached.
+   */
+  forgetPool(pool: string): number;
   /** Flushes every `intervalMs` (and prunes hourly) until {@link MetricsPersistence.stop}. */
   start(intervalMs: number): void;
   stop(): void;
@@ -26,7 +35,7 @@ export interface MetricsPersistence {
 /** Options of {@link createMetricsPersistence}. */
 export interface MetricsPersistenceOptions {
   recorder: MetricsRecorder;
-  store: Pick<SqliteMetricsStore, "saveBuckets" | "loadBuckets" | "pruneBefore">;
+  store: Pick<SqliteMetricsStore, "saveBuckets" | "loadBuckets" | "pruneBefore" | "deletePool">;
   /** Pools carry their retention (`metricsRetentionDays`); the longest one wins. */
   catalog: Pick<CatalogStore, "listAllPools">;
   clock: Clock;
@@ -62,7 +71,14 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
 
   const persistence: MetricsPersistence = {
     load() {
-      const buckets = store.loadBuckets(retentionStart());
+      const createdAt = new Map(
+        catalog.listAllPools().map((pool) => [pool.subdomain, pool.createdAt]),
+      );
+      const buckets = store.loadBuckets(retentionStart()).filter((bucket) => {
+        const poolCreatedAt = createdAt.get(bucket.pool);
+        // The bucket of the creation minute stays: it holds the new pool's first events.
+        return poolCreatedAt !== undefined && bucket.start + recorder.bucketMs > poolCreatedAt;
+      });
       recorder.load(buckets);
       return buckets.length;
     },
@@ -81,6 +97,13 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
       lastPruneAt = clock.now();
       recorder.prune(cutoff);
       return store.pruneBefore(cutoff);
+    },
+    forgetPool(pool) {
+      recorder.removePool(pool);
+      // Buckets counted since the last flush come out of the next drain; save them first so
+      // the delete below removes them too, rather than a later flush writing them back.
+      persistence.flush();
+      return store.deletePool(pool);
     },
     start(intervalMs) {
       const tick = () => {

@@ -1,7 +1,8 @@
 import type { SlotStore } from "../../src/store/types.js";
 import type { ServerConfig } from "./config.js";
 
-type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy">;
+type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy"> &
+  Partial<Pick<ServerConfig, "redisPrefix">>;
 
 /**
  * The slot store the config asks for: undefined (the governor's in-memory store) unless
@@ -24,6 +25,7 @@ export async function slotStoreFor(
   const store = createRedisSlotStore({
     url: config.redisUrl,
     failurePolicy: config.redisFailurePolicy,
+    ...(config.redisPrefix === undefined ? {} : { prefix: config.redisPrefix }),
   });
   const where = redactedUrl(config.redisUrl);
   try {

@@ -40,6 +40,7 @@ export class SqliteMetricsStore {
   private readonly upsert: Statement;
   private readonly selectSince: Statement<[number]>;
   private readonly deleteBefore: Statement<[number]>;
+  private readonly deleteOfPool: Statement<[string]>;
   private readonly saveAll: Database.Transaction<(buckets: readonly MetricsBucket[]) => void>;
 
   constructor(database: Database.Database) {
@@ -57,6 +58,7 @@ export class SqliteMetricsStore {
       `SELECT ${BUCKET_COLUMNS} FROM metrics_buckets WHERE start >= ? ORDER BY pool, start`,
     );
     this.deleteBefore = database.prepare("DELETE FROM metrics_buckets WHERE start < ?");
+    this.deleteOfPool = database.prepare("DELETE FROM metrics_buckets WHERE pool = ?");
     // One transaction per batch: one fsync-worthy commit instead of one per bucket.
     this.saveAll = database.transaction((buckets: readonly MetricsBucket[]) => {
       for (const bucket of buckets) this.upsert.run(bucketParams(bucket));
@@ -77,6 +79,19 @@ export class SqliteMetricsStore {
   /** Deletes buckets starting before `ms`; returns how many went. */
   pruneBefore(ms: number): number {
     return guardedWrite("metrics", () => this.deleteBefore.run(ms).changes);
+  }
+
+  /**
+   * Deletes every bucket of a pool; returns how many. Pools are keyed by subdomain, which a
+   * new pool (of any team) may take once the old one is deleted: its history must not carry over.
+   *
+   * @example
+   * ```ts
+   * store.deletePool("chat");
+   * ```
+   */
+  deletePool(pool: string): number {
+    return guardedWrite("metrics", () => this.deleteOfPool.run(pool).changes);
   }
 }
 

@@ -8,6 +8,8 @@ import { join } from "node:path";
 export interface HaproxyRun {
   /** Frontend port of each backend, by name. */
   ports: Record<string, number>;
+  /** Process id (to read its CPU time). */
+  pid: number | undefined;
   stop(): void;
 }
 
@@ -89,6 +91,7 @@ export async function startHaproxy(
   }
   return {
     ports,
+    pid: child.pid,
     stop: () => {
       if (child.pid !== undefined && child.exitCode === null) child.kill("SIGTERM");
     },

@@ -9,7 +9,10 @@
  *    pass-through proxy is shown as the platform's floor) and once with a 5 ms origin and
  *    more callers than slots (queueing).
  *
- * Usage: `npx tsx bench/lock-and-proxy/run.ts` (BENCH_SCALE=0.2 for a quick run).
+ * Usage: `npm run bench:http` (or `npx tsx bench/lock-and-proxy/run.ts`). Environment:
+ * BENCH_SCALE=0.2 for a quick run; BENCH_PART=lock or BENCH_PART=proxy for one section;
+ * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the Sluice process there (open it in
+ * Chrome DevTools or speedscope).
  * Not a test: it prints numbers, it does not assert them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -19,8 +22,11 @@ import { fileURLToPath } from "node:url";
 import { formatCount, formatRatio, formatTable, median } from "../report.js";
 import { type HaproxyRun, haproxyAvailable, startHaproxy } from "./haproxy.js";
 import { createClient, type LoadResult, runLoad } from "./load.js";
+import { processCpuMicros } from "./process-cpu.js";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const PART = process.env.BENCH_PART ?? "all";
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROF;
 const ROUNDS = 3;
 const LIMIT = 16;
 const LOCK_PAIRS = Math.round(8_000 * SCALE);
@@ -39,107 +45,187 @@ process.once("exit", () => {
 });
 
 /** Starts `servers.ts <args>` in a child process and waits for its READY line. */
-async function startChild(...args: string[]): Promise<Record<string, unknown> & { port: number }> {
+async function startChild(
+  ...args: string[]
+): Promise<Record<string, unknown> & { port: number; pid: number | undefined }> {
   // Resolved here so the benchmark runs from any working directory.
   const tsx = import.meta.resolve("tsx");
-  const child = spawn(process.execPath, ["--import", tsx, join(HERE, "servers.ts"), ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const profile =
+    CPU_PROFILE_DIR && args[0] === "sluice"
+      ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROFILE_DIR}`]
+      : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, "--import", tsx, join(HERE, "servers.ts"), ...args],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   children.push(child);
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
-    if (line.startsWith("READY ")) return JSON.parse(line.slice(6));
+    if (line.startsWith("READY ")) return { ...JSON.parse(line.slice(6)), pid: child.pid };
   }
   throw new Error(`servers.ts ${args.join(" ")} exited before it was ready`);
 }
 
-/** Runs a measured operation ROUNDS times after a warm-up; keeps the median round. */
-async function measure(operations: number, concurrency: number, operation: () => Promise<boolean>) {
-  await runLoad(Math.max(200, Math.round(operations / 4)), concurrency, operation);
-  const rounds: LoadResult[] = [];
-  for (let round = 0; round < ROUNDS; round++)
-    rounds.push(await runLoad(operations, concurrency, operation));
-  const rate = median(rounds.map((result) => result.perSecond));
-  return rounds.find((result) => result.perSecond === rate) ?? (rounds[0] as LoadResult);
+/** A measured contender: its median round, and the CPU its server process spent per operation. */
+type Measured = LoadResult & { cpuMicrosPerOp: number | null };
+
+/** One contender of an interleaved measurement. */
+interface Runner {
+  /** The process that serves the client: its CPU time is divided by the operations. */
+  pid: number | undefined;
+  operation: () => Promise<boolean>;
+}
+
+/**
+ * Measures contenders side by side: a warm-up each, then ROUNDS rounds in which every
+ * contender runs once in turn (interleaved, so a neighbour's burst of load on a shared
+ * machine hits all of them alike). Keeps each contender's median round, plus the CPU its
+ * server process spent per operation over all rounds (steadier than rates under contention).
+ */
+async function measureInterleaved(
+  operations: number,
+  concurrency: number,
+  runners: readonly Runner[],
+): Promise<Measured[]> {
+  for (const runner of runners)
+    await runLoad(Math.max(200, Math.round(operations / 4)), concurrency, runner.operation);
+  const rounds = runners.map(() => [] as LoadResult[]);
+  const cpuSpent = runners.map(() => 0 as number | null);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [index, runner] of runners.entries()) {
+      const before = processCpuMicros(runner.pid);
+      rounds[index]?.push(await runLoad(operations, concurrency, runner.operation));
+      const after = processCpuMicros(runner.pid);
+      const spent = cpuSpent[index];
+      cpuSpent[index] =
+        before === null || after === null || spent === null || spent === undefined
+          ? null
+          : spent + after - before;
+    }
+  }
+  return rounds.map((results, index) => {
+    const rate = median(results.map((result) => result.perSecond));
+    const kept = results.find((result) => result.perSecond === rate) ?? (results[0] as LoadResult);
+    const spent = cpuSpent[index];
+    const cpuMicrosPerOp =
+      spent === null || spent === undefined ? null : spent / (operations * ROUNDS);
+    return { ...kept, cpuMicrosPerOp };
+  });
+}
+
+function cpu(value: number | null): string {
+  return value === null ? "n/a" : value.toFixed(0);
+}
+
+function cpuRatio(value: number | null, reference: number | null | undefined): string {
+  return value === null || !reference ? "n/a" : formatRatio(value / reference);
 }
 
 function ms(value: number): string {
   return value.toFixed(2);
 }
 
-async function lockSection(noopPort: number, sluicePort: number, lockKey: string): Promise<void> {
+async function lockSection(
+  noop: { port: number; pid: number | undefined },
+  sluice: { port: number; pid: number | undefined },
+  lockKey: string,
+): Promise<void> {
   const concurrency = 32;
   const client = createClient(concurrency);
   const noopBody = '{"waitMs":0}';
-  const noop = await measure(LOCK_PAIRS, concurrency, async () => {
-    const first = await client.send({
-      port: noopPort,
-      method: "POST",
-      path: "/noop",
-      body: noopBody,
-    });
-    const second = await client.send({
-      port: noopPort,
-      method: "POST",
-      path: "/noop",
-      body: noopBody,
-    });
-    return first.status === 200 && second.status === 200;
-  });
   const headers = { host: LOCK_HOST, "x-svc-key": lockKey };
-  const lock = await measure(LOCK_PAIRS, concurrency, async () => {
-    const acquired = await client.send({
-      port: sluicePort,
-      method: "POST",
-      path: "/pools/locks/lock/acquire",
-      headers,
-      body: noopBody,
-    });
-    if (acquired.status !== 200) return false;
-    const { slotId } = JSON.parse(acquired.body) as { slotId: string };
-    const released = await client.send({
-      port: sluicePort,
-      method: "POST",
-      path: `/pools/locks/lock/${slotId}/release`,
-      headers,
-      body: '{"status":200}',
-    });
-    return released.status === 200;
-  });
+  const [noopRun, lock] = (await measureInterleaved(LOCK_PAIRS, concurrency, [
+    {
+      pid: noop.pid,
+      operation: async () => {
+        const first = await client.send({
+          port: noop.port,
+          method: "POST",
+          path: "/noop",
+          body: noopBody,
+        });
+        const second = await client.send({
+          port: noop.port,
+          method: "POST",
+          path: "/noop",
+          body: noopBody,
+        });
+        return first.status === 200 && second.status === 200;
+      },
+    },
+    {
+      pid: sluice.pid,
+      operation: async () => {
+        const acquired = await client.send({
+          port: sluice.port,
+          method: "POST",
+          path: "/pools/locks/lock/acquire",
+          headers,
+          body: noopBody,
+        });
+        if (acquired.status !== 200) return false;
+        const { slotId } = JSON.parse(acquired.body) as { slotId: string };
+        const released = await client.send({
+          port: sluice.port,
+          method: "POST",
+          path: `/pools/locks/lock/${slotId}/release`,
+          headers,
+          body: '{"status":200}',
+        });
+        return released.status === 200;
+      },
+    },
+  ])) as [Measured, Measured];
   client.close();
   console.log(
-    `\nLock API: acquire+release pairs, ${concurrency} callers, ${formatCount(LOCK_PAIRS)} pairs, median of ${ROUNDS}`,
+    `\nLock API: acquire+release pairs, ${concurrency} callers, ${formatCount(LOCK_PAIRS)} pairs, median of ${ROUNDS} interleaved rounds`,
   );
   console.log(
     formatTable(
-      ["contender", "pairs/s", "p50 ms", "p99 ms", "failed", "vs no-op"],
       [
-        [
-          "no-op Hono endpoint (2 POSTs)",
-          formatCount(noop.perSecond),
-          ms(noop.p50),
-          ms(noop.p99),
-          String(noop.failures),
-          formatRatio(1),
-        ],
-        [
-          "Lock API acquire+release",
-          formatCount(lock.perSecond),
-          ms(lock.p50),
-          ms(lock.p99),
-          String(lock.failures),
-          formatRatio(lock.perSecond / noop.perSecond),
-        ],
+        "contender",
+        "pairs/s",
+        "p50 ms",
+        "p99 ms",
+        "failed",
+        "vs no-op",
+        "server CPU µs/pair",
+        "CPU vs no-op",
       ],
-      ["left", "right", "right", "right", "right", "right"],
+      [
+        ["no-op Hono endpoint (2 POSTs)", noopRun, noopRun],
+        ["Lock API acquire+release", lock, noopRun],
+      ].map(([name, run, reference]) => {
+        const result = run as Measured;
+        const base = reference as Measured;
+        return [
+          name as string,
+          formatCount(result.perSecond),
+          ms(result.p50),
+          ms(result.p99),
+          String(result.failures),
+          formatRatio(result.perSecond / base.perSecond),
+          cpu(result.cpuMicrosPerOp),
+          cpuRatio(result.cpuMicrosPerOp, base.cpuMicrosPerOp),
+        ];
+      }),
+      ["left", "right", "right", "right", "right", "right", "right", "right"],
     ),
   );
-  console.log(`Target ≥ 0.80×: ${lock.perSecond / noop.perSecond >= 0.8 ? "met" : "NOT met"}`);
+  const ratio = lock.perSecond / noopRun.perSecond;
+  console.log(
+    `Target ≥ 0.80× the no-op's pairs/s: ${ratio >= 0.8 ? "met" : "NOT met"} (${formatRatio(ratio)})`,
+  );
 }
 
 interface ProxyContender {
   name: string;
   port: number;
+  /** The process answering the client (for CPU per request). */
+  pid: number | undefined;
   headers: Record<string, string>;
 }
 
@@ -150,25 +236,42 @@ async function proxySection(
   contenders: ProxyContender[],
 ): Promise<void> {
   const client = createClient(concurrency);
-  const results: { contender: ProxyContender; result: LoadResult }[] = [];
-  for (const contender of contenders) {
-    const result = await measure(requests, concurrency, async () => {
-      const answer = await client.send({
-        port: contender.port,
-        path: "/v1/chat?bench=1",
-        headers: contender.headers,
-      });
-      return answer.status === 200;
-    });
-    results.push({ contender, result });
-  }
+  const measured = await measureInterleaved(
+    requests,
+    concurrency,
+    contenders.map((contender) => ({
+      pid: contender.pid,
+      operation: async () => {
+        const answer = await client.send({
+          port: contender.port,
+          path: "/v1/chat?bench=1",
+          headers: contender.headers,
+        });
+        return answer.status === 200;
+      },
+    })),
+  );
   client.close();
-  const direct = results[0]?.result as LoadResult;
+  const results = contenders.map((contender, index) => ({
+    contender,
+    result: measured[index] as Measured,
+  }));
+  const direct = results[0]?.result as Measured;
   const haproxy = results.find((entry) => entry.contender.name.startsWith("HAProxy"))?.result;
   console.log(`\n${title}`);
   console.log(
     formatTable(
-      ["contender", "req/s", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms", "failed", "vs HAProxy"],
+      [
+        "contender",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "+p50 ms",
+        "+p99 ms",
+        "failed",
+        "vs HAProxy",
+        "server CPU µs/req",
+      ],
       results.map(({ contender, result }) => [
         contender.name,
         formatCount(result.perSecond),
@@ -178,14 +281,17 @@ async function proxySection(
         ms(result.p99 - direct.p99),
         String(result.failures),
         haproxy ? formatRatio(result.perSecond / haproxy.perSecond) : "n/a",
+        cpu(result.cpuMicrosPerOp),
       ]),
-      ["left", "right", "right", "right", "right", "right", "right", "right"],
+      ["left", "right", "right", "right", "right", "right", "right", "right", "right"],
     ),
   );
   const sluice = results.find((entry) => entry.contender.name.startsWith("Sluice"))?.result;
   if (haproxy && sluice) {
+    const ratio = sluice.perSecond / haproxy.perSecond;
     console.log(
-      `Target ≥ 0.75× HAProxy's throughput: ${sluice.perSecond / haproxy.perSecond >= 0.75 ? "met" : "NOT met"}`,
+      `Target ≥ 0.75× HAProxy's throughput: ${ratio >= 0.75 ? "met" : "NOT met"} (${formatRatio(ratio)}); ` +
+        `vs direct upstream ${formatRatio(sluice.perSecond / direct.perSecond)}`,
     );
   }
 }
@@ -222,17 +328,26 @@ async function main(): Promise<void> {
   try {
     haproxy = await startHaproxyIfPossible(fast.port, slow.port);
     const keys = sluice.keys as Record<string, string>;
-    await lockSection(noop.port, sluice.port, keys.locks as string);
+    if (PART !== "proxy") await lockSection(noop, sluice, keys.locks as string);
+    if (PART === "lock") return;
     const wait = { "x-svc-queue-timeout-ms": "30000" };
     const fastContenders: ProxyContender[] = [
-      { name: "direct upstream", port: fast.port, headers: {} },
+      { name: "direct upstream", port: fast.port, pid: fast.pid, headers: {} },
       ...(haproxy
-        ? [{ name: "HAProxy (maxconn + queue)", port: haproxy.ports.fast as number, headers: {} }]
+        ? [
+            {
+              name: "HAProxy (maxconn + queue)",
+              port: haproxy.ports.fast as number,
+              pid: haproxy.pid,
+              headers: {},
+            },
+          ]
         : []),
-      { name: "bare Node proxy (no limit)", port: nodeProxy.port, headers: {} },
+      { name: "bare Node proxy (no limit)", port: nodeProxy.port, pid: nodeProxy.pid, headers: {} },
       {
         name: "Sluice proxy",
         port: sluice.port,
+        pid: sluice.pid,
         headers: { host: POOL_HOST, "x-svc-key": keys.proxied as string, ...wait },
       },
     ];
@@ -243,13 +358,21 @@ async function main(): Promise<void> {
       fastContenders,
     );
     const slowContenders: ProxyContender[] = [
-      { name: "direct upstream (no limit)", port: slow.port, headers: {} },
+      { name: "direct upstream (no limit)", port: slow.port, pid: slow.pid, headers: {} },
       ...(haproxy
-        ? [{ name: "HAProxy (maxconn + queue)", port: haproxy.ports.slow as number, headers: {} }]
+        ? [
+            {
+              name: "HAProxy (maxconn + queue)",
+              port: haproxy.ports.slow as number,
+              pid: haproxy.pid,
+              headers: {},
+            },
+          ]
         : []),
       {
         name: "Sluice proxy",
         port: sluice.port,
+        pid: sluice.pid,
         headers: { host: SLOW_POOL_HOST, "x-svc-key": keys.slow as string, ...wait },
       },
     ];

@@ -25,6 +25,25 @@ import {
 } from "./validation.js";
 
 export const KEY_LABEL_MAX = 60;
+export const LABEL_CONTROL_MESSAGE = "Must not contain control characters.";
+
+/**
+ * Whether text holds a control character (C0, DEL or C1). Labels are shown in terminals and
+ * logs, where these could move the cursor or rewrite what a person reads.
+ *
+ * @example
+ * ```ts
+ * hasControlCharacter("ci \u001b[2J"); // true
+ * hasControlCharacter("ünïcødé 🔑"); // false
+ * ```
+ */
+export function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
 /**
  * Label of a key minted without one. Empty rather than invented: people tell unlabelled keys
  * apart by `last_four` and `created_at`.
@@ -75,6 +94,7 @@ function parseLabel(value: unknown, issues: string[]): string {
   if (characterCount(label) > KEY_LABEL_MAX) {
     issues.push(fieldIssue("label", `Must be at most ${KEY_LABEL_MAX} characters.`));
   }
+  if (hasControlCharacter(label)) issues.push(fieldIssue("label", LABEL_CONTROL_MESSAGE));
   return label;
 }
 

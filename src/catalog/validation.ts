@@ -67,7 +67,9 @@ export function parseIsoDateTime(text: string): number | null {
   const millis = Number((match[7] ?? "").padEnd(3, "0").slice(0, 3));
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  const instant = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, millis));
+  // Date.UTC reads years 0-99 as 1900-1999; setting the year afterwards keeps "0050" as 50.
+  const local = instant.setUTCFullYear(year);
   if (match[8]) return local;
   const offsetHours = Number(match[10]);
   const offsetMinutes = Number(match[11]);
@@ -78,7 +80,9 @@ export function parseIsoDateTime(text: string): number | null {
 
 /** Days in a month (1–12) of a year, Gregorian. */
 export function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const lastDay = new Date(Date.UTC(2000, month, 0));
+  lastDay.setUTCFullYear(year, month, 0);
+  return lastDay.getUTCDate();
 }
 
 /**

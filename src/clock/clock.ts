@@ -18,8 +18,38 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** Node runs a timer longer than this (about 24.8 days) after 1 ms instead: such waits are chained. */
+const MAX_NODE_TIMER_MS = 2_147_483_647;
+
+/** A wait longer than Node's timer range, as a chain of shorter timers. */
+class LongTimer {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly fn: () => void,
+    private readonly dueAt: number,
+  ) {
+    this.arm();
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(): void {
+    const left = this.dueAt - Date.now();
+    if (left <= MAX_NODE_TIMER_MS) {
+      this.timer = setTimeout(this.fn, Math.max(0, left));
+    } else {
+      this.timer = setTimeout(() => this.arm(), MAX_NODE_TIMER_MS);
+    }
+    this.timer.unref?.();
+  }
+}
+
 /**
- * Wall-clock time with unref'd Node timers.
+ * Wall-clock time with unref'd Node timers. Delays beyond Node's timer range (~24.8 days,
+ * e.g. a far Retry-After date) are honoured, not cut to 1 ms.
  *
  * @example
  * ```ts
@@ -29,11 +59,13 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {
+    if (ms > MAX_NODE_TIMER_MS) return new LongTimer(fn, Date.now() + ms);
     const timer = setTimeout(fn, Math.max(0, ms));
     timer.unref?.();
     return timer;
   },
   clearTimeout(handle) {
-    clearTimeout(handle as ReturnType<typeof setTimeout>);
+    if (handle instanceof LongTimer) handle.cancel();
+    else clearTimeout(handle as ReturnType<typeof setTimeout>);
   },
 };

@@ -3,6 +3,7 @@ import { systemClock } from "../clock/clock.js";
 import {
   AbortedError,
   InvalidArgumentError,
+  PoolNotFoundError,
   RejectedError,
   SlotCappedError,
   SlotNotFoundError,
@@ -19,10 +20,12 @@ import type {
   PoolFigures,
   SlotStore,
   StoreAcquireResult,
+  StoreReleaseResult,
 } from "../store/types.js";
+import type { CallerOwner, RunFn } from "./caller.js";
+import { Caller } from "./caller.js";
 import { fetchWithinHold } from "./governed-fetch.js";
-import type { KeptLease } from "./lease-keeper.js";
-import { LeaseKeeper } from "./lease-keeper.js";
+import { Holds } from "./holds.js";
 import type { HoldOwner } from "./local-hold.js";
 import { LocalHold } from "./local-hold.js";
 import type { PoolEntry } from "./pool-registry.js";
@@ -62,14 +65,15 @@ export function createGovernor(options: GovernorOptions = {}): Governor {
   return new SluiceGovernor(options);
 }
 
-class SluiceGovernor implements Governor, HoldOwner {
+class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
   readonly clock: Clock;
   readonly store: SlotStore;
   readonly metrics: MetricsRecorder;
   private readonly registry: PoolRegistry;
   private readonly room: WaitingRoom;
-  private readonly keepers = new Map<number, LeaseKeeper>();
-  private readonly holds = new Map<string, LocalHold>();
+  private readonly holds: Holds;
+  /** `run()` callers granted a slot whose function starts on the next microtask. */
+  private readonly runsToStart: Caller[] = [];
   private closed = false;
 
   constructor(options: GovernorOptions) {
@@ -77,6 +81,7 @@ class SluiceGovernor implements Governor, HoldOwner {
     this.store = options.store ?? new MemorySlotStore({ clock: this.clock });
     this.metrics = options.metrics ?? new MetricsRecorder();
     this.registry = new PoolRegistry(this.metrics);
+    this.holds = new Holds(this.clock, this.store);
     this.room = new WaitingRoom(this.clock, this.store, (entry, slot, queuedMs) =>
       this.toGrant(entry, slot, queuedMs),
     );
@@ -102,7 +107,7 @@ class SluiceGovernor implements Governor, HoldOwner {
     const entry = this.registry.pools.get(pool);
     if (!entry) return;
     this.registry.pools.delete(pool);
-    this.room.rejectAll(() => new SlotNotFoundError(pool), entry);
+    this.room.rejectAll(() => new PoolNotFoundError(pool), entry);
     await this.store.removePool(pool);
   }
 
@@ -131,49 +136,61 @@ class SluiceGovernor implements Governor, HoldOwner {
     return [...this.registry.pools.keys()];
   }
 
-  async acquire(pool: string, options: AcquireOptions = {}): Promise<SlotGrant> {
-    return this.acquireNow(pool, options);
+  acquire(pool: string, options?: AcquireOptions): Promise<SlotGrant> {
+    return new Promise<SlotGrant>((resolve, reject) => {
+      const opts = options ?? NO_OPTIONS;
+      this.admit(pool, opts, new Caller(resolve, reject, undefined, opts.signal, this));
+    });
   }
 
   /**
-   * Acquire without a promise layer of its own: a grant when the store answers at once, else
-   * the waiting room's promise. Throws synchronously on bad input and turn-aways.
+   * Asks the store for a slot on behalf of `caller` and settles it: granted at once, turned
+   * away, or queued in the waiting room until a handoff, its timeout or its abort. Never throws.
    */
-  private acquireNow(pool: string, options: AcquireOptions): MaybePromise<SlotGrant> {
-    const entry = this.registry.get(pool);
-    const waitMs = waitBudget(entry.settings, options);
-    if (options.signal?.aborted) throw new AbortedError(options.signal.reason);
-    const now = this.clock.now();
-    entry.meter.request(now);
-    const slotId = newSlotId();
-    const answer = this.store.acquire(pool, { slotId, waitMs });
-    if (answer instanceof Promise) {
-      return answer.then((result) =>
-        this.afterAcquire(entry, slotId, waitMs, now, options, result),
-      );
+  private admit(pool: string, options: AcquireOptions, caller: Caller): void {
+    try {
+      const entry = this.registry.get(pool);
+      const waitMs = waitBudget(entry.settings, options);
+      if (options.signal?.aborted) throw new AbortedError(options.signal.reason);
+      const now = this.clock.now();
+      entry.meter.request(now);
+      caller.entry = entry;
+      caller.slotId = newSlotId();
+      caller.waitMs = waitMs;
+      caller.enqueuedAt = now;
+      const answer = this.store.acquire(pool, { slotId: caller.slotId, waitMs });
+      if (answer instanceof Promise) {
+        answer.then(
+          (result) => {
+            try {
+              this.afterAcquire(caller, result);
+            } catch (error) {
+              caller.failed(error);
+            }
+          },
+          (error: unknown) => caller.failed(error),
+        );
+      } else {
+        this.afterAcquire(caller, answer);
+      }
+    } catch (error) {
+      caller.failed(error);
     }
-    return this.afterAcquire(entry, slotId, waitMs, now, options, answer);
   }
 
-  private afterAcquire(
-    entry: PoolEntry,
-    slotId: string,
-    waitMs: number,
-    now: number,
-    options: AcquireOptions,
-    result: StoreAcquireResult,
-  ): MaybePromise<SlotGrant> {
+  private afterAcquire(caller: Caller, result: StoreAcquireResult): void {
+    const entry = caller.entry!;
     this.noteFigures(entry, result.figures);
     if (result.type === "granted") {
-      entry.meter.admitted(now, 0);
-      return this.toGrant(entry, result.slot, 0);
+      entry.meter.admitted(caller.enqueuedAt, 0);
+      caller.granted(this.toGrant(entry, result.slot, 0));
+    } else if (result.type === "rejected") {
+      entry.meter.rejected(caller.enqueuedAt);
+      caller.failed(new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS));
+    } else {
+      entry.meter.queued(caller.enqueuedAt);
+      this.room.wait(caller);
     }
-    if (result.type === "rejected") {
-      entry.meter.rejected(now);
-      throw new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS);
-    }
-    entry.meter.queued(now);
-    return this.room.wait(entry, slotId, waitMs, now, options.signal);
   }
 
   async renew(pool: string, slotId: string): Promise<{ leaseDeadline: number }> {
@@ -189,19 +206,37 @@ class SluiceGovernor implements Governor, HoldOwner {
     slotId: string,
     outcome?: OutcomeReport,
   ): Promise<{ released: boolean }> {
+    return this.releaseNow(pool, slotId, outcome);
+  }
+
+  /** Release without a promise layer of its own when the store answers synchronously. */
+  private releaseNow(
+    pool: string,
+    slotId: string,
+    outcome: OutcomeReport | undefined,
+  ): MaybePromise<{ released: boolean }> {
     const entry = this.registry.pools.get(pool);
     // Release is the cleanup path: it answers, it never throws for a missing pool or slot.
     if (!entry) return NOT_RELEASED;
     const answer = this.store.release(pool, slotId);
-    const result = answer instanceof Promise ? await answer : answer;
+    if (answer instanceof Promise) {
+      return answer.then((result) => this.afterRelease(entry, result, outcome));
+    }
+    return this.afterRelease(entry, answer, outcome);
+  }
+
+  private afterRelease(
+    entry: PoolEntry,
+    result: StoreReleaseResult,
+    outcome: OutcomeReport | undefined,
+  ): MaybePromise<{ released: boolean }> {
     if (!result.released || !result.slot) return NOT_RELEASED;
     const now = this.clock.now();
     entry.meter.released(now, now - result.slot.acquiredAt);
-    if (outcome !== undefined) {
-      const { report } = validateOutcomeReport(outcome);
-      await this.learnFrom(entry, result.slot, report, now);
-    }
-    return RELEASED;
+    if (outcome === undefined) return RELEASED;
+    const { report } = validateOutcomeReport(outcome);
+    const learned = this.learnFrom(entry, result.slot, report, now);
+    return learned instanceof Promise ? learned.then(() => RELEASED) : RELEASED;
   }
 
   run<T>(
@@ -209,32 +244,35 @@ class SluiceGovernor implements Governor, HoldOwner {
     fn: (context: RunContext) => T | Promise<T>,
     options?: AcquireOptions,
   ): Promise<T> {
-    let answer: MaybePromise<SlotGrant>;
-    try {
-      answer = this.acquireNow(pool, options ?? NO_OPTIONS);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // A queued caller waits as one promise reaction, not as a suspended async frame: with
-    // 200 000 callers queued that is a quarter of the memory the GC has to trace.
-    // Granted at once, `fn` still starts on a later tick, never inside the caller's call.
-    const granted = answer instanceof Promise ? answer : Promise.resolve(answer);
-    return granted.then((grant) => this.runHeld(pool, grant, fn, options));
+    return new Promise<T>((resolve, reject) => {
+      const opts = options ?? NO_OPTIONS;
+      this.admit(pool, opts, new Caller(resolve, reject, fn as RunFn, opts.signal, this));
+    });
   }
 
-  private async runHeld<T>(
-    pool: string,
-    grant: SlotGrant,
-    fn: (context: RunContext) => T | Promise<T>,
-    options: AcquireOptions | undefined,
-  ): Promise<T> {
-    const hold = this.startHold(pool, grant, options?.signal);
-    try {
-      if (options?.signal?.aborted) throw new AbortedError(options.signal.reason);
-      return await fn(hold);
-    } finally {
-      await hold.finish();
+  /**
+   * A `run()` caller got its slot: its function starts on a later microtask, never inside
+   * the call that granted it (a release would otherwise recurse into the next run). Callers
+   * granted meanwhile share one microtask.
+   */
+  startRun(caller: Caller): void {
+    this.runsToStart.push(caller);
+    if (this.runsToStart.length === 1) queueMicrotask(() => this.startRuns());
+  }
+
+  private startRuns(): void {
+    const callers = this.runsToStart;
+    // One clock read for the batch: it only schedules the first lease renewal.
+    const now = this.clock.now();
+    // Runs that finish synchronously may grant (and append) more callers: read the length anew.
+    for (let index = 0; index < callers.length; index++) {
+      const caller = callers[index]!;
+      const grant = caller.grant!;
+      caller.grant = undefined;
+      const hold = this.startHold(caller.entry!.name, grant, caller.signal, now);
+      hold.run(caller.fn!, caller.resolve as (value: unknown) => void, caller.reject);
     }
+    callers.length = 0;
   }
 
   async fetch(
@@ -271,53 +309,37 @@ class SluiceGovernor implements Governor, HoldOwner {
     if (this.closed) return;
     this.closed = true;
     this.room.rejectAll(() => new AbortedError(new Error("The governor was closed.")));
-    for (const keeper of this.keepers.values()) keeper.stop();
+    this.holds.stop();
     await this.store.close();
   }
 
-  async finishHold(hold: LocalHold): Promise<void> {
-    this.holds.delete(hold.grant.slotId);
-    this.keeperFor(hold.grant.renewIntervalMs).untrack(hold.grant.slotId);
+  finishHold(hold: LocalHold): MaybePromise<void> {
+    this.holds.untrack(hold);
+    let answer: MaybePromise<unknown>;
     try {
-      await this.release(hold.pool, hold.grant.slotId, hold.outcome);
+      answer = this.releaseNow(hold.pool, hold.slotId, hold.outcome);
     } catch {
       // The store is unreachable: the lease frees the slot within one term.
+      return;
     }
+    // A failed release is left to the lease too.
+    if (answer instanceof Promise) return answer.then(ignore, ignore);
   }
 
   private async hold(pool: string, options: AcquireOptions | undefined): Promise<LocalHold> {
     const grant = await this.acquire(pool, options);
-    return this.startHold(pool, grant, options?.signal);
+    return this.startHold(pool, grant, options?.signal, this.clock.now());
   }
 
-  private startHold(pool: string, grant: SlotGrant, signal: AbortSignal | undefined): LocalHold {
+  private startHold(
+    pool: string,
+    grant: SlotGrant,
+    signal: AbortSignal | undefined,
+    now: number,
+  ): LocalHold {
     const hold = new LocalHold(this, pool, grant, signal);
-    this.holds.set(grant.slotId, hold);
-    this.keeperFor(grant.renewIntervalMs).track(pool, grant.slotId);
+    this.holds.track(hold, now);
     return hold;
-  }
-
-  private keeperFor(renewIntervalMs: number): LeaseKeeper {
-    let keeper = this.keepers.get(renewIntervalMs);
-    if (!keeper) {
-      keeper = new LeaseKeeper(this.clock, renewIntervalMs, (lease) => this.renewKept(lease));
-      this.keepers.set(renewIntervalMs, keeper);
-    }
-    return keeper;
-  }
-
-  private renewKept(lease: KeptLease): void {
-    const hold = this.holds.get(lease.slotId);
-    settle(
-      this.store.renew(lease.pool, lease.slotId),
-      (result) => {
-        if (result.type === "capped") hold?.onCapped(result.requestDeadline);
-        else if (result.type === "not_found") hold?.onLost();
-      },
-      () => {
-        // Unreachable store: try again at the next sweep; the lease still runs.
-      },
-    );
   }
 
   private toGrant(entry: PoolEntry, slot: HeldSlot, queuedMs: number): SlotGrant {
@@ -340,7 +362,12 @@ class SluiceGovernor implements Governor, HoldOwner {
     entry.limit = figures.limit;
   }
 
-  private async learnFrom(entry: PoolEntry, slot: HeldSlot, report: OutcomeReport, now: number) {
+  private learnFrom(
+    entry: PoolEntry,
+    slot: HeldSlot,
+    report: OutcomeReport,
+    now: number,
+  ): MaybePromise<void> {
     const outcome = parseOutcome(report, now);
     if (outcome.throttled) entry.meter.throttled(now, Math.max(1, report.throttled ?? 0));
     const { settings } = entry;
@@ -354,15 +381,15 @@ class SluiceGovernor implements Governor, HoldOwner {
     });
     if (next === entry.learner) return;
     entry.learner = next;
-    await this.pushLearned(entry);
+    return this.pushLearned(entry);
   }
 
   /** Writes the learned limits to the store when they differ from what it has. */
-  private async pushLearned(entry: PoolEntry): Promise<void> {
+  private pushLearned(entry: PoolEntry): MaybePromise<void> {
     const limits = toLearnedLimits(entry.learner, entry.settings.maxConcurrent);
     if (sameLimits(limits, entry.learnedInStore)) return;
     entry.learnedInStore = limits;
-    await this.store.setLearned(entry.name, limits);
+    return this.store.setLearned(entry.name, limits);
   }
 }
 
@@ -382,11 +409,4 @@ function sameLimits(a: LearnedLimits, b: LearnedLimits): boolean {
   return a.concurrency === b.concurrency && a.rpm === b.rpm && a.pausedUntil === b.pausedUntil;
 }
 
-function settle<T>(
-  value: MaybePromise<T>,
-  onValue: (value: T) => void,
-  onError: (error: unknown) => void,
-): void {
-  if (value instanceof Promise) value.then(onValue, onError);
-  else onValue(value);
-}
+function ignore(): void {}

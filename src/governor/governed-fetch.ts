@@ -41,7 +41,7 @@ export async function fetchWithinHold(
 /** Passes the stream through chunk by chunk (no buffering) and calls `done` once at its end. */
 function releaseWhenDone(
   source: ReadableStream<Uint8Array>,
-  done: () => Promise<void>,
+  done: () => unknown,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   return new ReadableStream<Uint8Array>({

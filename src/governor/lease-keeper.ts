@@ -1,9 +1,9 @@
 import type { Clock, TimerHandle } from "../clock/clock.js";
 
-/** A slot held by this process on behalf of `run()` or `fetch()`. */
+/** A slot held by this process on behalf of `run()` or `fetch()`; `renewAt` is the keeper's. */
 export interface KeptLease {
-  pool: string;
-  slotId: string;
+  readonly pool: string;
+  readonly slotId: string;
   renewAt: number;
 }
 
@@ -16,8 +16,8 @@ export interface KeptLease {
  * @example
  * ```ts
  * const keeper = new LeaseKeeper(clock, 10_000, (lease) => governor.renewKept(lease));
- * keeper.track("llm", grant.slotId);
- * keeper.untrack(grant.slotId);
+ * keeper.track(hold, clock.now()); // any { pool, slotId, renewAt }
+ * keeper.untrack(hold.slotId);
  * ```
  */
 export class LeaseKeeper {
@@ -30,13 +30,20 @@ export class LeaseKeeper {
     private readonly renew: (lease: KeptLease) => void,
   ) {}
 
-  track(pool: string, slotId: string): void {
-    this.leases.set(slotId, { pool, slotId, renewAt: this.clock.now() + this.renewIntervalMs });
+  /** Starts renewing `lease` every interval from `now` (the caller's clock reading). */
+  track(lease: KeptLease, now: number): void {
+    lease.renewAt = now + this.renewIntervalMs;
+    this.leases.set(lease.slotId, lease);
     if (this.timer === null) this.arm(this.renewIntervalMs);
   }
 
   untrack(slotId: string): void {
     this.leases.delete(slotId);
+  }
+
+  /** The tracked lease of `slotId`, if any. */
+  get(slotId: string): KeptLease | undefined {
+    return this.leases.get(slotId);
   }
 
   get size(): number {

@@ -1,13 +1,19 @@
 import type { Clock, TimerHandle } from "../clock/clock.js";
-import { SlotCappedError, SlotNotFoundError } from "../errors.js";
+import { AbortedError, SlotCappedError, SlotNotFoundError } from "../errors.js";
 import type { OutcomeReport } from "../learning/types.js";
+import type { MaybePromise } from "../store/types.js";
+import type { RunFn } from "./caller.js";
+import type { KeptLease } from "./lease-keeper.js";
 import type { RunContext, SlotGrant } from "./types.js";
 
 /** What a {@link LocalHold} needs from its governor. */
 export interface HoldOwner {
   readonly clock: Clock;
-  /** Releases the slot with the reported outcome; never throws (the lease is the backstop). */
-  finishHold(hold: LocalHold): Promise<void>;
+  /**
+   * Releases the slot with the reported outcome; never throws (the lease is the backstop).
+   * Answers synchronously when the store does.
+   */
+  finishHold(hold: LocalHold): MaybePromise<void>;
 }
 
 /**
@@ -21,8 +27,11 @@ export interface HoldOwner {
  * try { await work(hold.signal); } finally { await hold.finish(); }
  * ```
  */
-export class LocalHold implements RunContext {
+export class LocalHold implements RunContext, KeptLease {
   outcome: OutcomeReport | undefined;
+  readonly slotId: string;
+  /** When the lease keeper renews this slot next (owned by the keeper). */
+  renewAt = 0;
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private aborted = false;
@@ -35,7 +44,9 @@ export class LocalHold implements RunContext {
     readonly pool: string,
     readonly grant: SlotGrant,
     private readonly callerSignal: AbortSignal | undefined,
-  ) {}
+  ) {
+    this.slotId = grant.slotId;
+  }
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -62,17 +73,47 @@ export class LocalHold implements RunContext {
 
   /** The slot was reclaimed under us (the process stalled past a term): stop the work. */
   onLost(): void {
+    if (this.finished) return;
     this.abort(new SlotNotFoundError(this.grant.slotId));
   }
 
+  /**
+   * Runs `fn` in this slot, releases it when `fn` returns, throws or rejects, and only then
+   * settles with `fn`'s result. Does not start `fn` when the caller has already aborted.
+   */
+  run(fn: RunFn, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+    let result: unknown;
+    try {
+      if (this.callerSignal?.aborted) throw new AbortedError(this.callerSignal.reason);
+      result = fn(this);
+    } catch (error) {
+      this.finishThen(reject, error);
+      return;
+    }
+    if (isThenable(result)) {
+      result.then(
+        (value) => this.finishThen(resolve, value),
+        (error) => this.finishThen(reject, error),
+      );
+    } else {
+      this.finishThen(resolve, result);
+    }
+  }
+
   /** Releases the slot once, with the reported outcome (or `outcome` when given). */
-  async finish(outcome?: OutcomeReport): Promise<void> {
+  finish(outcome?: OutcomeReport): MaybePromise<void> {
     if (this.finished) return;
     this.finished = true;
     if (outcome !== undefined) this.outcome = outcome;
     if (this.capTimer !== null) this.owner.clock.clearTimeout(this.capTimer);
     if (this.callerListener) this.callerSignal?.removeEventListener("abort", this.callerListener);
-    await this.owner.finishHold(this);
+    return this.owner.finishHold(this);
+  }
+
+  private finishThen(settle: (value: unknown) => void, value: unknown): void {
+    const done = this.finish();
+    if (done instanceof Promise) done.then(() => settle(value));
+    else settle(value);
   }
 
   get isFinished(): boolean {
@@ -96,4 +137,12 @@ export class LocalHold implements RunContext {
     this.callerListener = () => this.abort(caller.reason);
     caller.addEventListener("abort", this.callerListener, { once: true });
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }

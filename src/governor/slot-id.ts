@@ -3,9 +3,15 @@ import { randomFillSync } from "node:crypto";
 /** Ids made per refill of the buffers (one `randomFillSync` per 256 ids). */
 const IDS_PER_REFILL = 256;
 const UUID_LENGTH = 36;
-const HEX = "0123456789abcdef";
-/** Where the dashes of `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx` go. */
-const DASH_AT = new Set([8, 13, 18, 23]);
+/** The two hex digits of each byte value, as latin1 char codes: one table read per byte. */
+const HEX_PAIRS = new Uint8Array(512);
+for (let byte = 0; byte < 256; byte++) {
+  const digits = byte.toString(16).padStart(2, "0");
+  HEX_PAIRS[byte * 2] = digits.charCodeAt(0);
+  HEX_PAIRS[byte * 2 + 1] = digits.charCodeAt(1);
+}
+/** How many bytes go before each dash of `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
+const DASH_AFTER_BYTE = new Uint8Array([0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
 
 const entropy = Buffer.allocUnsafeSlow(16 * IDS_PER_REFILL);
 const text = Buffer.allocUnsafeSlow(UUID_LENGTH * IDS_PER_REFILL);
@@ -39,16 +45,11 @@ function refill(): void {
     entropy[bytes + 6] = (entropy[bytes + 6]! & 0x0f) | 0x40;
     entropy[bytes + 8] = (entropy[bytes + 8]! & 0x3f) | 0x80;
     let out = id * UUID_LENGTH;
-    let nibble = 0;
-    for (let char = 0; char < UUID_LENGTH; char++) {
-      if (DASH_AT.has(char)) {
-        text[out++] = 0x2d;
-        continue;
-      }
-      const byte = entropy[bytes + (nibble >> 1)]!;
-      const digit = nibble % 2 === 0 ? byte >> 4 : byte & 0x0f;
-      text[out++] = HEX.charCodeAt(digit);
-      nibble++;
+    for (let index = 0; index < 16; index++) {
+      const pair = entropy[bytes + index]! * 2;
+      text[out++] = HEX_PAIRS[pair]!;
+      text[out++] = HEX_PAIRS[pair + 1]!;
+      if (DASH_AFTER_BYTE[index] === 1) text[out++] = 0x2d;
     }
   }
   nextId = 0;

@@ -4,7 +4,15 @@ import type { MetricsRecorder } from "../metrics/recorder.js";
 import type { LearnedLimits, SlotStore } from "../store/types.js";
 import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
 
-/** Options of {@link createGovernor}. */
+/**
+ * Options of {@link createGovernor}.
+ *
+ * @example
+ * ```ts
+ * const clock = new ManualClock();
+ * const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
+ * ```
+ */
 export interface GovernorOptions {
   /** Slot store; the in-memory store by default. */
   store?: SlotStore;
@@ -14,7 +22,14 @@ export interface GovernorOptions {
   metrics?: MetricsRecorder;
 }
 
-/** Options of one acquire. */
+/**
+ * Options of one acquire.
+ *
+ * @example
+ * ```ts
+ * await governor.acquire("llm", { waitMs: 2_000, signal: AbortSignal.timeout(5_000) });
+ * ```
+ */
 export interface AcquireOptions {
   /** Opt-in queue wait in ms (integer ≥ 0), clamped to the pool's queue timeout. Absent or 0: fail fast. */
   waitMs?: number;
@@ -24,7 +39,14 @@ export interface AcquireOptions {
   signal?: AbortSignal;
 }
 
-/** A granted slot: the contract's lock grant plus live figures. */
+/**
+ * A granted slot: the contract's lock grant plus live figures.
+ *
+ * @example
+ * ```ts
+ * const { slotId, leaseDeadline, renewIntervalMs, remainingSlots } = await governor.acquire("llm");
+ * ```
+ */
 export interface SlotGrant {
   slotId: string;
   /** Epoch ms: renew before this. */
@@ -41,7 +63,17 @@ export interface SlotGrant {
   queuedMs: number;
 }
 
-/** Passed to the function given to {@link Governor.run}. */
+/**
+ * Passed to the function given to {@link Governor.run}.
+ *
+ * @example
+ * ```ts
+ * await governor.run("llm", async ({ signal, report }) => {
+ *   const response = await fetch(url, { signal });
+ *   report({ status: response.status, headers: response.headers });
+ * });
+ * ```
+ */
 export interface RunContext {
   readonly grant: SlotGrant;
   /** Aborts when the caller's signal aborts or the slot reaches its request deadline. */
@@ -50,7 +82,14 @@ export interface RunContext {
   report(outcome: OutcomeReport): void;
 }
 
-/** Live view of a pool. */
+/**
+ * Live view of a pool, learned limits included.
+ *
+ * @example
+ * ```ts
+ * const { held, queued, effectiveLimit, learned } = await governor.status("llm");
+ * ```
+ */
 export interface PoolStatus {
   pool: string;
   settings: PoolSettings;
@@ -63,6 +102,14 @@ export interface PoolStatus {
 /**
  * The admission engine. One governor serves many pools; every method is safe to call
  * concurrently.
+ *
+ * @example
+ * ```ts
+ * const governor = createGovernor();
+ * await governor.definePool("llm", { maxConcurrent: 4, queue: { size: 50, timeoutMs: 10_000 } });
+ * const grant = await governor.acquire("llm", { waitMs: 5_000 });
+ * try { await callUpstream(); } finally { await governor.release("llm", grant.slotId, { status: 200 }); }
+ * ```
  */
 export interface Governor {
   readonly clock: Clock;

@@ -2,24 +2,10 @@ import { LRUCache } from "lru-cache";
 import type { Clock } from "../clock/clock.js";
 import { AbortedError, QueueTimeoutError } from "../errors.js";
 import type { HeldSlot, SlotStore, StoreCancelResult } from "../store/types.js";
+import type { Caller } from "./caller.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { PoolEntry } from "./pool-registry.js";
 import type { SlotGrant } from "./types.js";
-
-interface Waiter {
-  entry: PoolEntry;
-  slotId: string;
-  waitMs: number;
-  enqueuedAt: number;
-  /** Resolved or rejected: nothing more may happen to it. */
-  settled: boolean;
-  /** A cancel is in flight: its answer, not a racing grant, decides the outcome. */
-  withdrawing: boolean;
-  resolve(grant: SlotGrant): void;
-  reject(error: unknown): void;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-}
 
 /** How a granted slot becomes a caller's grant (owned by the governor). */
 export type GrantMaker = (entry: PoolEntry, slot: HeldSlot, queuedMs: number) => SlotGrant;
@@ -32,12 +18,12 @@ export type GrantMaker = (entry: PoolEntry, slot: HeldSlot, queuedMs: number) =>
  *
  * @example
  * ```ts
- * const grant = await room.wait(entry, slotId, waitMs, now, signal);
+ * room.wait(caller); // the caller's promise settles on a handoff, its timeout or its abort
  * ```
  */
 export class WaitingRoom {
-  private readonly waiters = new Map<string, Waiter>();
-  private readonly timeouts: DeadlineTimer<Waiter>;
+  private readonly waiters = new Map<string, Caller>();
+  private readonly timeouts: DeadlineTimer<Caller>;
   /** Handoffs that arrived before their acquire answered "queued" (async stores only). */
   private earlyGrants: LRUCache<string, { slot: HeldSlot; queuedMs: number }> | undefined;
 
@@ -57,40 +43,22 @@ export class WaitingRoom {
     return this.waiters.size;
   }
 
-  wait(
-    entry: PoolEntry,
-    slotId: string,
-    waitMs: number,
-    enqueuedAt: number,
-    signal: AbortSignal | undefined,
-  ): Promise<SlotGrant> {
-    return new Promise<SlotGrant>((resolve, reject) => {
-      const waiter: Waiter = {
-        entry,
-        slotId,
-        waitMs,
-        enqueuedAt,
-        settled: false,
-        withdrawing: false,
-        resolve,
-        reject,
-        signal,
-        onAbort: undefined,
-      };
-      const early = this.earlyGrants?.get(slotId);
-      if (early) {
-        this.earlyGrants!.delete(slotId);
-        this.settleGranted(waiter, early.slot, early.queuedMs);
-        return;
-      }
-      this.waiters.set(slotId, waiter);
-      this.timeouts.add(enqueuedAt + waitMs, waiter);
-      if (signal) {
-        waiter.onAbort = () => this.withdraw(waiter, "abort");
-        if (signal.aborted) waiter.onAbort();
-        else signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-    });
+  /** Queues a caller the store answered "queued" (its entry, slotId, waitMs and enqueuedAt set). */
+  wait(waiter: Caller): void {
+    const early = this.earlyGrants?.get(waiter.slotId);
+    if (early) {
+      this.earlyGrants!.delete(waiter.slotId);
+      this.settleGranted(waiter, early.slot, early.queuedMs);
+      return;
+    }
+    this.waiters.set(waiter.slotId, waiter);
+    this.timeouts.add(waiter.enqueuedAt + waiter.waitMs, waiter);
+    const signal = waiter.signal;
+    if (signal) {
+      waiter.onAbort = () => this.withdraw(waiter, "abort");
+      if (signal.aborted) waiter.onAbort();
+      else signal.addEventListener("abort", waiter.onAbort, { once: true });
+    }
   }
 
   /** The store handed a slot to one of our waiters (or another process's: then it is kept briefly). */
@@ -110,32 +78,37 @@ export class WaitingRoom {
     for (const waiter of [...this.waiters.values()]) {
       if (entry && waiter.entry !== entry) continue;
       this.settle(waiter);
-      waiter.reject(error());
+      waiter.failed(error());
     }
     if (!entry) this.timeouts.clear();
   }
 
-  private settleGranted(waiter: Waiter, slot: HeldSlot, queuedMs: number): void {
+  private settleGranted(waiter: Caller, slot: HeldSlot, queuedMs: number): void {
     this.settle(waiter);
-    waiter.entry.meter.admitted(this.clock.now(), queuedMs);
-    waiter.resolve(this.makeGrant(waiter.entry, slot, queuedMs));
+    const entry = waiter.entry!;
+    // enqueuedAt + queuedMs is the time of the handoff: no clock read needed.
+    entry.meter.admitted(waiter.enqueuedAt + queuedMs, queuedMs);
+    waiter.granted(this.makeGrant(entry, slot, queuedMs));
   }
 
-  private settle(waiter: Waiter): void {
+  private settle(waiter: Caller): void {
     waiter.settled = true;
     this.waiters.delete(waiter.slotId);
     if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
+    // Waiters mostly leave in deadline order: dropping settled ones from the top keeps the
+    // timeout heap from holding every served caller until its deadline.
+    this.timeouts.dropSettledTop();
   }
 
-  private withdraw(waiter: Waiter, why: "timeout" | "abort"): void {
+  private withdraw(waiter: Caller, why: "timeout" | "abort"): void {
     if (waiter.settled || waiter.withdrawing) return;
     waiter.withdrawing = true;
     let answer: StoreCancelResult | Promise<StoreCancelResult>;
     try {
-      answer = this.store.cancel(waiter.entry.name, waiter.slotId);
+      answer = this.store.cancel(waiter.entry!.name, waiter.slotId);
     } catch (error) {
       this.settle(waiter);
-      waiter.reject(error);
+      waiter.failed(error);
       return;
     }
     if (answer instanceof Promise) {
@@ -143,7 +116,7 @@ export class WaitingRoom {
         (result) => this.afterWithdraw(waiter, why, result),
         (error: unknown) => {
           this.settle(waiter);
-          waiter.reject(error);
+          waiter.failed(error);
         },
       );
     } else {
@@ -151,7 +124,7 @@ export class WaitingRoom {
     }
   }
 
-  private afterWithdraw(waiter: Waiter, why: "timeout" | "abort", result: StoreCancelResult): void {
+  private afterWithdraw(waiter: Caller, why: "timeout" | "abort", result: StoreCancelResult): void {
     if (waiter.settled) return;
     const now = this.clock.now();
     if (result.type === "granted") {
@@ -161,14 +134,14 @@ export class WaitingRoom {
         return;
       }
       // The caller is gone: give the slot straight back.
-      void Promise.resolve(this.store.release(waiter.entry.name, waiter.slotId)).catch(() => {});
+      void Promise.resolve(this.store.release(waiter.entry!.name, waiter.slotId)).catch(() => {});
     }
     this.settle(waiter);
     if (why === "timeout") {
-      waiter.entry.meter.timedOut(now);
-      waiter.reject(new QueueTimeoutError(waiter.waitMs));
+      waiter.entry!.meter.timedOut(now);
+      waiter.failed(new QueueTimeoutError(waiter.waitMs));
     } else {
-      waiter.reject(new AbortedError(waiter.signal?.reason));
+      waiter.failed(new AbortedError(waiter.signal?.reason));
     }
   }
 }

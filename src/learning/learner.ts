@@ -1,4 +1,5 @@
 import type { LearnedLimits } from "../store/types.js";
+import { MAX_RPM } from "../util/limits.js";
 import { MINUTE_MS } from "./rate-info.js";
 import type { ParsedOutcome, RateInfo } from "./types.js";
 
@@ -17,7 +18,8 @@ import type { ParsedOutcome, RateInfo } from "./types.js";
  *   without the pause it stays above 95%.) Without rate headers a throttle cannot be told
  *   apart, so it pauses.
  * - Learned RPM: rpm = max(1, floor(limit × 60 000 / windowMs)) from the latest reported
- *   request limit; a limit without a window is taken as per minute.
+ *   request limit; a limit without a window is taken as per minute. A rate above MAX_RPM
+ *   (1 000 000) clears the learned RPM instead: no gate is kept for it.
  * - Concurrency (adaptive pools only), AIMD-like with an additive decrease:
  *   - on a throttle (429 or throttled > 0) that is not an exhausted rate window, and whose
  *     slot was granted at or after the last decrease (older slots belong to the congestion
@@ -111,7 +113,9 @@ export function learn(
   }
   if (rate !== null) {
     pausedUntil = Math.max(pausedUntil, exhaustedUntil(rate, now));
-    rpm = learnedRpm(rate) ?? rpm;
+    const reported = learnedRpm(rate);
+    // A reported rate above MAX_RPM is no gate worth keeping (and would size the gate's log).
+    if (reported !== null) rpm = reported > MAX_RPM ? null : reported;
   }
 
   if (!context.adaptive) {

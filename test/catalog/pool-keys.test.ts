@@ -59,6 +59,19 @@ describe("minting pool keys", () => {
     expect(Object.keys(issuesOf(() => mint({ label: 42 })))).toEqual(["label"]);
   });
 
+  it("refuses control characters in a label, which could rewrite a terminal", () => {
+    const { mint } = fixture();
+    for (const label of ["a\u0000b", "red\u001b[31m", "line\nbreak", "del\u007f", "c1\u009b"]) {
+      expect(
+        issuesOf(() => mint({ label })),
+        JSON.stringify(label),
+      ).toEqual({
+        label: ["Must not contain control characters."],
+      });
+    }
+    expect(mint({ label: "tab-free ünïcødé 🔑" }).key.label).toBe("tab-free ünïcødé 🔑");
+  });
+
   it("takes read or write access and refuses anything else", () => {
     const { mint } = fixture();
     expect(mint({ access: "read" }).key.access).toBe("read");

@@ -16,6 +16,17 @@ describe("parseIsoDateTime", () => {
     expect(parseIsoDateTime("2028-02-29T12:00:00Z")).toBe(Date.UTC(2028, 1, 29, 12));
   });
 
+  it("keeps years before 100 as written (Date.UTC would read 0050 as 1950)", () => {
+    expect(new Date(parseIsoDateTime("0050-06-01T00:00:00Z")!).toISOString()).toBe(
+      "0050-06-01T00:00:00.000Z",
+    );
+    // 0000 is a leap year (divisible by 400); 1900 was not.
+    expect(new Date(parseIsoDateTime("0000-02-29T00:00:00Z")!).toISOString()).toBe(
+      "0000-02-29T00:00:00.000Z",
+    );
+    expect(parseIsoDateTime("0100-02-29T00:00:00Z")).toBeNull();
+  });
+
   it("refuses malformed, zone-less and impossible values", () => {
     for (const text of [
       "",

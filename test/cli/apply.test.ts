@@ -189,7 +189,23 @@ describe("sluice apply", () => {
       "pools.0.subdomain: Use 1-63 lower-case letters, digits and inner hyphens.",
     );
     expect(result.stderr).toContain("pools.0.maxConcurrent:");
-    expect(result.stderr).toContain("pools.0.extra:");
+    expect(result.stderr).toContain("pools.0.extra: Unknown field (check the spelling).");
+  });
+
+  it("names a missing field and a misspelt one in plain words", async () => {
+    const { maxConcurrent: _, ...withoutMax } = chat;
+    const file = writeFile("typo.json", {
+      team: "acme",
+      pools: [{ ...withoutMax, maxConcurent: 2, queue: { size: 1, timeout: 5 } }],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("pools.0.maxConcurrent: Required.");
+    expect(result.stderr).toContain("pools.0.maxConcurent: Unknown field (check the spelling).");
+    expect(result.stderr).toContain("pools.0.queue.timeout: Unknown field (check the spelling).");
+    expect(result.stderr).not.toContain("Invalid key");
+    const notAnObject = await sluice(["apply", writeFile("list.json", [])]);
+    expect(notAnObject.stderr).toContain("team: Required.");
   });
 
   it("refuses duplicate subdomains and reservations above the budget", async () => {

@@ -1,7 +1,8 @@
+import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, runCli } from "../../adapters/cli/run-cli.js";
 import { captureIo } from "./capture-io.js";
-import { runSluice } from "./cli-process.js";
+import { cliEnv, REPO_ROOT, runSluice } from "./cli-process.js";
 
 const NO_STACK = /\n\s+at /;
 
@@ -113,5 +114,25 @@ describe("argument parsing (in-process)", () => {
     const captured = captureIo();
     expect(await runCli(["status", "--json=yes"], captured.io)).toBe(2);
     expect(captured.stderr()).toContain("Option --json does not take a value.");
+  });
+});
+
+describe("output to a closed pipe", () => {
+  it("exits normally when the reader is gone (sluice --help | head -1), no stack trace", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "adapters/cli/main.ts", "--help"], {
+      cwd: REPO_ROOT,
+      env: cliEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // Close the read end before the CLI has started, so its first write meets EPIPE.
+    child.stdout!.destroy();
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise((resolve) => child.once("close", resolve));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(stderr).not.toMatch(NO_STACK);
+    expect(code).toBe(0);
   });
 });

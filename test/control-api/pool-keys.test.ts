@@ -120,6 +120,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
     it.each([
       ["a label over 60 characters", { label: "y".repeat(61) }, ["label"]],
       ["a label that is not a string", { label: 42 }, ["label"]],
+      ["a label with control characters", { label: "ok\u001b[2J" }, ["label"]],
       ["an unknown preset", { expires_preset: "30d" }, ["expires_preset"]],
       ["an unknown access", { access: "admin" }, ["access"]],
       ["a malformed expires_at", { expires_at: "tomorrow" }, ["expires_at"]],

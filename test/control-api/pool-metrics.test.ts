@@ -112,6 +112,14 @@ describe.each(["memory", "sqlite"] as const)(
       expect(response.body.requests).toBe(5);
     });
 
+    it("reads an unencoded + offset (a space once decoded) as the offset it was", async () => {
+      // curl "…?to=2030-01-15T12:00:00+01:00": the query decodes "+" to a space.
+      const response = await metrics("llm", "?to=2030-01-15T12:00:00+01:00");
+      expect(response.status).toBe(200);
+      expect(response.body.range.to).toBe("2030-01-15T11:00:00.000Z");
+      expect(response.body.requests).toBe(4);
+    });
+
     it("treats empty from/to as absent", async () => {
       const response = await metrics("llm", "?from=&to=");
       expect(response.status).toBe(200);

@@ -103,6 +103,31 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
       }
       expectErrorBody(await api.call("GET", "/api/v1/me", { token: created.plaintext }), 401);
     });
+
+    it("refuses an expired token on every endpoint, changing nothing", async () => {
+      // Its own server: moving the clock past a month must not age the shared fixtures.
+      const own = await startControlApi(kind);
+      try {
+        const created = own.catalog.createApiToken({
+          teamId: own.acme.team.id,
+          actorUserId: own.acme.owner.id,
+          name: "monthly",
+          abilities: ABILITIES,
+          lifetime: "1m",
+        });
+        const paths = ENDPOINTS.map((endpoint) => [endpoint.method, endpoint.path(own)] as const);
+        const keysBefore = own.store.listPoolKeys(own.acme.embed.id);
+        own.clock.advanceSync(created.token.expiresAt - own.clock.now());
+        for (const [method, path] of [...paths, ["GET", "/api/v1/me"] as const]) {
+          const response = await own.call(method, path, { token: created.plaintext });
+          expectErrorBody(response, 401);
+          expect(response.body.message).toMatch(/expired/i);
+        }
+        expect(own.store.listPoolKeys(own.acme.embed.id)).toEqual(keysBefore);
+      } finally {
+        await own.close();
+      }
+    });
   });
 
   describe("organization isolation", () => {
@@ -151,6 +176,34 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
         expect(other.headers.get("content-type")).toBe(absent.headers.get("content-type"));
         expect(other.body).toEqual(absent.body);
         expect(other.text).not.toMatch(/globex/i);
+      }
+    });
+
+    it("limits a member of two organizations to the token's organization", async () => {
+      const own = await startControlApi(kind);
+      try {
+        // Ada owns Acme and is also an owner of Globex; her Acme token still sees only Acme.
+        own.catalog.addMember(
+          own.globex.team.id,
+          { name: own.acme.owner.name, email: own.acme.owner.email },
+          "owner",
+        );
+        const token = own.token("acme", ABILITIES);
+        const me = await own.call("GET", "/api/v1/me", { token });
+        expect(me.body.team.slug).toBe("acme");
+        const pools = await own.call("GET", "/api/v1/pools", { token });
+        expect(pools.text).not.toContain("globex");
+        for (const path of [
+          `/api/v1/budgets/${own.globex.budget.id}`,
+          "/api/v1/pools/globex-llm",
+          "/api/v1/pools/globex-llm/metrics",
+        ]) {
+          expectErrorBody(await own.call("GET", path, { token }), 404);
+        }
+        const mint = await own.call("POST", "/api/v1/pools/globex-llm/keys", { token });
+        expectErrorBody(mint, 404);
+      } finally {
+        await own.close();
       }
     });
 

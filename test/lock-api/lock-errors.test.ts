@@ -53,6 +53,26 @@ describe("Lock API errors (contract section 7)", () => {
       expect((await h.governor.status("llm")).held).toBe(0);
     });
 
+    it("413 payload_too_large for a chunked body (no Content-Length) that grows past the limit", async () => {
+      const chunk = new TextEncoder().encode(" ".repeat(4 * 1024));
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          // Far more than the limit, if the server kept reading.
+          if (sent++ < 1_000) controller.enqueue(chunk);
+          else controller.close();
+        },
+      });
+      const response = await fetch(`${h.lock.url}/pools/llm/lock/acquire`, {
+        method: "POST",
+        headers: { "x-svc-key": key },
+        body,
+        duplex: "half",
+      } as RequestInit);
+      await expectError(response, 413, "payload_too_large");
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
     it("429 too_many_requests with Retry-After (whole seconds, rounded up) when no slot is free", async () => {
       await h.lockPost("/pools/llm/lock/acquire", { key });
       const response = await h.lockPost("/pools/llm/lock/acquire", { key });

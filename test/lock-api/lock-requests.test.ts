@@ -24,6 +24,8 @@ describe("Lock API request handling", () => {
       ["fractional", '{"waitMs":1.5}'],
       ["string", '{"waitMs":"100"}'],
       ["boolean", '{"waitMs":true}'],
+      ["infinite", '{"waitMs":1e400}'],
+      ["beyond safe integers", '{"waitMs":99999999999999999999}'],
     ])("a %s waitMs in the body is 400 invalid_request", async (_what, body) => {
       const response = await acquire({ body });
       expect(response.status).toBe(400);
@@ -143,6 +145,28 @@ describe("Lock API request handling", () => {
       expect(await readBody(response)).toMatchObject({ error: "not_found" });
     });
 
+    it("an absurdly long pool name is 404 not_found without being echoed back whole", async () => {
+      const response = await h.lockPost(`/pools/${"x".repeat(5_000)}/lock/acquire`, { key });
+      expect(response.status).toBe(404);
+      const body = await readBody(response);
+      expect(body.error).toBe("not_found");
+      expect(body.message.length).toBeLessThan(120);
+    });
+
+    it.each([
+      ["renew", "not-a-uuid", 404],
+      ["renew", "%2e%2e%2f%00", 404],
+      ["renew", "x".repeat(4_000), 404],
+      ["release", "not-a-uuid", 200],
+      ["release", "x".repeat(4_000), 200],
+    ])("%s of a malformed slotId %#: never a 500", async (action, slotId, status) => {
+      const response = await h.lockPost(`/pools/llm/lock/${slotId}/${action}`, { key });
+      expect(response.status).toBe(status);
+      const body = await readBody(response);
+      if (status === 404) expect(body.error).toBe("not_found");
+      else expect(body).toEqual({ released: false });
+    });
+
     it("a slotId of pool A is not found on pool B", async () => {
       await h.addPool({ subdomain: "other", maxConcurrent: 1 });
       const otherKey = h.mintKey("other").plaintext;
@@ -179,13 +203,42 @@ describe("Lock API request handling", () => {
   });
 
   describe("release outcome reports", () => {
-    it("an invalid report still releases the slot; valid fields are kept, bad ones listed", async () => {
+    it.each([
+      ["status below 100", { status: 99 }, /status/],
+      ["status above 599", { status: 600 }, /status/],
+      ["fractional status", { status: 200.5 }, /status/],
+      ["string status", { status: "200" }, /status/],
+      ["negative throttled", { throttled: -1 }, /throttled/],
+      ["negative retryAfterMs", { retryAfterMs: -5 }, /retryAfterMs/],
+      ["negative rate.remaining", { rate: { remaining: -1 } }, /rate\.remaining/],
+      ["headers that are not an object", { headers: "x-ratelimit-limit: 5" }, /headers/],
+      ["a report that is not an object", [200], /outcome|object/],
+    ])(
+      "%s is 400 invalid_request with a clear message, and the slot is released",
+      async (_what, report, field) => {
+        const grant = await readBody(await acquire());
+        const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
+          key,
+          body: JSON.stringify(report),
+        });
+        expect(response.status).toBe(400);
+        const body = await readBody(response);
+        expect(body.error).toBe("invalid_request");
+        expect(body.message).toMatch(field);
+        expect(body.message).toMatch(/released/);
+        expect(body.released).toBe(true);
+        expect(body.ignored.join(" ")).toMatch(field);
+        expect((await h.governor.status("llm")).held).toBe(0);
+      },
+    );
+
+    it("valid fields of a partly invalid report still feed learning", async () => {
       const grant = await readBody(await acquire());
       const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
         key,
         body: JSON.stringify({ status: 700, throttled: -1, retryAfterMs: 4_000 }),
       });
-      expect(response.status).toBe(200);
+      expect(response.status).toBe(400);
       const body = await readBody(response);
       expect(body.released).toBe(true);
       expect(body.ignored.join(" ")).toMatch(/status/);
@@ -195,15 +248,52 @@ describe("Lock API request handling", () => {
       expect(status.learned.pausedUntil).toBe(clock.now() + 4_000);
     });
 
-    it("a malformed JSON report still releases the slot", async () => {
+    it("a bad report on a slot that is already gone says so (released false)", async () => {
+      const grant = await readBody(await acquire());
+      await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
+        key,
+        body: '{"status":1000}',
+      });
+      expect(response.status).toBe(400);
+      expect(await readBody(response)).toMatchObject({
+        error: "invalid_request",
+        released: false,
+      });
+    });
+
+    it("a malformed JSON report is 400, and the slot is released all the same", async () => {
       const grant = await readBody(await acquire());
       const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
         key,
         body: "{status:",
       });
-      expect(response.status).toBe(200);
-      expect(await readBody(response)).toMatchObject({ released: true });
+      expect(response.status).toBe(400);
+      expect(await readBody(response)).toMatchObject({
+        error: "invalid_request",
+        released: true,
+      });
       expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
+    it("a valid report with rate and headers is 200 {released: true} and rate wins", async () => {
+      const grant = await readBody(await acquire());
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, {
+        key,
+        body: JSON.stringify({
+          status: 200,
+          throttled: 0,
+          rate: { limit: 120, remaining: 0, resetMs: 30_000 },
+          headers: { "x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "499" },
+        }),
+      });
+      expect(response.status).toBe(200);
+      expect(await readBody(response)).toEqual({ released: true });
+      const status = await h.governor.status("llm");
+      expect(status.held).toBe(0);
+      // The rate object's limit (120/min) wins over the headers' 500; remaining 0 pauses until reset.
+      expect(status.learned.rpm).toBe(120);
+      expect(status.learned.pausedUntil).toBe(clock.now() + 30_000);
     });
 
     it("an oversized report is 413, and the slot is released all the same", async () => {

@@ -47,6 +47,7 @@ describe("pool proxy forwarding", () => {
     expect(seen.headers["x-forwarded-for"]).toBe("127.0.0.1");
     expect(seen.headers["x-forwarded-host"]).toBe(HOST);
     expect(seen.headers["x-forwarded-proto"]).toBe("http");
+    expect(seen.headers.via).toBe("1.1 sluice");
     expect(reply.headers["x-svc-remaining-slots"]).toBe("1");
     expect(reply.headers["x-svc-effective-limit"]).toBe("2");
     expect(reply.headers["x-svc-queued-ms"]).toBe("0");
@@ -76,6 +77,12 @@ describe("pool proxy forwarding", () => {
     expect(reply.headers.authorization).toBeUndefined();
     expect(reply.headers["x-debug-auth"]).toBeUndefined();
     expect(reply.rawHeaders.join("\n")).not.toContain("sk-upstream-secret");
+    expect(reply.body).not.toContain("sk-upstream-secret");
+    // Nor is it written to the access log.
+    h.accessLog.flush();
+    const rows = h.database.prepare("SELECT * FROM access_log").all();
+    expect(rows.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rows)).not.toContain("sk-upstream-secret");
   });
 
   it("a pool key in Authorization is never sent upstream", async () => {
@@ -114,9 +121,12 @@ describe("pool proxy forwarding", () => {
         te: "trailers",
         "proxy-authorization": "Basic abc",
         "x-end-to-end": "kept",
+        via: "1.1 edge-cache",
       },
     });
     const seen = upstream.seen[0]?.headers ?? {};
+    // A gateway appends itself to Via (RFC 9110 7.6.3).
+    expect(seen.via).toBe("1.1 edge-cache, 1.1 sluice");
     expect(seen["x-caller-hop"]).toBeUndefined();
     expect(seen.te).toBeUndefined();
     expect(seen["proxy-authorization"]).toBeUndefined();
@@ -170,6 +180,24 @@ describe("pool proxy forwarding", () => {
     expect(upstream.hits).toBe(1);
   });
 
+  it("the origin's rate-limit headers are reported as the outcome: proxy traffic teaches the RPM", async () => {
+    upstream.on("/base/rated", (_request, response) => {
+      response.writeHead(200, {
+        "x-ratelimit-limit-requests": "90",
+        "x-ratelimit-remaining-requests": "89",
+        "x-ratelimit-reset-requests": "1s",
+        "content-type": "text/plain",
+      });
+      response.end("ok");
+    });
+    expect((await h.governor.status("llm")).learned.rpm).toBeNull();
+    const reply = await send({ host: HOST, path: "/rated" });
+    expect(reply.status).toBe(200);
+    expect(reply.headers["x-ratelimit-limit-requests"]).toBe("90");
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+    expect((await h.governor.status("llm")).learned.rpm).toBe(90);
+  });
+
   it("Sluice answers 429 itself when every slot is busy (fail-fast)", async () => {
     await h.governor.acquire("llm");
     await h.governor.acquire("llm");
@@ -203,6 +231,8 @@ describe("pool proxy forwarding", () => {
     const reply = await pending;
     expect(reply.status).toBe(504);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "upstream_timeout" });
+    expect(reply.headers["x-svc-effective-limit"]).toBe("1");
+    expect(reply.headers["x-svc-queued-ms"]).toBe("0");
     expect((await h.governor.status("slow")).held).toBe(0);
   });
 
@@ -215,6 +245,8 @@ describe("pool proxy forwarding", () => {
     });
     expect(reply.status).toBe(502);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "bad_gateway" });
+    expect(reply.headers["x-svc-remaining-slots"]).toBe("0");
+    expect(reply.headers["x-svc-effective-limit"]).toBe("1");
     expect((await h.governor.status("down")).held).toBe(0);
   });
 

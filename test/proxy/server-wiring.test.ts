@@ -120,4 +120,46 @@ describe("sluice serve with the default apps", () => {
       database.close();
     }
   });
+
+  it("the lock routes exist only on the lock URL: other hosts answer 404, a pool host proxies the path", async () => {
+    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
+      ...DEFAULT_SERVER_APPS,
+    });
+    const { port } = await server.listen();
+    const minted = await poolRequest(port, {
+      host: `127.0.0.1:${port}`,
+      method: "POST",
+      path: "/api/v1/pools/llm/keys",
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+    });
+    const key = JSON.parse(minted.body).data.key as string;
+    const lockCall = (host: string) =>
+      poolRequest(port, {
+        host,
+        method: "POST",
+        path: "/pools/llm/lock/acquire",
+        headers: { "x-svc-key": key },
+      });
+
+    for (const host of [
+      "elsewhere.test",
+      `api.example.test:${port}`,
+      `a.b.pools.localhost:${port}`,
+    ]) {
+      const reply = await lockCall(host);
+      expect(reply.status).toBe(404);
+      expect(reply.body).not.toContain("slotId");
+    }
+    // On a pool's own host the path is just a path of the origin: no lock is granted.
+    upstream.on("/pools/llm/lock/acquire", (_request, response) => {
+      response.writeHead(404, { "content-type": "text/plain" });
+      response.end("origin: no such path");
+    });
+    const onPoolHost = await lockCall(`llm.pools.localhost:${port}`);
+    expect(onPoolHost.status).toBe(404);
+    expect(onPoolHost.body).toBe("origin: no such path");
+    expect(upstream.seen.map((seen) => seen.url)).toEqual(["/pools/llm/lock/acquire"]);
+    // The lock host itself grants it.
+    expect((await lockCall(`localhost:${port}`)).status).toBe(200);
+  });
 });

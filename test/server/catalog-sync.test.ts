@@ -77,6 +77,46 @@ describe("catalog → governor sync", () => {
     expect(governor.pools()).toEqual(["embed"]);
   });
 
+  it("reports each removed pool to onPoolRemoved after the governor dropped it", async () => {
+    const chat = store.upsertPool(team.id, poolInput("chat"));
+    const removed: string[] = [];
+    const sync = createCatalogSync({
+      store,
+      governor,
+      clock,
+      onPoolRemoved: (subdomain) => removed.push(`${subdomain}:${governor.pools().join(",")}`),
+    });
+    await sync.syncNow();
+    store.deletePool(team.id, chat.id);
+    await sync.syncIfChanged();
+    expect(removed).toEqual(["chat:"]);
+  });
+
+  it("treats a subdomain taken by a new pool (another team's) as a removal and a new pool", async () => {
+    const chat = store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 1 }));
+    const removed: string[] = [];
+    const sync = createCatalogSync({
+      store,
+      governor,
+      clock,
+      onPoolRemoved: (subdomain) => removed.push(subdomain),
+    });
+    await sync.syncNow();
+    const held = await governor.acquire("chat");
+
+    // Deleted and re-created with the same settings between two syncs.
+    store.deletePool(team.id, chat.id);
+    const globex = store.createTeam({ name: "Globex", slug: "globex" });
+    store.upsertPool(globex.id, poolInput("chat", { maxConcurrent: 1 }));
+    const report = await sync.syncIfChanged();
+    expect(report).toMatchObject({ removedPools: ["chat"], definedPools: ["chat"] });
+    expect(removed).toEqual(["chat"]);
+    // The old pool's slot is not the new pool's: its limit is free, the old slot is gone.
+    await expect(governor.acquire("chat")).resolves.toMatchObject({ slotId: expect.any(String) });
+    expect(await governor.release("chat", held.slotId)).toEqual({ released: false });
+    expect(await sync.syncIfChanged()).toBeNull();
+  });
+
   it("does nothing when the change marker did not move, and pushes only what changed", async () => {
     store.upsertPool(team.id, poolInput("chat"));
     store.upsertPool(team.id, poolInput("embed"));

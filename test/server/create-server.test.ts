@@ -100,7 +100,7 @@ describe("createSluiceServer over a real socket", () => {
     for (const host of [`elsewhere.example:${port}`, `chat.pools.localhost:${port}`]) {
       const answer = await httpRequest({ port, path: "/api/v1/me", host });
       expect(answer.status).toBe(404);
-      expect(answer.json()).toEqual({ error: "not_found" });
+      expect(answer.json()).toEqual({ error: "not_found", message: expect.any(String) });
     }
   });
 
@@ -269,5 +269,53 @@ describe("catalog changes from another process", () => {
     expect(lines).toContain("Catalog synced: 1 pool updated (chat)");
     expect((await server.governor.status("chat")).held).toBe(2);
     await expect(server.governor.acquire("chat")).rejects.toBeInstanceOf(RejectedError);
+  });
+});
+
+describe("pool metrics when a subdomain changes hands", () => {
+  it("never shows a deleted pool's history to the team that takes its subdomain, also after a restart", async () => {
+    seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
+    const { server, port } = await start();
+    const meter = server.metrics.forPool("chat");
+    meter.request(Date.now() - 3_600_000);
+    meter.request(Date.now());
+
+    // Acme deletes its pool; Globex creates its own "chat".
+    const store = server.catalog.store;
+    const acme = store.findTeamBySlug("acme")!;
+    store.deletePool(acme.id, store.getPoolBySubdomain(acme.id, "chat")!.id);
+    const globex = server.catalog.createTeamWithOwner({
+      teamName: "Globex",
+      slug: "globex",
+      ownerName: "Gus",
+      ownerEmail: "gus@globex.test",
+    });
+    store.upsertPool(globex.team.id, poolInput("chat"));
+    const globexToken = server.catalog.createApiToken({
+      teamId: globex.team.id,
+      actorUserId: globex.owner.id,
+      name: "metrics",
+      abilities: ["metrics:read"],
+      lifetime: "1m",
+    }).plaintext;
+    await server.syncCatalog();
+
+    const requestsSeen = async (listeningPort: number) => {
+      const answer = await httpRequest({
+        port: listeningPort,
+        path: "/api/v1/pools/chat/metrics",
+        host: `localhost:${listeningPort}`,
+        headers: { authorization: `Bearer ${globexToken}`, accept: "application/json" },
+      });
+      expect(answer.status).toBe(200);
+      return answer.json<{ requests: number }>().requests;
+    };
+    expect(await requestsSeen(port)).toBe(0);
+    server.metrics.forPool("chat").request(Date.now());
+    expect(await requestsSeen(port)).toBe(1);
+
+    await server.close();
+    const restarted = await start();
+    expect(await requestsSeen(restarted.port)).toBe(1);
   });
 });

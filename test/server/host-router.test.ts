@@ -69,7 +69,10 @@ describe("host routing with one base and lock host", () => {
       "-x.pools.localhost",
       "evil.localhost.example",
     ]) {
-      expect(await route(router, host)).toEqual({ status: 404, body: { error: "not_found" } });
+      expect(await route(router, host)).toEqual({
+        status: 404,
+        body: { error: "not_found", message: expect.stringContaining("--base-url") },
+      });
     }
   });
 });
@@ -94,7 +97,7 @@ describe("host routing with a separate lock host", () => {
   it("does not serve the Control API on the lock host", async () => {
     expect(await route(router, "lock.sluice.test", "/api/v1/me")).toEqual({
       status: 404,
-      body: { error: "not_found" },
+      body: { error: "not_found", message: expect.stringContaining("Host header") },
     });
   });
 });
@@ -110,11 +113,11 @@ describe("host routing before the lock and proxy apps exist", () => {
   it("answers 404 not_found on pool hosts and lock paths", async () => {
     expect(await route(router, "chat.pools.localhost:8080", "/")).toEqual({
       status: 404,
-      body: { error: "not_found" },
+      body: { error: "not_found", message: "Not found." },
     });
     expect(await route(router, "localhost:8080", "/pools/chat/lock/acquire")).toEqual({
       status: 404,
-      body: { error: "not_found" },
+      body: { error: "not_found", message: "Not found." },
     });
     expect((await route(router, "localhost:8080")).body.app).toBe("control");
   });

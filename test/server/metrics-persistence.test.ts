@@ -46,10 +46,13 @@ describe("metrics persistence (real SQLite)", () => {
     expect(persistence.flush()).toBe(0);
 
     const restored = new MetricsRecorder();
+    const catalog = new MemoryCatalogStore({ clock });
+    const team = catalog.createTeam({ name: "Acme", slug: "acme" });
+    catalog.upsertPool(team.id, poolInput("chat"));
     const loaded = createMetricsPersistence({
       recorder: restored,
       store: new SqliteMetricsStore(database),
-      catalog: NO_POOLS,
+      catalog,
       clock,
     }).load();
     expect(loaded).toBe(1);
@@ -111,5 +114,42 @@ describe("metrics persistence (real SQLite)", () => {
     expect(persistence.prune()).toBe(1);
     expect(store.loadBuckets(0)).toHaveLength(1);
     expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
+  });
+  it("loads only the history of pools in the catalog, from the minute they were created", async () => {
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const catalog = new MemoryCatalogStore({ clock });
+    const persistence = createMetricsPersistence({ recorder, store, catalog, clock });
+    // "chat" and "gone" served traffic an hour ago; both pools were deleted since.
+    recorder.forPool("chat").request(clock.now() - 3_600_000);
+    recorder.forPool("gone").request(clock.now() - 3_600_000);
+    await clock.advance(30_000);
+    // Now another team creates a new "chat", which serves traffic in its first minute.
+    const globex = catalog.createTeam({ name: "Globex", slug: "globex" });
+    catalog.upsertPool(globex.id, poolInput("chat"));
+    recorder.forPool("chat").request(clock.now());
+    persistence.flush();
+    expect(store.loadBuckets(0)).toHaveLength(3);
+
+    const restored = new MetricsRecorder();
+    const loaded = createMetricsPersistence({ recorder: restored, store, catalog, clock }).load();
+    expect(loaded).toBe(1);
+    expect(restored.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
+    expect(restored.totals("gone", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
+  });
+
+  it("forgets a removed pool in memory and on disk, including counts not yet saved", () => {
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const persistence = createMetricsPersistence({ recorder, store, catalog: NO_POOLS, clock });
+    recorder.forPool("chat").request(clock.now() - 120_000);
+    recorder.forPool("embed").request(clock.now());
+    persistence.flush();
+    recorder.forPool("chat").request(clock.now());
+
+    expect(persistence.forgetPool("chat")).toBe(2);
+    expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
+    expect(persistence.flush()).toBe(0);
+    expect(store.loadBuckets(0).map((bucket) => bucket.pool)).toEqual(["embed"]);
   });
 });

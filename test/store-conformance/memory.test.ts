@@ -2,6 +2,7 @@ import { ManualClock } from "../../src/clock/manual-clock.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
 import { asyncBoundary } from "./async-boundary-store.js";
 import { describeGovernorProperties } from "./governor-properties.js";
+import { describeGovernorRegressions } from "./governor-regressions.js";
 import { describeStoreConformance, type StoreHarness } from "./store-conformance.js";
 
 async function memoryHarness(): Promise<StoreHarness> {
@@ -19,5 +20,7 @@ async function asyncMemoryHarness(): Promise<StoreHarness> {
 
 describeStoreConformance("memory", memoryHarness);
 describeGovernorProperties("memory", memoryHarness);
+describeGovernorRegressions("memory", memoryHarness);
 describeStoreConformance("memory behind an async boundary", asyncMemoryHarness);
 describeGovernorProperties("memory behind an async boundary", asyncMemoryHarness);
+describeGovernorRegressions("memory behind an async boundary", asyncMemoryHarness);

@@ -46,6 +46,11 @@ const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }>
     placeholder: "<url>",
     description: "Keep slots in Redis to share limits across servers. Default: in memory.",
   },
+  redisPrefix: {
+    placeholder: "<prefix>",
+    description:
+      "Start of every Redis key; servers sharing pools use the same one. Default sluice:",
+  },
   redisFailurePolicy: {
     placeholder: "closed|open",
     description: "When Redis is down: refuse (closed) or admit (open). Default closed.",

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { CatalogService } from "../../../src/catalog/catalog-service.js";
 import type { AuthenticatedToken } from "../../../src/catalog/tokens.js";
 import type { Ability } from "../../../src/catalog/types.js";
-import { ForbiddenError, UnauthorizedError } from "../../../src/errors.js";
+import { ForbiddenError, StoreUnavailableError, UnauthorizedError } from "../../../src/errors.js";
 import type { ControlEnv } from "./control-env.js";
 
 /**
@@ -35,7 +35,7 @@ export function parseBearerToken(header: string | null | undefined): string | nu
 /**
  * Resolves the request's API token: 401 (UnauthorizedError) when the header is missing or
  * malformed, or the token is unknown, expired or revoked. Records use of the token
- * (throttled by the catalog).
+ * (throttled by the catalog; skipped while the catalog is busy).
  *
  * @example
  * ```ts
@@ -52,7 +52,12 @@ export function authenticateRequest(
     throw new UnauthorizedError("Malformed Authorization header; send: Bearer <token>.");
   }
   const auth = catalog.authenticateApiToken(token);
-  catalog.touchApiToken(auth.token);
+  try {
+    catalog.touchApiToken(auth.token);
+  } catch (error) {
+    // lastUsedAt is informational: a catalog busy with another writer must not fail a read.
+    if (!(error instanceof StoreUnavailableError)) throw error;
+  }
   return auth;
 }
 

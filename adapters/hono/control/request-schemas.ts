@@ -1,5 +1,9 @@
 import * as v from "valibot";
-import { KEY_LABEL_MAX } from "../../../src/catalog/pool-keys.js";
+import {
+  hasControlCharacter,
+  KEY_LABEL_MAX,
+  LABEL_CONTROL_MESSAGE,
+} from "../../../src/catalog/pool-keys.js";
 import { KEY_EXPIRY_PRESETS } from "../../../src/catalog/types.js";
 import { characterCount, parseIsoDateTime } from "../../../src/catalog/validation.js";
 
@@ -43,6 +47,7 @@ export const PoolKeyCreateRequestSchema = v.object({
           (label) => characterCount(label.trim()) <= KEY_LABEL_MAX,
           `Must be at most ${KEY_LABEL_MAX} characters.`,
         ),
+        v.check((label) => !hasControlCharacter(label), LABEL_CONTROL_MESSAGE),
         v.metadata({ maxLength: KEY_LABEL_MAX }),
       ),
     ),
@@ -65,6 +70,21 @@ export const PoolKeyCreateRequestSchema = v.object({
 });
 export type PoolKeyCreateRequest = v.InferOutput<typeof PoolKeyCreateRequestSchema>;
 
+// An unencoded "+02:00" offset in a URL query arrives as " 02:00" ("+" means a space in
+// query strings); a space can never stand there, so it is read back as the "+" it was.
+const QUERY_OFFSET_AS_SPACE = / (\d{2}:?\d{2})$/;
+
+/** A date-time query parameter, as a Date. */
+function queryDateTime() {
+  return v.pipe(
+    v.string(ISO_DATE_TIME_MESSAGE),
+    v.metadata({ format: "date-time" }),
+    v.transform((text: string) => text.replace(QUERY_OFFSET_AS_SPACE, "+$1")),
+    v.check(isIsoDateTime, ISO_DATE_TIME_MESSAGE),
+    v.transform(toDate),
+  );
+}
+
 /**
  * Query of `GET /api/v1/pools/{pool}/metrics`. Both bounds are optional; `from` may not be
  * later than `to`. Output bounds are Dates.
@@ -77,11 +97,11 @@ export type PoolKeyCreateRequest = v.InferOutput<typeof PoolKeyCreateRequestSche
 export const PoolMetricsQuerySchema = v.pipe(
   v.object({
     from: v.pipe(
-      v.optional(v.pipe(isoDateTimeString(), v.transform(toDate))),
+      v.optional(queryDateTime()),
       v.description("Start of the range; default: the start of the pool's metrics retention."),
     ),
     to: v.pipe(
-      v.optional(v.pipe(isoDateTimeString(), v.transform(toDate))),
+      v.optional(queryDateTime()),
       v.description("End of the range (exclusive); default: now."),
     ),
   }),

@@ -4,6 +4,8 @@ import { authenticateCaller } from "./caller-auth.js";
 import type { IpPolicy } from "./lock-deps.js";
 import type { PoolDirectory } from "./pool-directory.js";
 
+const MAX_LABEL_LENGTH = 63;
+
 /** A caller let into a pool. */
 export interface AdmittedCaller {
   pool: PoolRecord;
@@ -27,6 +29,11 @@ export function admitCaller(
   remoteAddress: string | null,
   now: number,
 ): AdmittedCaller {
+  // Pool subdomains are DNS labels (≤ 63 characters): a longer name is not looked up, and is
+  // not echoed back whole in the error.
+  if (subdomain.length > MAX_LABEL_LENGTH) {
+    throw new PoolNotFoundError(`${subdomain.slice(0, MAX_LABEL_LENGTH)}…`);
+  }
   const pool = checks.directory.pool(subdomain);
   if (!pool) throw new PoolNotFoundError(subdomain);
   const key = authenticateCaller(checks.directory, pool, headers, now);

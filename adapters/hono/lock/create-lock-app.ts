@@ -25,9 +25,11 @@ import { waitRequest } from "./wait-options.js";
  * Decisions the contract leaves open:
  * - Every lock route needs a live key of the pool (or none on an open pool), of any access:
  *   a slot is not an upstream call, so a read-only key may hold one.
- * - Release always releases. An outcome report that cannot be used is dropped (wholly when
- *   the body is not JSON, field by field otherwise) and the answer is still 200, listing the
- *   problems in `ignored`; a body over the size limit answers 413, after releasing.
+ * - Release always releases, even when its outcome report is bad: a slot must never leak
+ *   because of a client bug. A bad report is still answered as one, so the caller notices:
+ *   400 `invalid_request` (malformed JSON, or a field out of range such as a status outside
+ *   100-599) with `{ error, message, released, ignored }`, where only the listed fields were
+ *   dropped; a body over the size limit answers 413 `payload_too_large`, also after releasing.
  * - Unauthorised requests are not acquire attempts and are not access-logged.
  *
  * @example
@@ -143,7 +145,13 @@ async function release(
     const why = unreadable instanceof Error ? unreadable.message : "The body could not be read.";
     issues.unshift(`body: ${why} The outcome report was ignored.`);
   }
-  return jsonReply(issues.length > 0 ? { released, ignored: issues } : { released }, 200);
+  if (issues.length === 0) return jsonReply({ released }, 200);
+  const message = `Invalid outcome report: ${issues.join("; ").replace(/\.$/, "")}. ${
+    released
+      ? "The slot was released; only the valid fields were used."
+      : "No slot was held (already released or reclaimed)."
+  }`;
+  return jsonReply({ error: "invalid_request", message, released, ignored: issues }, 400);
 }
 
 function hasFields(report: OutcomeReport): boolean {

@@ -68,7 +68,7 @@ export function parseBodyWaitMs(
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
     throw new InvalidArgumentError(
-      `waitMs must be a whole number of milliseconds (0 or more), got ${JSON.stringify(value)?.slice(0, 40)}.`,
+      `waitMs must be a whole number of milliseconds (0 or more), got ${describe(value)}.`,
     );
   }
   return value;
@@ -93,4 +93,10 @@ export function waitRequest(
     waitMs: fromBody ?? fromHeader,
     noQueue: parseNoQueueHeader(headers.get(NO_QUEUE_HEADER)),
   };
+}
+
+/** A short rendering of a rejected JSON value (JSON.stringify would print Infinity as null). */
+function describe(value: unknown): string {
+  const text = typeof value === "number" ? String(value) : JSON.stringify(value);
+  return (text ?? typeof value).slice(0, 40);
 }

@@ -99,9 +99,11 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     const credential = directory.credential(pool);
     const extra =
       signed && key ? signatureHeaders(signed, key, method, pool, target, clock.now()) : undefined;
+    const { incoming } = nodeBindings(c.env);
     const outgoing = upstreamRequestHeaders({
       headers,
-      rawHeaders: nodeBindings(c.env).incoming?.rawHeaders,
+      rawHeaders: incoming?.rawHeaders,
+      httpVersion: incoming?.httpVersion,
       credential,
       remoteAddress,
       forwardedProto: c.req.url.startsWith("https:") ? "https" : "http",

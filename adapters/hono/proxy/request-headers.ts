@@ -18,7 +18,12 @@ export interface UpstreamHeaderInput {
   bodyLength?: number;
   /** Headers added last (origin signature). */
   extra?: Readonly<Record<string, string>>;
+  /** HTTP version the caller used ("1.1" when unknown), for `Via`. */
+  httpVersion?: string | undefined;
 }
+
+/** Who Sluice is in `Via` (RFC 9110 7.6.3: a gateway names itself on every inbound request). */
+const VIA_NAME = "sluice";
 
 /** Rebuilt below, never copied: the caller's own values cannot be trusted or are replaced. */
 const REBUILT = new Set([
@@ -28,12 +33,14 @@ const REBUILT = new Set([
   "x-forwarded-host",
   "x-forwarded-proto",
   "x-forwarded-for",
+  "via",
 ]);
 
 /**
  * The headers of the origin request: the caller's, minus hop-by-hop fields (RFC 9110
  * 7.6.1), Sluice's own `X-Svc-*` controls, and a pool key in `Authorization`; plus the
- * managed credential, `X-Forwarded-For` (appended), `-Host` and `-Proto`, and `extra`.
+ * managed credential, `X-Forwarded-For` (appended), `-Host` and `-Proto`, `Via` (appended,
+ * RFC 9110 7.6.3), and `extra`.
  *
  * @example
  * ```ts
@@ -78,6 +85,9 @@ export function upstreamRequestHeaders(input: UpstreamHeaderInput): OutgoingHttp
   const host = headers.get("host");
   if (host) out["x-forwarded-host"] = host;
   out["x-forwarded-proto"] = input.forwardedProto;
+  const via = headers.get("via");
+  const hop = `${input.httpVersion ?? "1.1"} ${VIA_NAME}`;
+  out.via = via ? `${via}, ${hop}` : hop;
   if (input.extra) Object.assign(out, input.extra);
   return out;
 }

@@ -1,0 +1,75 @@
+import type { Clock } from "../clock/clock.js";
+import type { MaybePromise, SlotStore, StoreRenewResult } from "../store/types.js";
+import type { KeptLease } from "./lease-keeper.js";
+import { LeaseKeeper } from "./lease-keeper.js";
+import type { LocalHold } from "./local-hold.js";
+
+/**
+ * The slots this process holds for `run()` and `fetch()`: their leases are renewed while the
+ * work runs (one {@link LeaseKeeper} per renew interval, which also indexes the holds by slot
+ * id), and a hold hears when its slot is capped or lost.
+ *
+ * @example
+ * ```ts
+ * const holds = new Holds(clock, store);
+ * holds.track(hold, clock.now());
+ * holds.untrack(hold);
+ * ```
+ */
+export class Holds {
+  private readonly keepers = new Map<number, LeaseKeeper>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly store: SlotStore,
+  ) {}
+
+  track(hold: LocalHold, now: number): void {
+    this.keeperFor(hold.grant.renewIntervalMs).track(hold, now);
+  }
+
+  untrack(hold: LocalHold): void {
+    this.keeperFor(hold.grant.renewIntervalMs).untrack(hold.slotId);
+  }
+
+  /** The hold of `slotId`, when this process holds that slot for `run()` or `fetch()`. */
+  get(slotId: string): LocalHold | undefined {
+    for (const keeper of this.keepers.values()) {
+      const lease = keeper.get(slotId);
+      if (lease) return lease as LocalHold;
+    }
+    return undefined;
+  }
+
+  stop(): void {
+    for (const keeper of this.keepers.values()) keeper.stop();
+  }
+
+  private keeperFor(renewIntervalMs: number): LeaseKeeper {
+    let keeper = this.keepers.get(renewIntervalMs);
+    if (!keeper) {
+      keeper = new LeaseKeeper(this.clock, renewIntervalMs, (lease) => this.renew(lease));
+      this.keepers.set(renewIntervalMs, keeper);
+    }
+    return keeper;
+  }
+
+  private renew(lease: KeptLease): void {
+    const hold = lease as LocalHold;
+    let answer: MaybePromise<StoreRenewResult>;
+    try {
+      answer = this.store.renew(lease.pool, lease.slotId);
+    } catch {
+      return; // Unreachable store: try again at the next sweep; the lease still runs.
+    }
+    if (answer instanceof Promise) answer.then((result) => onRenewed(hold, result), ignore);
+    else onRenewed(hold, answer);
+  }
+}
+
+function onRenewed(hold: LocalHold, result: StoreRenewResult): void {
+  if (result.type === "capped") hold.onCapped(result.requestDeadline);
+  else if (result.type === "not_found") hold.onLost();
+}
+
+function ignore(): void {}

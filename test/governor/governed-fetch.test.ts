@@ -1,0 +1,110 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { RejectedError } from "../../src/errors.js";
+import { manualGovernor, outcomeOf } from "./helpers.js";
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** A real local HTTP upstream; each test sets how it answers and can count what reached it. */
+async function upstream(handler: Handler): Promise<{ url: string; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((request, response) => {
+    hits++;
+    handler(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, hits: () => hits };
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+describe("governed fetch", () => {
+  it("holds the slot until the body is read, then releases it", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((_request, response) => response.end("hello"));
+    const response = await governor.fetch("api", url);
+    expect((await governor.status("api")).held).toBe(1);
+    expect(await response.text()).toBe("hello");
+    expect((await governor.status("api")).held).toBe(0);
+    expect(governor.metrics.totals("api", 0, Number.POSITIVE_INFINITY)).toMatchObject({
+      requests: 1,
+      admitted: 1,
+      released: 1,
+    });
+  });
+
+  it("learns a Retry-After pause from a 429 by itself", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 4 });
+    const { url } = await upstream((_request, response) => {
+      response.writeHead(429, { "retry-after": "2" });
+      response.end("slow down");
+    });
+    const response = await governor.fetch("api", url);
+    expect(response.status).toBe(429);
+    await response.text();
+    expect((await governor.status("api")).learned.pausedUntil).toBe(clock.now() + 2000);
+    const refused = await outcomeOf(governor.acquire("api"));
+    expect((refused as { error: RejectedError }).error).toMatchObject({
+      reason: "paused",
+      retryAfterMs: 2000,
+    });
+    expect(governor.metrics.totals("api", 0, Number.POSITIVE_INFINITY).throttled).toBe(1);
+  });
+
+  it("learns the RPM an OpenAI-style upstream reports", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 4 });
+    const { url } = await upstream((_request, response) => {
+      response.writeHead(200, {
+        "x-ratelimit-limit-requests": "2",
+        "x-ratelimit-remaining-requests": "1",
+        "x-ratelimit-reset-requests": "30s",
+      });
+      response.end("{}");
+    });
+    await (await governor.fetch("api", url)).text();
+    expect((await governor.status("api")).learned.rpm).toBe(2);
+    await governor.acquire("api");
+    const refused = await outcomeOf(governor.acquire("api"));
+    expect((refused as { error: RejectedError }).error.reason).toBe("rpm");
+  });
+
+  it("releases the slot when the request fails, and rethrows", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((request) => request.socket.destroy());
+    await expect(governor.fetch("api", url)).rejects.toThrow();
+    expect((await governor.status("api")).held).toBe(0);
+  });
+
+  it("turns a call away before it reaches the upstream when the pool is full", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url, hits } = await upstream((_request, response) => response.end("ok"));
+    await governor.acquire("api");
+    await expect(governor.fetch("api", url)).rejects.toBeInstanceOf(RejectedError);
+    expect(hits()).toBe(0);
+  });
+
+  it("releases the slot when the caller cancels the body", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((_request, response) => {
+      response.write("first chunk");
+      // Never ends: only the caller's cancel can free the slot.
+    });
+    const response = await governor.fetch("api", url);
+    expect((await governor.status("api")).held).toBe(1);
+    await response.body?.cancel();
+    expect((await governor.status("api")).held).toBe(0);
+  });
+});

@@ -1,0 +1,94 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openDataDir } from "../../adapters/server/data-dir.js";
+import { cliEnv, type RunningSluice, runSluice, startSluice } from "../cli/cli-process.js";
+
+/** One `sluice serve` child process of the cluster. */
+export interface ClusterNode {
+  readonly name: string;
+  readonly port: number;
+  readonly process: RunningSluice;
+}
+
+/** Runs `sluice <args>` and fails with its output unless it exits 0. */
+export async function sluiceOk(args: readonly string[], env: Record<string, string>) {
+  const result = await runSluice(args, env);
+  if (result.code !== 0) {
+    throw new Error(
+      `sluice ${args.join(" ")} exited ${result.code}\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result;
+}
+
+/**
+ * Prepares a data directory: the team directly in the catalog (one CLI start less on a slow
+ * machine), then its budgets and pools the way an operator declares them, `sluice apply`.
+ */
+export async function prepareCatalog(
+  dataDir: string,
+  config: Record<string, unknown>,
+  env: Record<string, string>,
+): Promise<void> {
+  const data = openDataDir({ dataDir, secretKey: env.SLUICE_SECRET_KEY });
+  try {
+    data.catalog.store.createTeam({ name: "E2E", slug: String(config.team) });
+  } finally {
+    data.close();
+  }
+  const file = join(dataDir, "sluice.config.json");
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  await sluiceOk(["apply", file, "--data-dir", dataDir], env);
+}
+
+/**
+ * Starts `count` `sluice serve` processes on one data directory and one Redis (under
+ * `redisPrefix`), each on a free port, and resolves once all of them listen.
+ */
+export async function startCluster(options: {
+  count: number;
+  dataDir: string;
+  redisUrl: string;
+  redisPrefix: string;
+  env: Record<string, string>;
+}): Promise<ClusterNode[]> {
+  const starting = Array.from({ length: options.count }, async (_, index) => {
+    const process = startSluice(
+      [
+        "serve",
+        ...["--port", "0", "--data-dir", options.dataDir],
+        ...["--redis-url", options.redisUrl, "--redis-prefix", options.redisPrefix],
+        ...["--shutdown-grace-ms", "1000"],
+      ],
+      options.env,
+    );
+    try {
+      const [, port] = await process.waitFor(
+        /Control API: http:\/\/localhost:(\d+)\/api\/v1/,
+        45_000,
+      );
+      return { name: `server-${index + 1}`, port: Number(port), process };
+    } catch (error) {
+      await process.stop("SIGKILL");
+      throw error;
+    }
+  });
+  const settled = await Promise.allSettled(starting);
+  const nodes = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed) {
+    await stopCluster(nodes);
+    throw failed.reason;
+  }
+  return nodes;
+}
+
+/** Stops every node still running (SIGTERM, graceful). */
+export async function stopCluster(nodes: readonly ClusterNode[]): Promise<void> {
+  await Promise.all(nodes.map((node) => node.process.stop("SIGTERM")));
+}
+
+/** The environment of every CLI and server process of a run (one secret key for all). */
+export function clusterEnv(secretKey: string): Record<string, string> {
+  return cliEnv({ SLUICE_SECRET_KEY: secretKey });
+}
