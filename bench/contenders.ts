@@ -40,6 +40,76 @@ export function throughputContenders(): Contender[] {
   ];
 }
 
+/** Callers of the steady workload: each awaits its task before taking the next. */
+export const STEADY_CALLERS = 64;
+
+/**
+ * The same limiters in a steady workload: {@link STEADY_CALLERS} callers each await one task
+ * at a time until `tasks` have run, so the queue stays shallow (closed loop), as in a server.
+ *
+ * @example
+ * ```ts
+ * for (const contender of steadyContenders()) await contender.run(10_000);
+ * ```
+ */
+export function steadyContenders(): Contender[] {
+  return [
+    {
+      name: "sluice run()",
+      run: async (tasks) => {
+        const governor = createGovernor();
+        await governor.definePool("bench", {
+          maxConcurrent: BENCH_CONCURRENCY,
+          rpm: BENCH_RPM,
+          queue: { size: STEADY_CALLERS, timeoutMs: 60_000 },
+        });
+        const options = { waitMs: 60_000 };
+        await closedLoop(tasks, () => governor.run("bench", emptyTask, options));
+        await governor.close();
+      },
+    },
+    {
+      name: "p-limit",
+      run: (tasks) => {
+        const limit = pLimit(BENCH_CONCURRENCY);
+        return closedLoop(tasks, () => limit(emptyTask));
+      },
+    },
+    {
+      name: "p-queue",
+      run: (tasks) => {
+        const queue = new PQueue({ concurrency: BENCH_CONCURRENCY });
+        return closedLoop(tasks, () => queue.add(emptyTask));
+      },
+    },
+    {
+      name: "async-sema",
+      run: (tasks) => {
+        const sema = new Sema(BENCH_CONCURRENCY);
+        return closedLoop(tasks, async () => {
+          await sema.acquire();
+          try {
+            await emptyTask();
+          } finally {
+            sema.release();
+          }
+        });
+      },
+    },
+  ];
+}
+
+async function closedLoop(tasks: number, runOne: () => Promise<unknown>): Promise<void> {
+  let left = tasks;
+  const caller = async (): Promise<void> => {
+    while (left > 0) {
+      left--;
+      await runOne();
+    }
+  };
+  await Promise.all(Array.from({ length: STEADY_CALLERS }, caller));
+}
+
 /** `governor.run()` with leases (default term), the RPM gate and default metrics all on. */
 async function runSluice(tasks: number): Promise<void> {
   const governor = createGovernor();

@@ -8,7 +8,8 @@
  *
  * 1. Throughput: `governor.run()` (concurrency 8, leases, an RPM gate that never binds,
  *    metrics on) against p-limit, p-queue and async-sema running the same empty async tasks,
- *    all submitted at once. Rounds alternate between contenders; medians are reported.
+ *    all submitted at once (burst), then by 64 callers awaiting one task at a time (steady).
+ *    Rounds alternate between contenders; medians are reported.
  * 2. Goodput: a simulated upstream with a hidden concurrency limit and RPM, on a
  *    discrete-event clock; no governor, a fixed limit and Sluice learning face the same
  *    endless backlog.
@@ -16,7 +17,7 @@
 
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
-import { BENCH_CONCURRENCY, BENCH_RPM } from "./contenders.js";
+import { BENCH_CONCURRENCY, BENCH_RPM, STEADY_CALLERS, steadyContenders } from "./contenders.js";
 import { formatGoodput, GOODPUT_SCENARIOS, optimumPerMinute, runGoodput } from "./goodput.js";
 import { formatCount } from "./report.js";
 import { formatThroughput, measureThroughput } from "./throughput.js";
@@ -50,6 +51,17 @@ if (part === "all" || part === "throughput") {
   );
   const results = await measureThroughput({ tasks, rounds, warmupTasks: Math.min(tasks, 50_000) });
   console.log(formatThroughput(results));
+  console.log(
+    `\nSteady: the same tasks run by ${STEADY_CALLERS} callers that each await one task at a time ` +
+      "(a shallow queue, as in a server)\n",
+  );
+  const steady = await measureThroughput({
+    tasks,
+    rounds,
+    warmupTasks: Math.min(tasks, 50_000),
+    contenders: steadyContenders(),
+  });
+  console.log(formatThroughput(steady));
 }
 
 if (part === "all" || part === "goodput") {

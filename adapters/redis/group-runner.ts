@@ -4,7 +4,15 @@ import { StoreUnavailableError } from "../../src/errors.js";
 import type { StoreListener } from "../../src/store/types.js";
 import { toStoreError } from "./connection.js";
 import type { IdleTracker } from "./idle-tracker.js";
-import { dispatchEvents, type ScriptReply } from "./replies.js";
+import {
+  dispatchEvents,
+  REPLY_EVENT_COUNT,
+  REPLY_EVENTS,
+  REPLY_NOW,
+  REPLY_WAKE,
+  type ReplyFields,
+  type ScriptResult,
+} from "./replies.js";
 import type { GroupScriptName, ScriptRunner } from "./scripts.js";
 import { WakeTimers } from "./wake-timers.js";
 
@@ -47,7 +55,7 @@ export interface GroupRunnerDeps {
  * @example
  * ```ts
  * const groups = new GroupRunner(deps);
- * const result = await groups.run<AcquireReply>("acquire", route, [slotId, "0"]);
+ * const result = readAcquire(await groups.run("acquire", route, [slotId, "0"]));
  * ```
  */
 export class GroupRunner {
@@ -60,28 +68,42 @@ export class GroupRunner {
   }
 
   /** Runs `script` on the route's group; `at` runs it at that instant (a due wake-up). */
-  async run<R>(script: GroupScriptName, route: PoolRoute, args: readonly string[], at?: number) {
+  async run(
+    script: GroupScriptName,
+    route: PoolRoute,
+    args: readonly string[],
+    at?: number,
+  ): Promise<ScriptResult> {
     const { runner, originId, channelPrefix } = this.deps;
-    const common = [this.scriptNow(at), originId, channelPrefix, route.enc, route.pool];
-    let raw: unknown;
+    let fields: ReplyFields;
     try {
-      raw = await runner.run(runner.scripts.group[script], [route.base], [...common, ...args]);
+      fields = (await runner.run(runner.scripts.group[script], route.base, [
+        this.scriptNow(at),
+        originId,
+        channelPrefix,
+        route.enc,
+        route.pool,
+        ...args,
+      ])) as ReplyFields;
     } catch (error) {
       throw this.unavailable(error);
     }
-    const reply = JSON.parse(String(raw)) as ScriptReply<R>;
+    const events = fields[REPLY_EVENT_COUNT] as number;
     if (!this.closed) {
-      if (reply.e) dispatchEvents(this.deps.listener(), reply.e);
-      if (reply.w !== undefined) this.armWake(route, reply.w, reply.n);
+      if (events > 0) {
+        dispatchEvents(this.deps.listener(), fields, REPLY_EVENTS, REPLY_EVENTS + events);
+      }
+      const wake = fields[REPLY_WAKE];
+      if (typeof wake === "number") this.armWake(route, wake, fields[REPLY_NOW] as number);
     }
-    return reply.r;
+    return { fields, at: REPLY_EVENTS + events };
   }
 
   /** The group a pool lives in, claiming `target` when none is recorded. */
   async home(homeKey: string, target: string): Promise<string> {
     const { runner } = this.deps;
     try {
-      return String(await runner.run(runner.scripts.home, [homeKey], [target]));
+      return String(await runner.run(runner.scripts.home, homeKey, [target]));
     } catch (error) {
       throw this.unavailable(error);
     }

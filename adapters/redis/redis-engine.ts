@@ -15,23 +15,19 @@ import { GroupRunner, isBudgetGroup, type PoolRoute } from "./group-runner.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import { encodeName, type RedisKeys } from "./keys.js";
 import {
-  type AcquireReply,
-  type CancelReply,
   dispatchEvents,
-  type EventMessage,
-  type MissingReply,
+  movedTo,
   NOT_FOUND,
   NOT_RELEASED,
-  type OkReply,
-  type ReleaseReply,
-  type RenewReply,
-  type RetireReply,
-  type SnapshotReply,
-  toAcquireResult,
-  toCancelResult,
-  toReleaseResult,
-  toRenewResult,
-  toSnapshot,
+  type ReplyFields,
+  readAcquire,
+  readCancel,
+  readRelease,
+  readRenew,
+  readRetire,
+  readSnapshot,
+  resultType,
+  type ScriptResult,
   UNKNOWN,
 } from "./replies.js";
 import { configArgs, learnedArgs, NOTHING_CARRIED } from "./script-args.js";
@@ -88,11 +84,11 @@ export class RedisEngine {
 
   async upsertBudget(budget: string, originMaxConcurrent: number | null): Promise<void> {
     const origin = originMaxConcurrent === null ? "" : String(originMaxConcurrent);
-    await this.groups.run<OkReply>("upsert-budget", this.budgetRoute(budget), [origin]);
+    await this.groups.run("upsert-budget", this.budgetRoute(budget), [origin]);
   }
 
   async removeBudget(budget: string): Promise<void> {
-    await this.groups.run<OkReply>("upsert-budget", this.budgetRoute(budget), [""]);
+    await this.groups.run("upsert-budget", this.budgetRoute(budget), [""]);
   }
 
   /**
@@ -108,19 +104,16 @@ export class RedisEngine {
       if (home !== target) return this.move(pool, home, target, config);
     }
     const route = this.route(pool, target);
-    const reply = await this.groups.run<OkReply | MissingReply>(
-      "upsert-pool",
-      route,
-      configArgs(config, target, null),
-    );
-    if (reply.t === "missing" && reply.moved) return this.move(pool, reply.moved, target, config);
+    const reply = await this.groups.run("upsert-pool", route, configArgs(config, target, null));
+    const moved = resultType(reply) === "missing" ? movedTo(reply) : null;
+    if (moved) return this.move(pool, moved, target, config);
     this.routes.set(pool, route);
   }
 
   async removePool(pool: string): Promise<void> {
     const route = this.routes.get(pool);
     if (!route) return;
-    await this.poolOp<OkReply>(pool, "remove-pool", []);
+    await this.poolOp(pool, "remove-pool", []);
     this.routes.delete(pool);
     // A budget's timer may still serve the other pools of the group.
     if (!isBudgetGroup(route)) this.groups.forget(route);
@@ -129,38 +122,38 @@ export class RedisEngine {
 
   async acquire(pool: string, request: StoreAcquireRequest): Promise<StoreAcquireResult> {
     const args = [request.slotId, String(request.waitMs)];
-    const reply = await this.poolOp<AcquireReply>(pool, "acquire", args, true);
-    if (reply.t === "missing") throw new PoolNotFoundError(pool);
-    return toAcquireResult(reply);
+    const reply = await this.poolOp(pool, "acquire", args, true);
+    if (!reply) throw new PoolNotFoundError(pool);
+    return readAcquire(reply);
   }
 
   async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
-    const reply = await this.poolOp<ReleaseReply>(pool, "release", [slotId]);
-    return reply.t === "missing" ? NOT_RELEASED : toReleaseResult(reply);
+    const reply = await this.poolOp(pool, "release", [slotId]);
+    return reply ? readRelease(reply) : NOT_RELEASED;
   }
 
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
-    const reply = await this.poolOp<RenewReply>(pool, "renew", [slotId]);
-    return reply.t === "missing" ? NOT_FOUND : toRenewResult(reply);
+    const reply = await this.poolOp(pool, "renew", [slotId]);
+    return reply ? readRenew(reply) : NOT_FOUND;
   }
 
   async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
-    const reply = await this.poolOp<CancelReply>(pool, "cancel", [slotId]);
-    return reply.t === "missing" ? UNKNOWN : toCancelResult(reply);
+    const reply = await this.poolOp(pool, "cancel", [slotId]);
+    return reply ? readCancel(reply) : UNKNOWN;
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
-    const reply = await this.poolOp<OkReply>(pool, "set-learned", learnedArgs(learned), true);
-    if (reply.t === "missing") throw new PoolNotFoundError(pool);
+    const reply = await this.poolOp(pool, "set-learned", learnedArgs(learned), true);
+    if (!reply) throw new PoolNotFoundError(pool);
   }
 
   async snapshot(pool: string): Promise<PoolSnapshot | null> {
-    const reply = await this.poolOp<SnapshotReply>(pool, "snapshot", []);
-    return reply.t === "missing" ? null : toSnapshot(reply);
+    const reply = await this.poolOp(pool, "snapshot", []);
+    return reply ? readSnapshot(reply) : null;
   }
 
   /** Dispatches events another process's script published for this process's slots. */
-  receive(events: EventMessage): void {
+  receive(events: ReplyFields): void {
     if (this.closed || !Array.isArray(events)) return;
     dispatchEvents(this.deps.listener(), events);
   }
@@ -170,31 +163,34 @@ export class RedisEngine {
     this.groups.close();
   }
 
-  /** Runs a pool script where the pool lives, following moves and re-creating a lost pool. */
-  private async poolOp<R extends { t: string }>(
+  /**
+   * Runs a pool script where the pool lives, following moves and re-creating a lost pool.
+   * Null: the pool is not in Redis (or not known to this process).
+   */
+  private async poolOp(
     pool: string,
     script: GroupScriptName,
     args: readonly string[],
     recreateIfLost = false,
-  ): Promise<R | MissingReply> {
+  ): Promise<ScriptResult | null> {
     let recreated = false;
     for (let hop = 0; hop < MAX_HOPS; hop++) {
       const route = this.routes.get(pool);
-      if (!route) return { t: "missing" };
-      const reply = await this.groups.run<R | MissingReply>(script, route, args);
-      if (reply.t !== "missing") return reply;
-      const { moved } = reply as MissingReply;
+      if (!route) return null;
+      const reply = await this.groups.run(script, route, args);
+      if (resultType(reply) !== "missing") return reply;
+      const moved = movedTo(reply);
       if (moved) {
         this.routes.set(pool, this.route(pool, moved));
         continue;
       }
       const config = this.deps.pools.get(pool);
-      if (!recreateIfLost || recreated || !config) return reply;
+      if (!recreateIfLost || recreated || !config) return null;
       // Redis lost the pool (restart without persistence, flush): define it again.
       recreated = true;
       await this.recreate(pool, config);
     }
-    return { t: "missing" };
+    return null;
   }
 
   private async recreate(pool: string, config: StorePoolConfig): Promise<void> {
@@ -212,7 +208,7 @@ export class RedisEngine {
     config: StorePoolConfig,
     hops = 0,
   ): Promise<void> {
-    const retired = await this.groups.run<RetireReply>("retire-pool", this.route(pool, from), [to]);
+    const retired = readRetire(await this.groups.run("retire-pool", this.route(pool, from), [to]));
     if (retired.t === "busy") {
       throw new ConflictError(
         `Pool "${pool}" has ${retired.held} held slots and ${retired.queued} waiters in Redis; ` +
@@ -224,7 +220,7 @@ export class RedisEngine {
     }
     const route = this.route(pool, to);
     const carried = retired.t === "retired" ? retired : NOTHING_CARRIED;
-    await this.groups.run<OkReply>("upsert-pool", route, configArgs(config, to, carried));
+    await this.groups.run("upsert-pool", route, configArgs(config, to, carried));
     await this.groups.command((redis) => redis.set(this.deps.keys.home(pool), to));
     this.routes.set(pool, route);
   }

@@ -28,7 +28,7 @@ import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
 import { RedisEngine } from "./redis-engine.js";
-import { type EventMessage, NOT_RELEASED, UNKNOWN } from "./replies.js";
+import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
@@ -266,9 +266,9 @@ export class RedisSlotStore implements SlotStore {
   }
 
   private onMessage(message: string): void {
-    let events: EventMessage;
+    let events: ReplyFields;
     try {
-      events = JSON.parse(message) as EventMessage;
+      events = JSON.parse(message) as ReplyFields;
     } catch {
       return;
     }

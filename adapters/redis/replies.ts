@@ -11,138 +11,101 @@ import type {
 } from "../../src/store/types.js";
 
 /**
- * Slots, figures and learned limits travel as arrays: Lua tables have no field order, and
- * arrays are shorter on the wire. These readers fix the order in one place.
+ * Scripts answer flat arrays (see the top of `lua/lib.lua`): no JSON to encode in Lua or to
+ * parse here, and no nested arrays to build. A Lua number arrives as a number, a string as a
+ * string, Lua `false` as null. These readers fix the field order in one place.
  */
-export type SlotTuple = [
-  slotId: string,
-  acquiredAt: number,
-  leaseDeadline: number,
-  requestDeadline: number,
-  heldAtGrant: number,
-];
-/** `[held, queued, limit]`. */
-export type FiguresTuple = [held: number, queued: number, limit: number];
-/** `[concurrency, rpm, pausedUntil]` (null: nothing learned). */
+export type ReplyField = string | number | null;
+/** A script's whole answer. */
+export type ReplyFields = readonly ReplyField[];
+
+/** Where a script's result starts in its answer (after now, the wake-up and the events). */
+export interface ScriptResult {
+  readonly fields: ReplyFields;
+  readonly at: number;
+}
+
+/** Header fields of every answer: its now, the next wake-up (null: none), event fields. */
+export const REPLY_NOW = 0;
+export const REPLY_WAKE = 1;
+export const REPLY_EVENT_COUNT = 2;
+export const REPLY_EVENTS = 3;
+
+/** Learned limits `[concurrency, rpm, pausedUntil]` (null: nothing learned), as moves carry them. */
 export type LearnedTuple = [concurrency: number | null, rpm: number | null, pausedUntil: number];
 
-/** A handoff (`g`) or a reclaim (`r`) as the scripts report and publish them. */
-export type StoreEvent =
-  | readonly ["g", pool: string, slot: SlotTuple, queuedMs: number]
-  | readonly ["r", pool: string, slotIds: readonly string[]];
-
-/**
- * What every group script answers (JSON): its result, its `now`, when to serve again, and the
- * events of the calling process's own slots (other processes get theirs by Pub/Sub).
- */
-export interface ScriptReply<R> {
-  r: R;
-  /** The script's now (server TIME or the injected clock), epoch ms. */
-  n: number;
-  /** Earliest instant the group needs serving again, epoch ms. */
-  w?: number;
-  e?: StoreEvent[];
+/** The result's type (its first field). */
+export function resultType({ fields, at }: ScriptResult): ReplyField {
+  return fields[at] ?? null;
 }
 
-/** What a script publishes to the process that owns the slots: its events, in order. */
-export type EventMessage = StoreEvent[];
-
-/** The pool is not in this group: removed, never defined, or moved to the group `moved`. */
-export interface MissingReply {
-  t: "missing";
-  moved?: string;
-}
-
-/** A list from Lua: its JSON encoder writes an empty one as `{}`. */
-type LuaList<T> = T[] | Record<string, never>;
-
-/** The `r` of each script, as its `lua/*.lua` file builds it. */
-export type AcquireReply =
-  | { t: "granted"; slot: SlotTuple; figures: FiguresTuple }
-  | { t: "queued"; figures: FiguresTuple }
-  | {
-      t: "rejected";
-      reason: "concurrency" | "queue_full" | "rpm" | "paused" | "budget";
-      retryAfterMs: number | null;
-      figures: FiguresTuple;
-    };
-
-/** release.lua */
-export type ReleaseReply = { t: "released"; released: boolean; slot?: SlotTuple };
-
-/** renew.lua */
-export type RenewReply =
-  | { t: "renewed"; leaseDeadline: number }
-  | { t: "capped"; requestDeadline: number }
-  | { t: "not_found" };
-
-/** cancel.lua */
-export type CancelReply = { t: "cancelled" } | { t: "granted"; slot: SlotTuple } | { t: "unknown" };
-
-/** snapshot.lua */
-export interface SnapshotReply {
-  t: "snapshot";
-  figures: FiguresTuple;
-  learned: LearnedTuple;
-  slotIds: LuaList<string>;
-  waiterIds: LuaList<string>;
-}
-
-/** Scripts that only change state (upsert-pool, set-learned, serve, ...). */
-export type OkReply = { t: "ok"; created?: boolean };
-
-/** retire-pool.lua: moved out, refused (busy), or not there (absent). */
-export type RetireReply =
-  | { t: "retired"; learned: LearnedTuple; log: LuaList<string> }
-  | { t: "busy"; held: number; queued: number }
-  | { t: "absent"; moved?: string };
-
-/** Lua's JSON encoder writes an empty list as `{}`. */
-export function asList<T>(value: LuaList<T>): T[] {
-  return Array.isArray(value) ? value : [];
+/** The group a `missing` answer names as the pool's new home, or null. */
+export function movedTo({ fields, at }: ScriptResult): string | null {
+  const moved = fields[at + 1];
+  return typeof moved === "string" && moved !== "" ? moved : null;
 }
 
 /**
- * Reads a slot tuple.
+ * Reads the five fields of a slot.
  *
  * @example
  * ```ts
- * toSlot(["s1", 1000, 11000, 61000, 1]).leaseDeadline; // 11000
+ * readSlot(["s1", 1000, 11000, 61000, 1], 0).leaseDeadline; // 11000
  * ```
  */
-export function toSlot(tuple: SlotTuple): HeldSlot {
+export function readSlot(fields: ReplyFields, at: number): HeldSlot {
   return {
-    slotId: tuple[0],
-    acquiredAt: tuple[1],
-    leaseDeadline: tuple[2],
-    requestDeadline: tuple[3],
-    heldAtGrant: tuple[4],
+    slotId: String(fields[at]),
+    acquiredAt: fields[at + 1] as number,
+    leaseDeadline: fields[at + 2] as number,
+    requestDeadline: fields[at + 3] as number,
+    heldAtGrant: fields[at + 4] as number,
   };
 }
 
-/** Reads a figures tuple. */
-export function toFigures(tuple: FiguresTuple): PoolFigures {
-  return { held: tuple[0], queued: tuple[1], limit: tuple[2] };
+/** Reads `held, queued, limit`. */
+function readFigures(fields: ReplyFields, at: number): PoolFigures {
+  return {
+    held: fields[at] as number,
+    queued: fields[at + 1] as number,
+    limit: fields[at + 2] as number,
+  };
 }
 
-/** Reads a learned-limits tuple. */
-export function toLearned(tuple: LearnedTuple): LearnedLimits {
-  return { concurrency: tuple[0], rpm: tuple[1], pausedUntil: tuple[2] };
+/** Reads `concurrency, rpm, pausedUntil` (null: nothing learned). */
+export function readLearned(fields: ReplyFields, at: number): LearnedLimits {
+  return {
+    concurrency: fields[at] as number | null,
+    rpm: fields[at + 1] as number | null,
+    pausedUntil: fields[at + 2] as number,
+  };
 }
 
-/** The store's answers, built from the script replies. */
-export function toAcquireResult(reply: AcquireReply): StoreAcquireResult {
-  switch (reply.t) {
+/** Reads a count followed by that many strings; answers the list and the index after it. */
+function readList(fields: ReplyFields, at: number): [list: string[], next: number] {
+  const count = fields[at] as number;
+  const list = new Array<string>(count);
+  for (let i = 0; i < count; i++) list[i] = String(fields[at + 1 + i]);
+  return [list, at + 1 + count];
+}
+
+/** acquire.lua's result. */
+export function readAcquire({ fields, at }: ScriptResult): StoreAcquireResult {
+  switch (fields[at]) {
     case "granted":
-      return { type: "granted", slot: toSlot(reply.slot), figures: toFigures(reply.figures) };
+      return {
+        type: "granted",
+        slot: readSlot(fields, at + 1),
+        figures: readFigures(fields, at + 6),
+      };
     case "queued":
-      return { type: "queued", figures: toFigures(reply.figures) };
+      return { type: "queued", figures: readFigures(fields, at + 1) };
     default:
       return {
         type: "rejected",
-        reason: reply.reason,
-        retryAfterMs: reply.retryAfterMs,
-        figures: toFigures(reply.figures),
+        reason: fields[at + 1] as "concurrency" | "queue_full" | "rpm" | "paused" | "budget",
+        retryAfterMs: fields[at + 2] as number | null,
+        figures: readFigures(fields, at + 3),
       };
   }
 }
@@ -153,38 +116,92 @@ export const NOT_FOUND: StoreRenewResult = Object.freeze({ type: "not_found" });
 export const UNKNOWN: StoreCancelResult = Object.freeze({ type: "unknown" });
 export const CANCELLED: StoreCancelResult = Object.freeze({ type: "cancelled" });
 
-/** release.lua's reply as the store answers it. */
-export function toReleaseResult(reply: ReleaseReply): StoreReleaseResult {
-  return reply.released && reply.slot ? { released: true, slot: toSlot(reply.slot) } : NOT_RELEASED;
+/** release.lua's result. */
+export function readRelease({ fields, at }: ScriptResult): StoreReleaseResult {
+  return fields[at + 1] === 1 ? { released: true, slot: readSlot(fields, at + 2) } : NOT_RELEASED;
 }
 
-/** renew.lua's reply as the store answers it. */
-export function toRenewResult(reply: RenewReply): StoreRenewResult {
-  if (reply.t === "renewed") return { type: "renewed", leaseDeadline: reply.leaseDeadline };
-  if (reply.t === "capped") return { type: "capped", requestDeadline: reply.requestDeadline };
+/** renew.lua's result. */
+export function readRenew({ fields, at }: ScriptResult): StoreRenewResult {
+  const type = fields[at];
+  if (type === "renewed") return { type: "renewed", leaseDeadline: fields[at + 1] as number };
+  if (type === "capped") return { type: "capped", requestDeadline: fields[at + 1] as number };
   return NOT_FOUND;
 }
 
-/** cancel.lua's reply as the store answers it. */
-export function toCancelResult(reply: CancelReply): StoreCancelResult {
-  if (reply.t === "granted") return { type: "granted", slot: toSlot(reply.slot) };
-  return reply.t === "cancelled" ? CANCELLED : UNKNOWN;
+/** cancel.lua's result. */
+export function readCancel({ fields, at }: ScriptResult): StoreCancelResult {
+  const type = fields[at];
+  if (type === "granted") return { type: "granted", slot: readSlot(fields, at + 1) };
+  return type === "cancelled" ? CANCELLED : UNKNOWN;
 }
 
-/** snapshot.lua's reply as the store answers it. */
-export function toSnapshot(reply: SnapshotReply): PoolSnapshot {
+/** upsert-pool.lua's result: whether the pool was created. */
+export function readCreated({ fields, at }: ScriptResult): boolean {
+  return fields[at + 1] === 1;
+}
+
+/** snapshot.lua's result. */
+export function readSnapshot({ fields, at }: ScriptResult): PoolSnapshot {
+  const [slotIds, next] = readList(fields, at + 7);
+  const [waiterIds] = readList(fields, next);
   return {
-    ...toFigures(reply.figures),
-    learned: toLearned(reply.learned),
-    slotIds: asList(reply.slotIds),
-    waiterIds: asList(reply.waiterIds),
+    ...readFigures(fields, at + 1),
+    learned: readLearned(fields, at + 4),
+    slotIds,
+    waiterIds,
   };
 }
 
-/** Hands events to the listener in the order the script produced them. */
-export function dispatchEvents(listener: StoreListener, events: readonly StoreEvent[]): void {
-  for (const event of events) {
-    if (event[0] === "g") listener.granted(event[1], toSlot(event[2]), event[3]);
-    else listener.reclaimed(event[1], event[2]);
+/** retire-pool.lua: moved out (with what it carries), refused (busy), or not there (absent). */
+export type RetireResult =
+  | { t: "retired"; learned: LearnedTuple; log: string[] }
+  | { t: "busy"; held: number; queued: number }
+  | { t: "absent"; moved: string | null };
+
+/** retire-pool.lua's result. */
+export function readRetire(result: ScriptResult): RetireResult {
+  const { fields, at } = result;
+  switch (fields[at]) {
+    case "retired": {
+      const learned = readLearned(fields, at + 1);
+      const [log] = readList(fields, at + 4);
+      return {
+        t: "retired",
+        learned: [learned.concurrency, learned.rpm, learned.pausedUntil],
+        log,
+      };
+    }
+    case "busy":
+      return { t: "busy", held: fields[at + 1] as number, queued: fields[at + 2] as number };
+    default:
+      return { t: "absent", moved: movedTo(result) };
+  }
+}
+
+/**
+ * Hands events to the listener in the order the script produced them: `g, pool, slot (5
+ * fields), queuedMs` for a handoff, `r, pool, count, slot ids` for a reclaim. `fields[from,
+ * to)` holds them (a reply's event part, or a whole published message).
+ */
+export function dispatchEvents(
+  listener: StoreListener,
+  fields: ReplyFields,
+  from = 0,
+  to = fields.length,
+): void {
+  let i = from;
+  while (i < to) {
+    const pool = String(fields[i + 1]);
+    if (fields[i] === "g") {
+      listener.granted(pool, readSlot(fields, i + 2), fields[i + 7] as number);
+      i += 8;
+    } else if (fields[i] === "r") {
+      const [ids, next] = readList(fields, i + 2);
+      listener.reclaimed(pool, ids);
+      i = next;
+    } else {
+      return;
+    }
   }
 }

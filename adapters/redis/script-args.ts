@@ -1,5 +1,5 @@
 import type { LearnedLimits, StorePoolConfig } from "../../src/store/types.js";
-import { asList, type LearnedTuple, toLearned } from "./replies.js";
+import type { LearnedTuple } from "./replies.js";
 
 /** A number, or the empty string Lua reads as "none". */
 export function optionalArg(value: number | null): string {
@@ -14,7 +14,7 @@ export function learnedArgs(learned: LearnedLimits): string[] {
 /** What a move carries from the old group: learned limits and the RPM log (newest first). */
 export interface Carried {
   learned: LearnedTuple;
-  log: string[] | Record<string, never>;
+  log: readonly string[];
 }
 
 /** A move from a group that no longer had the pool: nothing learned to carry. */
@@ -45,7 +45,8 @@ export function configArgs(
     tag,
   ];
   if (!carried) return args;
-  args.push("1", ...learnedArgs(toLearned(carried.learned)));
-  for (const time of asList(carried.log)) args.push(String(time));
+  const [concurrency, rpm, pausedUntil] = carried.learned;
+  args.push("1", ...learnedArgs({ concurrency, rpm, pausedUntil }));
+  for (const time of carried.log) args.push(String(time));
   return args;
 }

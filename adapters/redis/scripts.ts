@@ -55,6 +55,84 @@ function readLua(directory: string, name: string): string {
   return readFileSync(join(directory, `${name}.lua`), "utf8");
 }
 
+/** A top-level piece of `lib.lua`: a `local function` (with its leading comment) or other code. */
+interface LibraryPart {
+  readonly name: string | null;
+  readonly text: string;
+  /** The code without comments, where references to other functions are looked for. */
+  readonly code: string;
+}
+
+const FUNCTION_START = /^local function ([A-Za-z_][A-Za-z0-9_]*)/;
+
+function withoutComments(text: string): string {
+  return text.replace(/--.*$/gm, "");
+}
+
+/**
+ * Splits the library into its top-level functions (each from `local function` at column 0,
+ * with the comment lines right above it, to the next `end` at column 0) and the code between
+ * them.
+ */
+export function splitLibrary(library: string): LibraryPart[] {
+  const parts: LibraryPart[] = [];
+  const lines = library.split("\n");
+  let loose: string[] = [];
+  const flushLoose = (keep: number) => {
+    const text = loose.slice(0, keep).join("\n");
+    if (text.trim() !== "") parts.push({ name: null, text, code: withoutComments(text) });
+    loose = loose.slice(keep);
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const start = FUNCTION_START.exec(lines[i]!);
+    if (!start) {
+      loose.push(lines[i]!);
+      continue;
+    }
+    let comments = loose.length;
+    while (comments > 0 && loose[comments - 1]!.startsWith("--")) comments--;
+    flushLoose(comments);
+    let end = i;
+    while (end < lines.length && !/^end\b/.test(lines[end]!)) end++;
+    const text = [...loose, ...lines.slice(i, end + 1)].join("\n");
+    loose = [];
+    parts.push({
+      name: start[1]!,
+      text,
+      code: withoutComments(lines.slice(i, end + 1).join("\n")),
+    });
+    i = end;
+  }
+  flushLoose(loose.length);
+  return parts;
+}
+
+/**
+ * The library as one operation needs it: every function the operation reaches (directly
+ * or through other functions), in library order, plus all top-level code. Lua builds a
+ * closure for every `local function` on every call, so unused ones are left out.
+ */
+export function libraryFor(parts: readonly LibraryPart[], operation: string): string {
+  const needed = new Set<LibraryPart>(parts.filter((part) => part.name === null));
+  const scanned = [withoutComments(operation), ...[...needed].map((part) => part.code)];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const part of parts) {
+      if (needed.has(part)) continue;
+      const reference = new RegExp(`\\b${part.name}\\b`);
+      if (scanned.some((code) => reference.test(code))) {
+        needed.add(part);
+        scanned.push(part.code);
+        grew = true;
+      }
+    }
+  }
+  return parts
+    .filter((part) => needed.has(part))
+    .map((part) => part.text)
+    .join("\n");
+}
+
 function toScript(name: string, text: string): LuaScript {
   return { name, text, sha: createHash("sha1").update(text).digest("hex") };
 }
@@ -70,21 +148,25 @@ let loaded: ScriptSet | undefined;
 
 /**
  * Reads the Lua files (once per process) and assembles each group script from the key
- * prelude, the shared library and the operation.
+ * prelude, the part of the shared library the operation uses, and the operation.
  *
  * @example
  * ```ts
  * const { group } = loadScripts();
- * await redis.evalsha(group.acquire.sha, 1, base, ...args);
+ * await redis.evalsha(group.acquire.sha, 1, base, args);
  * ```
  */
 export function loadScripts(): ScriptSet {
   if (loaded) return loaded;
   const directory = luaDirectory();
-  const library = readLua(directory, "lib");
+  const library = splitLibrary(readLua(directory, "lib"));
   const group = {} as Record<GroupScriptName, LuaScript>;
   for (const name of GROUP_SCRIPTS) {
-    group[name] = toScript(name, `${LUA_KEY_PRELUDE}${library}\n${readLua(directory, name)}`);
+    const operation = readLua(directory, name);
+    group[name] = toScript(
+      name,
+      `${LUA_KEY_PRELUDE}${libraryFor(library, operation)}\n${operation}`,
+    );
   }
   const home = toScript("home", readLua(directory, "home"));
   loaded = { group, home, all: [...Object.values(group), home] };
@@ -106,7 +188,7 @@ export interface RoundTripStats {
  * @example
  * ```ts
  * const runner = new ScriptRunner(redis, loadScripts());
- * const reply = await runner.run(scripts.group.renew, [base], args);
+ * const reply = await runner.run(scripts.group.renew, base, args);
  * ```
  */
 export class ScriptRunner {
@@ -117,15 +199,17 @@ export class ScriptRunner {
     readonly scripts: ScriptSet,
   ) {}
 
-  async run(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  /** Runs a script on its one key (every script touches one group, or one home pointer). */
+  async run(script: LuaScript, key: string, args: readonly string[]): Promise<unknown> {
     this.stats.roundTrips++;
     try {
-      return await this.redis.evalsha(script.sha, keys.length, ...keys, ...args);
+      // ioredis flattens the array: KEYS[1] = key, ARGV = args.
+      return await this.redis.evalsha(script.sha, 1, [key, ...args]);
     } catch (error) {
       if (!isNoScript(error)) throw error;
       this.stats.roundTrips++;
       this.stats.scriptReloads++;
-      return await this.redis.eval(script.text, keys.length, ...keys, ...args);
+      return await this.redis.eval(script.text, 1, [key, ...args]);
     }
   }
 

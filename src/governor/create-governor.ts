@@ -88,7 +88,7 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     this.store.setListener({
       granted: (_pool, slot, queuedMs) => this.room.granted(slot, queuedMs),
       reclaimed: (_pool, slotIds) => {
-        for (const slotId of slotIds) this.holds.get(slotId)?.onLost();
+        this.holds.lost(slotIds);
       },
     });
   }

@@ -29,16 +29,25 @@ export class Holds {
   }
 
   untrack(hold: LocalHold): void {
-    this.keeperFor(hold.grant.renewIntervalMs).untrack(hold.slotId);
+    hold.keptBy?.untrack(hold);
   }
 
-  /** The hold of `slotId`, when this process holds that slot for `run()` or `fetch()`. */
-  get(slotId: string): LocalHold | undefined {
+  /**
+   * Tells the holds among `slotIds` that their slot is gone (reclaimed). One pass over this
+   * process's holds: reclaims are rare, so no index by slot id is kept on the hot path.
+   */
+  lost(slotIds: readonly string[]): void {
+    let held = 0;
+    for (const keeper of this.keepers.values()) held += keeper.size;
+    if (held === 0) return;
+    const gone = new Set(slotIds);
+    const lost: LocalHold[] = [];
     for (const keeper of this.keepers.values()) {
-      const lease = keeper.get(slotId);
-      if (lease) return lease as LocalHold;
+      keeper.forEach((lease) => {
+        if (gone.has(lease.slotId)) lost.push(lease as LocalHold);
+      });
     }
-    return undefined;
+    for (const hold of lost) hold.onLost();
   }
 
   stop(): void {

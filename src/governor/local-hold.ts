@@ -3,7 +3,7 @@ import { AbortedError, SlotCappedError, SlotNotFoundError } from "../errors.js";
 import type { OutcomeReport } from "../learning/types.js";
 import type { MaybePromise } from "../store/types.js";
 import type { RunFn } from "./caller.js";
-import type { KeptLease } from "./lease-keeper.js";
+import type { KeptLease, LeaseKeeper } from "./lease-keeper.js";
 import type { RunContext, SlotGrant } from "./types.js";
 
 /** What a {@link LocalHold} needs from its governor. */
@@ -30,8 +30,11 @@ export interface HoldOwner {
 export class LocalHold implements RunContext, KeptLease {
   outcome: OutcomeReport | undefined;
   readonly slotId: string;
-  /** When the lease keeper renews this slot next (owned by the keeper). */
+  /** When the lease keeper renews this slot next, and its list links (owned by the keeper). */
   renewAt = 0;
+  keptPrev: KeptLease | null = null;
+  keptNext: KeptLease | null = null;
+  keptBy: LeaseKeeper | null = null;
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private aborted = false;

@@ -2,14 +2,22 @@
 -- appends one operation). The rules are src/store/SEMANTICS.md; the memory store is the
 -- reference this code mirrors.
 --
+-- scripts.ts copies into each script only the functions below that the operation reaches
+-- (a closure is built per call for every `local function`, so unused ones cost time on
+-- every call). Each function therefore starts with `local function` at column 0 and ends
+-- with `end` at column 0; everything else at the top level is always included.
+--
 -- KEYS[1] group base. ARGV[1] now in ms, or '' to use the server's TIME; ARGV[2] id of the
 -- calling process; ARGV[3] event channel prefix (a process listens on prefix .. its id);
 -- ARGV[4] encoded pool name; ARGV[5] pool name.
 -- Operation arguments start at ARGV[6].
+--
+-- Replies are flat arrays (no JSON; replies.ts reads them): now, the wake-up instant (false:
+-- none), the number of event fields that follow, the caller's events, then the result,
+-- whose first field is its type.
 
 local base = KEYS[1]
 local caller = ARGV[2]
-local channel_prefix = ARGV[3]
 local pool_enc = ARGV[4]
 
 local now
@@ -24,11 +32,12 @@ end
 local RPM_WINDOW_MS = 60000
 -- Grants kept in the log at least, so an RPM gate learned later counts the traffic so far.
 local MIN_LOG = 1024
-local POOL_FIELDS = { 'name', 'max', 'queue', 'term', 'timeout', 'rpm', 'budget', 'reserved',
-  'lconc', 'lrpm', 'paused', 'logcap', 'moved', 'minwait' }
+-- The log is trimmed back to its capacity only once it is this much longer (one LTRIM per
+-- LOG_SLACK grants instead of one per grant); a longer log never changes a gate's answer.
+local LOG_SLACK = 128
 
--- Handoffs and reclaims of this call, per process that owns the slot: the caller's come
--- back in the reply, the others' are published to their owners.
+-- Handoffs and reclaims of this call as flat field lists, per process that owns the slot:
+-- the caller's come back in the reply, the others' are published to their owners.
 local events = {}
 local owners = {}
 -- Earliest instant this group needs serving again (a lease deadline or a time gate opening).
@@ -47,35 +56,57 @@ local function opt_num(value)
   return tonumber(value)
 end
 
-local function add_event(owner, event)
+-- The caller's or another process's event list (created on first use).
+local function events_of(owner)
   local list = events[owner]
   if not list then
     list = {}
     events[owner] = list
     owners[#owners + 1] = owner
   end
-  list[#list + 1] = event
+  return list
 end
 
 local function note_wake(at)
   if not wake or at < wake then wake = at end
 end
 
+-- The pool hash packs what every script reads into two fields, so loading a pool is one
+-- short HMGET: `cfg` = max:queue:term:timeout:rpm:reserved:inBudget(0/1):name (written by
+-- upsert-pool; the name comes last as it may hold ':'), `lrn` = learned concurrency:rpm:
+-- pausedUntil:log capacity ('' = none). `due` is a lower bound of the earliest lease
+-- deadline (absent: no lease can be held): while it lies ahead no lease can have run out, so
+-- no script looks at the holders set to reclaim; it is also the group's next wake-up. A
+-- release leaves it early, which only wakes the group early (one serve, which moves it
+-- on); a grant earlier than it moves it (a wake-up too late would leave a dead process's
+-- slots held). `trim` counts the grants trimmed off the log (see grant). `minwait` and
+-- `moved` are read only where needed.
 local function load_pool(enc)
   local key = base .. K_POOL .. enc
-  local v = redis.call('HMGET', key, unpack(POOL_FIELDS))
-  if not v[1] then return false, v[13] end
+  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim')
+  if not v[1] then return false, redis.call('HGET', key, 'moved') end
+  local max, queue, term, timeout, rpm, reserved, in_budget, name =
+    string.match(v[1], '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):(.*)$')
+  local lconc, lrpm, paused, logcap = string.match(v[2], '^([^:]*):([^:]*):([^:]*):([^:]*)$')
   local p = {
-    enc = enc, key = key, name = v[1],
-    max = tonumber(v[2]), queue = tonumber(v[3]), term = tonumber(v[4]), timeout = tonumber(v[5]),
-    rpm = opt_num(v[6]), budget = v[7] or '', reserved = tonumber(v[8]) or 0,
-    lconc = opt_num(v[9]), lrpm = opt_num(v[10]), paused = tonumber(v[11]) or 0,
-    logcap = tonumber(v[12]) or MIN_LOG, minwait = opt_num(v[14]),
-    hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc, qkey = base .. K_QUEUE .. enc,
-    wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
+    enc = enc, key = key, name = name,
+    max = tonumber(max), queue = tonumber(queue), term = tonumber(term),
+    timeout = tonumber(timeout), rpm = opt_num(rpm), reserved = tonumber(reserved),
+    in_budget = in_budget == '1', lconc = opt_num(lconc), lrpm = opt_num(lrpm),
+    paused = tonumber(paused), logcap = tonumber(logcap), due = opt_num(v[3]),
+    trimmed = tonumber(v[4]) or 0,
+    hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
+    qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
   }
   p.held = redis.call('ZCARD', p.hkey)
   return p
+end
+
+-- Writes `lrn` back (%.17g: learned values are kept exactly, fractions included).
+local function save_learned(p)
+  local function num(x) return x and string.format('%.17g', x) or '' end
+  redis.call('HSET', p.key, 'lrn',
+    num(p.lconc) .. ':' .. num(p.lrpm) .. ':' .. num(p.paused) .. ':' .. num(p.logcap))
 end
 
 local function effective_limit(p)
@@ -95,7 +126,7 @@ local function size_log(p)
   local rpm = effective_rpm(p)
   if rpm and rpm > p.logcap then
     p.logcap = rpm
-    redis.call('HSET', p.key, 'logcap', rpm)
+    save_learned(p)
   end
 end
 
@@ -121,7 +152,7 @@ local function origin_of()
 end
 
 local function budget_admits(p)
-  if p.budget == '' then return true end
+  if not p.in_budget then return true end
   local cap = origin_of()
   if not cap then return true end
   local held_total, reserved_total, borrowed = 0, 0, 0
@@ -147,32 +178,44 @@ local function is_time_gate(reason)
   return reason == 'paused' or reason == 'rpm'
 end
 
--- Replies carry slots, figures and learned limits as arrays (field order is fixed by the
--- reader in replies.ts; Lua tables have none).
-local function figures(p)
-  return { p.held, redis.call('HLEN', p.wkey), effective_limit(p) }
+-- Appends the fields of a slot ({ id, acquiredAt, leaseDeadline, requestDeadline,
+-- heldAtGrant }) to a flat list.
+local function push_slot(list, slot)
+  for i = 1, 5 do list[#list + 1] = slot[i] end
 end
 
+-- A holder's record in the slots hash: seq:acquiredAt:leaseDeadline:requestDeadline:
+-- heldAtGrant:owner. `seq` orders holders by grant: it is the number of grants ever logged
+-- (the log's length plus what was trimmed off it), so no counter is written per grant. The
+-- lease deadline is also the holder's score in the holders set (reclaim reads that one).
 local function grant(p, slot_id, owner)
   local request_deadline = now + p.timeout
   local lease_deadline = math.min(now + p.term, request_deadline)
   p.held = p.held + 1
-  local seq = redis.call('HINCRBY', p.key, 'seq', 1)
+  if not p.due or lease_deadline < p.due then
+    p.due = lease_deadline
+    redis.call('HSET', p.key, 'due', fmt(lease_deadline))
+  end
+  local logged = redis.call('LPUSH', p.lkey, fmt(now))
+  local seq = p.trimmed + logged
+  if logged > p.logcap + LOG_SLACK then
+    redis.call('LTRIM', p.lkey, 0, p.logcap - 1)
+    p.trimmed = p.trimmed + logged - p.logcap
+    redis.call('HSET', p.key, 'trim', fmt(p.trimmed))
+  end
   redis.call('ZADD', p.hkey, lease_deadline, slot_id)
-  redis.call('HSET', p.skey, slot_id,
-    seq .. ':' .. fmt(now) .. ':' .. fmt(request_deadline) .. ':' .. p.held .. ':' .. owner)
-  redis.call('LPUSH', p.lkey, fmt(now))
-  redis.call('LTRIM', p.lkey, 0, p.logcap - 1)
+  redis.call('HSET', p.skey, slot_id, fmt(seq) .. ':' .. fmt(now) .. ':' .. fmt(lease_deadline) ..
+    ':' .. fmt(request_deadline) .. ':' .. p.held .. ':' .. owner)
   return { slot_id, now, lease_deadline, request_deadline, p.held }
 end
 
 -- The slot as held ({ id, acquiredAt, leaseDeadline, requestDeadline, heldAtGrant }), or
--- false. The lease deadline lives in the holders set (renew moves it).
+-- false.
 local function held_slot(p, slot_id)
-  local lease = redis.call('ZSCORE', p.hkey, slot_id)
-  if not lease then return false end
   local record = redis.call('HGET', p.skey, slot_id)
-  local _, acquired, request, held_at = string.match(record, '^(%d+):(%d+):(%d+):(%d+):')
+  if not record then return false end
+  local _, acquired, lease, request, held_at =
+    string.match(record, '^(%d+):(%d+):(%d+):(%d+):(%d+):')
   return { slot_id, tonumber(acquired), tonumber(lease), tonumber(request), tonumber(held_at) }
 end
 
@@ -182,27 +225,44 @@ local function drop_holder(p, slot_id)
   p.held = p.held - 1
 end
 
+-- Reclaims the leases that ran out (deadline <= now); free while `due` lies ahead. Then
+-- moves `due` to the earliest lease deadline left.
 local function reclaim(p)
+  if not p.due or p.due > now then return false end
   local expired = redis.call('ZRANGEBYSCORE', p.hkey, '-inf', now)
-  if #expired == 0 then return false end
-  redis.call('ZREMRANGEBYSCORE', p.hkey, '-inf', now)
-  local by_owner, order = {}, {}
-  for i = 1, #expired, 500 do
-    local chunk = { unpack(expired, i, math.min(i + 499, #expired)) }
-    local records = redis.call('HMGET', p.skey, unpack(chunk))
-    redis.call('HDEL', p.skey, unpack(chunk))
-    for j, slot_id in ipairs(chunk) do
-      local owner = records[j] and string.match(records[j], ':([^:]*)$') or caller
-      if not by_owner[owner] then
-        by_owner[owner] = {}
-        order[#order + 1] = owner
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', p.hkey, '-inf', now)
+    local by_owner, order = {}, {}
+    for i = 1, #expired, 500 do
+      local chunk = { unpack(expired, i, math.min(i + 499, #expired)) }
+      local records = redis.call('HMGET', p.skey, unpack(chunk))
+      redis.call('HDEL', p.skey, unpack(chunk))
+      for j, slot_id in ipairs(chunk) do
+        local owner = records[j] and string.match(records[j], ':([^:]*)$') or caller
+        if not by_owner[owner] then
+          by_owner[owner] = {}
+          order[#order + 1] = owner
+        end
+        table.insert(by_owner[owner], slot_id)
       end
-      table.insert(by_owner[owner], slot_id)
+    end
+    p.held = p.held - #expired
+    for _, owner in ipairs(order) do
+      local list, ids = events_of(owner), by_owner[owner]
+      list[#list + 1] = 'r'
+      list[#list + 1] = p.name
+      list[#list + 1] = #ids
+      for _, id in ipairs(ids) do list[#list + 1] = id end
     end
   end
-  p.held = p.held - #expired
-  for _, owner in ipairs(order) do add_event(owner, { 'r', p.name, by_owner[owner] }) end
-  return true
+  p.due = false
+  if p.held > 0 then
+    p.due = tonumber(redis.call('ZRANGE', p.hkey, 0, 0, 'WITHSCORES')[2])
+    redis.call('HSET', p.key, 'due', fmt(p.due))
+  else
+    redis.call('HDEL', p.key, 'due')
+  end
+  return #expired > 0
 end
 
 -- A waiter record: enqueuedAt, waitDeadline and the id of the process that waits.
@@ -236,7 +296,12 @@ local function serve(p)
           return
         end
         drop_head(p, head)
-        add_event(owner, { 'g', p.name, grant(p, head, owner), now - enqueued_at })
+        local slot = grant(p, head, owner)
+        local list = events_of(owner)
+        list[#list + 1] = 'g'
+        list[#list + 1] = p.name
+        push_slot(list, slot)
+        list[#list + 1] = now - enqueued_at
       end
     end
   end
@@ -245,7 +310,7 @@ end
 -- Serves the pool, then the other pools of its budget (a freed budget share may fit them).
 local function serve_around(p)
   serve(p)
-  if p.budget == '' then return end
+  if not p.in_budget then return end
   for _, q in ipairs(group) do
     if q ~= p then serve(q) end
   end
@@ -279,7 +344,7 @@ end
 -- Loads the pool's group (the budget's members, or the pool alone), reclaims every lease
 -- that ran out and serves the pools that freed slots.
 local function load_group(p)
-  if p.budget == '' then
+  if not p.in_budget then
     group = { p }
   else
     load_members(p)
@@ -301,7 +366,8 @@ end
 -- `minwait` is a lower bound of the waiters' deadlines, so the scan runs only when one of
 -- them has really run out.
 local function purge_expired_waiters(p)
-  if not p.minwait or p.minwait >= now then return end
+  local minwait = opt_num(redis.call('HGET', p.key, 'minwait'))
+  if not minwait or minwait >= now then return end
   local all = redis.call('HGETALL', p.wkey)
   local earliest = false
   for i = 1, #all, 2 do
@@ -313,7 +379,6 @@ local function purge_expired_waiters(p)
       earliest = wait_deadline
     end
   end
-  p.minwait = earliest
   redis.call('HSET', p.key, 'minwait', earliest and fmt(earliest) or '')
 end
 
@@ -321,8 +386,8 @@ local function enqueue_waiter(p, slot_id, wait_ms)
   local wait_deadline = now + wait_ms
   redis.call('RPUSH', p.qkey, slot_id)
   redis.call('HSET', p.wkey, slot_id, fmt(now) .. ':' .. fmt(wait_deadline) .. ':' .. caller)
-  if not p.minwait or wait_deadline < p.minwait then
-    p.minwait = wait_deadline
+  local minwait = opt_num(redis.call('HGET', p.key, 'minwait'))
+  if not minwait or wait_deadline < minwait then
     redis.call('HSET', p.key, 'minwait', fmt(wait_deadline))
   end
 end
@@ -332,29 +397,34 @@ local function delete_pool_state(p)
   redis.call('LREM', base .. K_MEMBERS, 0, p.enc)
 end
 
-local function learned_of(p)
-  return { p.lconc or cjson.null, p.lrpm or cjson.null, p.paused }
+-- Learned limits as reply fields: concurrency, rpm (false: none), pausedUntil.
+local function push_learned(list, p)
+  list[#list + 1] = p.lconc
+  list[#list + 1] = p.lrpm
+  list[#list + 1] = p.paused
 end
 
--- Ends every script: adds the earliest lease deadline of the group to the wake-up time,
--- publishes other processes' events to them and encodes the reply with the caller's.
+-- Ends every script: adds the group's earliest lease deadline to the wake-up time,
+-- publishes other processes' events to them (JSON: the same flat fields) and builds the
+-- reply (see the top of this file) around `result`, a flat list that starts with its type.
 local function finish(result)
   for _, q in ipairs(group) do
-    local first = redis.call('ZRANGE', q.hkey, 0, 0, 'WITHSCORES')
-    if first[2] then note_wake(tonumber(first[2])) end
+    if q.due then note_wake(q.due) end
   end
-  local reply = { r = result, n = now }
-  if wake then reply.w = wake end
+  local reply = { now, wake, 0 }
   for _, owner in ipairs(owners) do
+    local list = events[owner]
     if owner == caller then
-      reply.e = events[owner]
+      reply[3] = #list
+      for i = 1, #list do reply[3 + i] = list[i] end
     else
-      redis.call('PUBLISH', channel_prefix .. owner, cjson.encode(events[owner]))
+      redis.call('PUBLISH', ARGV[3] .. owner, cjson.encode(list))
     end
   end
-  return cjson.encode(reply)
+  for i = 1, #result do reply[#reply + 1] = result[i] end
+  return reply
 end
 
 local function missing(moved)
-  return finish({ t = 'missing', moved = moved or nil })
+  return finish({ 'missing', moved or '' })
 end

@@ -1,4 +1,5 @@
 -- release: ARGV[6] slot id. Idempotent; frees the slot and serves waiters in the same call.
+-- Results: released + 1 + slot, released + 0.
 local slot_id = ARGV[6]
 
 local p, moved = load_pool(pool_enc)
@@ -7,7 +8,9 @@ if not p then return missing(moved) end
 load_group(p)
 
 local slot = held_slot(p, slot_id)
-if not slot then return finish({ t = 'released', released = false }) end
+if not slot then return finish({ 'released', 0 }) end
 drop_holder(p, slot_id)
 serve_around(p)
-return finish({ t = 'released', released = true, slot = slot })
+local result = { 'released', 1 }
+push_slot(result, slot)
+return finish(result)

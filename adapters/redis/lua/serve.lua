@@ -10,4 +10,4 @@ else
   load_group(p)
 end
 serve_group()
-return finish({ t = 'ok' })
+return finish({ 'ok', 0 })

@@ -5,9 +5,10 @@ if not p then return missing(moved) end
 p.lconc = opt_num(ARGV[6])
 p.lrpm = opt_num(ARGV[7])
 p.paused = tonumber(ARGV[8])
-redis.call('HSET', p.key, 'lconc', ARGV[6], 'lrpm', ARGV[7], 'paused', ARGV[8])
-size_log(p)
+local rpm = effective_rpm(p)
+if rpm and rpm > p.logcap then p.logcap = rpm end
+save_learned(p)
 -- A looser limit may admit waiters at once; a tighter one never revokes held slots.
 load_group(p)
 serve_around(p)
-return finish({ t = 'ok' })
+return finish({ 'ok', 0 })

@@ -9,4 +9,4 @@ end
 load_members(nil)
 reclaim_group()
 serve_group()
-return finish({ t = 'ok' })
+return finish({ 'ok', 0 })
