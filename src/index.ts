@@ -11,6 +11,7 @@
  * @packageDocumentation
  */
 
+export * from "./access-log/index.js";
 export type { Clock, TimerHandle } from "./clock/clock.js";
 export { systemClock } from "./clock/clock.js";
 export * from "./errors.js";
@@ -40,5 +41,6 @@ export {
 export type { HeadersLike, OutcomeReport, ParsedOutcome, RateInfo } from "./learning/types.js";
 export { MetricsRecorder } from "./metrics/recorder.js";
 export type { MetricCounts, MetricsBucket } from "./metrics/types.js";
+export * from "./signing/index.js";
 export { MemorySlotStore } from "./store/memory-store.js";
 export type * from "./store/types.js";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { POOL_DEFAULTS } from "../../src/governor/settings.js";
+import { MAX_RPM, MAX_SETTING_MS, POOL_DEFAULTS } from "../../src/governor/settings.js";
 
 /** Defaults of the catalog-only pool fields of an apply file (governor fields use `POOL_DEFAULTS`). */
 export const APPLY_POOL_DEFAULTS = {
@@ -24,8 +24,11 @@ const objectMessage = (issue: v.BaseIssue<unknown>): string => {
   return issue.received === "undefined" ? "Required." : "Unknown field (check the spelling).";
 };
 
-const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
-const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+// The governor's own bounds, checked here too so a bad file fails before anything is written.
+const positiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
+const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+const positiveMs = v.pipe(positiveInt, v.maxValue(MAX_SETTING_MS));
+const nonNegativeMs = v.pipe(nonNegativeInt, v.maxValue(MAX_SETTING_MS));
 const text = (max: number) =>
   v.pipe(v.string(), v.trim(), v.minLength(1, "Required."), v.maxLength(max));
 const httpMethod = v.pipe(
@@ -88,16 +91,16 @@ const poolFields = {
     v.strictObject(
       {
         size: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.size),
-        timeoutMs: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.timeoutMs),
+        timeoutMs: v.optional(nonNegativeMs, POOL_DEFAULTS.queue.timeoutMs),
       },
       objectMessage,
     ),
     { ...POOL_DEFAULTS.queue },
   ),
-  rpm: v.optional(v.nullable(positiveInt), POOL_DEFAULTS.rpm),
-  requestTimeoutMs: v.optional(positiveInt, POOL_DEFAULTS.requestTimeoutMs),
-  termMs: v.optional(positiveInt, POOL_DEFAULTS.termMs),
-  renewIntervalMs: v.optional(positiveInt, POOL_DEFAULTS.renewIntervalMs),
+  rpm: v.optional(v.nullable(v.pipe(positiveInt, v.maxValue(MAX_RPM))), POOL_DEFAULTS.rpm),
+  requestTimeoutMs: v.optional(positiveMs, POOL_DEFAULTS.requestTimeoutMs),
+  termMs: v.optional(positiveMs, POOL_DEFAULTS.termMs),
+  renewIntervalMs: v.optional(positiveMs, POOL_DEFAULTS.renewIntervalMs),
   adaptive: v.optional(v.boolean(), POOL_DEFAULTS.adaptive),
   requireKey: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.requireKey),
   allowAuthorizationHeader: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.allowAuthorizationHeader),

@@ -1,4 +1,6 @@
 export { DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_REDIS_URL } from "./connection.js";
+export type { RedisGovernorOptions } from "./create-redis-governor.js";
+export { createRedisGovernor } from "./create-redis-governor.js";
 export { createRedisSlotStore } from "./create-redis-slot-store.js";
 export type { StoreHealth, StoreState } from "./health.js";
 export { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";

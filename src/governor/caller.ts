@@ -30,6 +30,11 @@ export class Caller {
   settled = false;
   /** A cancel is in flight: its answer, not a racing grant, decides the outcome. */
   withdrawing = false;
+  /**
+   * The store's own queue wait of a handoff that raced the cancel in flight (-1: none seen):
+   * measured at the handoff on the store's clock, so it is exact even when the answer is late.
+   */
+  handoffQueuedMs = -1;
   onAbort: (() => void) | undefined = undefined;
   /** Set when a slot is granted to a `run()` caller, until its function starts. */
   grant: SlotGrant | undefined = undefined;

@@ -69,14 +69,18 @@ export class WaitingRoom {
       this.earlyGrants.set(slot.slotId, { slot, queuedMs });
       return;
     }
-    if (waiter.withdrawing) return;
+    if (waiter.withdrawing) {
+      // The cancel in flight will answer "granted" and decide; keep the store's exact wait for it.
+      waiter.handoffQueuedMs = queuedMs;
+      return;
+    }
     this.settleGranted(waiter, slot, queuedMs);
   }
 
   /** Rejects every waiter of one pool (or all when `entry` is undefined) without asking the store. */
   rejectAll(error: () => unknown, entry?: PoolEntry): void {
     for (const waiter of [...this.waiters.values()]) {
-      if (entry && waiter.entry !== entry) continue;
+      if (waiter.settled || (entry && waiter.entry !== entry)) continue;
       this.settle(waiter);
       waiter.failed(error());
     }
@@ -91,57 +95,96 @@ export class WaitingRoom {
     waiter.granted(this.makeGrant(entry, slot, queuedMs));
   }
 
+  /**
+   * The caller's promise is settled. A waiter whose cancel is in flight stays in the room
+   * until the answer, so a handoff that raced it is recognised and given back.
+   */
   private settle(waiter: Caller): void {
     waiter.settled = true;
-    this.waiters.delete(waiter.slotId);
+    if (!waiter.withdrawing) this.waiters.delete(waiter.slotId);
     if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
     // Waiters mostly leave in deadline order: dropping settled ones from the top keeps the
     // timeout heap from holding every served caller until its deadline.
     this.timeouts.dropSettledTop();
   }
 
+  /**
+   * Takes a waiter out of the store's queue. An abort ends the wait at once, even while a
+   * timeout's cancel is in flight; a timeout waits for the store's answer, since a handoff
+   * may have won the race.
+   */
   private withdraw(waiter: Caller, why: "timeout" | "abort"): void {
-    if (waiter.settled || waiter.withdrawing) return;
+    if (waiter.settled) return;
+    const cancelInFlight = waiter.withdrawing;
     waiter.withdrawing = true;
+    if (why === "abort") this.settleAborted(waiter);
+    if (cancelInFlight) return;
     let answer: StoreCancelResult | Promise<StoreCancelResult>;
     try {
       answer = this.store.cancel(waiter.entry!.name, waiter.slotId);
     } catch (error) {
-      this.settle(waiter);
-      waiter.failed(error);
+      this.cancelFailed(waiter, error);
       return;
     }
     if (answer instanceof Promise) {
       answer.then(
-        (result) => this.afterWithdraw(waiter, why, result),
-        (error: unknown) => {
-          this.settle(waiter);
-          waiter.failed(error);
-        },
+        (result) => this.afterWithdraw(waiter, result),
+        (error: unknown) => this.cancelFailed(waiter, error),
       );
     } else {
-      this.afterWithdraw(waiter, why, answer);
+      this.afterWithdraw(waiter, answer);
     }
   }
 
-  private afterWithdraw(waiter: Caller, why: "timeout" | "abort", result: StoreCancelResult): void {
-    if (waiter.settled) return;
-    const now = this.clock.now();
+  private afterWithdraw(waiter: Caller, result: StoreCancelResult): void {
+    waiter.withdrawing = false;
+    this.waiters.delete(waiter.slotId);
+    if (!waiter.settled && waiter.signal?.aborted) this.settleAborted(waiter);
     if (result.type === "granted") {
-      if (why === "timeout") {
-        // The handoff won the race by a hair: the caller still gets its slot.
-        this.settleGranted(waiter, result.slot, now - waiter.enqueuedAt);
+      if (!waiter.settled) {
+        // A timeout lost to a handoff by a hair: the caller keeps its slot. The wait ends at
+        // the handoff, not at this answer; the store's clock may differ from ours, hence ≥ 0.
+        const queuedMs =
+          waiter.handoffQueuedMs >= 0
+            ? waiter.handoffQueuedMs
+            : Math.max(0, result.slot.acquiredAt - waiter.enqueuedAt);
+        this.settleGranted(waiter, result.slot, queuedMs);
         return;
       }
-      // The caller is gone: give the slot straight back.
-      void Promise.resolve(this.store.release(waiter.entry!.name, waiter.slotId)).catch(() => {});
+      // Nobody takes this slot (the caller aborted, or its pool went): it goes straight back,
+      // and the store hands it to the next waiter in the same operation.
+      this.giveBack(waiter);
+      return;
     }
+    if (waiter.settled) return;
     this.settle(waiter);
-    if (why === "timeout") {
-      waiter.entry!.meter.timedOut(now);
-      waiter.failed(new QueueTimeoutError(waiter.waitMs));
-    } else {
-      waiter.failed(new AbortedError(waiter.signal?.reason));
+    const deadline = waiter.enqueuedAt + waiter.waitMs;
+    waiter.entry!.meter.timedOut(deadline);
+    waiter.failed(new QueueTimeoutError(waiter.waitMs));
+  }
+
+  private settleAborted(waiter: Caller): void {
+    this.settle(waiter);
+    waiter.failed(new AbortedError(waiter.signal?.reason));
+  }
+
+  /** The store could not answer: a slot handed over meanwhile is freed by its lease. */
+  private cancelFailed(waiter: Caller, error: unknown): void {
+    waiter.withdrawing = false;
+    this.waiters.delete(waiter.slotId);
+    if (waiter.settled) return;
+    this.settle(waiter);
+    waiter.failed(error);
+  }
+
+  private giveBack(waiter: Caller): void {
+    try {
+      const answer = this.store.release(waiter.entry!.name, waiter.slotId);
+      if (answer instanceof Promise) answer.catch(ignore);
+    } catch {
+      // The store is unreachable: the lease frees the slot within one term.
     }
   }
 }
+
+function ignore(): void {}

@@ -192,6 +192,19 @@ describe("sluice apply", () => {
     expect(result.stderr).toContain("pools.0.extra: Unknown field (check the spelling).");
   });
 
+  it("refuses limits the governor cannot hold before writing anything", async () => {
+    const file = writeFile("huge.json", {
+      team: "acme",
+      pools: [{ ...chat, rpm: 1_000_001, termMs: 1e15, queue: { size: 1, timeoutMs: 1e300 } }],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("pools.0.rpm:");
+    expect(result.stderr).toContain("pools.0.termMs:");
+    expect(result.stderr).toContain("pools.0.queue.timeoutMs:");
+    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+  });
+
   it("names a missing field and a misspelt one in plain words", async () => {
     const { maxConcurrent: _, ...withoutMax } = chat;
     const file = writeFile("typo.json", {

@@ -23,7 +23,8 @@ function acquireA(
 
 /**
  * Counterexamples the property suite once found (seed 332238 against the Redis store, whose
- * handoff at a lease deadline reached the governor only after later timers had fired). Each
+ * handoff at a lease deadline reached the governor only after later timers had fired), and
+ * hand-built races between a wait's timeout, a handoff and an abort. Each
  * is a fixed plan and command list, checked with every invariant after every step, so every
  * store runs them deterministically whatever seed the properties use.
  */
@@ -75,6 +76,33 @@ const REGRESSIONS: Regression[] = [
       // Crosses the lease deadline (100: #1 gets the slot), then #1's lease and #2's wait.
       { kind: "advance", ms: 196 },
       { kind: "advance", ms: 2 },
+    ],
+  },
+  {
+    title:
+      "never grants a waiter that aborts while its timeout's cancel is in flight, and frees the slot",
+    plan: {
+      pools: {
+        a: { ...POOL, queueSize: 1, queueTimeoutMs: 400, termMs: 300, requestTimeoutMs: 1000 },
+        b: { ...POOL, queueSize: 1, queueTimeoutMs: 400, termMs: 300, requestTimeoutMs: 1000 },
+        c: { ...POOL, queueSize: 0, queueTimeoutMs: 30_000, termMs: 300, requestTimeoutMs: 1000 },
+      },
+      origin: null,
+      reserved: { a: 0, b: 0 },
+    },
+    steps: [
+      acquireA(0, "none"),
+      // Waits until 400; aborts at 401.
+      acquireA(400, "live", 401),
+      { kind: "advance", ms: 100 },
+      // #0's lease now ends at 400, with the store's lease timer set after #1's wait timer: at
+      // 400 the wait runs out first (a cancel goes out), then the lease is reclaimed and the
+      // slot handed to #1 before that cancel is answered; the abort at 401 lands in between
+      // on a store that answers a turn later.
+      { kind: "renew", pick: 0, live: true },
+      { kind: "advance", ms: 301 },
+      // The slot must be free again: a newcomer gets it at once.
+      acquireA(0, "none"),
     ],
   },
 ];

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { flushMicrotasks, ManualClock } from "../../src/clock/manual-clock.js";
+import { AbortedError } from "../../src/errors.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
+import { MemorySlotStore } from "../../src/store/memory-store.js";
+import type { SlotStore, StoreCancelResult } from "../../src/store/types.js";
+import { track } from "./helpers.js";
+
+/**
+ * The memory store whose cancels reach it only when the test says so, as a cancel on a
+ * networked store arrives after a handoff the store already made: the race between a wait
+ * running out and a released slot, decided by the store's answer.
+ */
+function storeWithLateCancels(clock: ManualClock) {
+  const store: SlotStore = new MemorySlotStore({ clock });
+  const cancelNow = store.cancel.bind(store);
+  const held: (() => void)[] = [];
+  store.cancel = (pool, slotId) =>
+    new Promise<StoreCancelResult>((resolve) => {
+      held.push(() => resolve(cancelNow(pool, slotId) as StoreCancelResult));
+    });
+  const answerCancels = async () => {
+    for (const answer of held.splice(0)) answer();
+    await flushMicrotasks();
+  };
+  return { store, answerCancels, cancelsInFlight: () => held.length };
+}
+
+async function setup() {
+  const clock = new ManualClock(1_000_000);
+  const { store, answerCancels, cancelsInFlight } = storeWithLateCancels(clock);
+  const governor = createGovernor({ clock, store });
+  await governor.definePool("p", {
+    maxConcurrent: 1,
+    queue: { size: 5, timeoutMs: 5_000 },
+    termMs: 3_000,
+    requestTimeoutMs: 60_000,
+  });
+  const holder = await governor.acquire("p");
+  return { clock, store, governor, holder, answerCancels, cancelsInFlight };
+}
+
+describe("a wait that runs out while the slot is handed over", () => {
+  it("gives the slot to the caller, with the wait measured at the handoff", async () => {
+    const { clock, store, governor, holder, answerCancels, cancelsInFlight } = await setup();
+    const start = clock.now();
+    const waiter = track(governor.acquire("p", { waitMs: 400 }));
+    await clock.advance(400);
+    expect(cancelsInFlight()).toBe(1);
+    // The store hands the slot over before the cancel reaches it.
+    await governor.release("p", holder.slotId);
+    await clock.advance(50);
+    expect(waiter.settled()).toBe(false);
+    await answerCancels();
+    const grant = await waiter.promise;
+    expect(grant.queuedMs).toBe(400);
+    expect(grant.requestDeadline).toBe(start + 400 + 60_000);
+    const snapshot = await store.snapshot("p");
+    expect(snapshot?.slotIds).toEqual([grant.slotId]);
+  });
+
+  it("never grants a caller that aborts meanwhile: it fails at once, the next waiter gets the slot", async () => {
+    const { clock, store, governor, holder, answerCancels } = await setup();
+    const controller = new AbortController();
+    const aborting = track(governor.acquire("p", { waitMs: 400, signal: controller.signal }));
+    const next = track(governor.acquire("p", { waitMs: 5_000 }));
+    await clock.advance(400);
+    await governor.release("p", holder.slotId);
+    await clock.advance(1);
+    controller.abort();
+    await flushMicrotasks();
+    // The abort is honoured before the store has answered the cancel.
+    expect(aborting.settled()).toBe(true);
+    await expect(aborting.promise).rejects.toBeInstanceOf(AbortedError);
+    expect(next.settled()).toBe(false);
+    await answerCancels();
+    // The aborted caller's slot went back, and the store handed it on in the same release.
+    const grant = await next.promise;
+    expect(grant.queuedMs).toBe(401);
+    const snapshot = await store.snapshot("p");
+    expect(snapshot).toMatchObject({ held: 1, queued: 0, slotIds: [grant.slotId] });
+  });
+
+  it("gives the slot back when the governor closes while the cancel is in flight", async () => {
+    const { clock, store, governor, holder, answerCancels } = await setup();
+    const waiter = track(governor.acquire("p", { waitMs: 400 }));
+    await clock.advance(400);
+    await governor.release("p", holder.slotId);
+    await governor.close();
+    await expect(waiter.promise).rejects.toBeInstanceOf(AbortedError);
+    expect((await store.snapshot("p"))?.held).toBe(1);
+    await answerCancels();
+    expect((await store.snapshot("p"))?.held).toBe(0);
+  });
+});

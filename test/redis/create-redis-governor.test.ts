@@ -1,0 +1,59 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createRedisGovernor } from "../../adapters/redis/index.js";
+import { RejectedError, StoreUnavailableError } from "../../src/errors.js";
+import type { Governor } from "../../src/governor/types.js";
+import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
+
+const available = await requireRedis("createRedisGovernor");
+const prefix = uniquePrefix("redis-governor");
+const governors: Governor[] = [];
+
+async function governor(options: Parameters<typeof createRedisGovernor>[0] = {}) {
+  const created = await createRedisGovernor({ url: REDIS_URL, prefix, ...options });
+  governors.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  for (const created of governors.splice(0)) await created.close();
+});
+
+afterAll(async () => {
+  if (available) await deleteKeys(prefix);
+});
+
+describe.skipIf(!available)("createRedisGovernor", () => {
+  it("gives two governors on one URL and prefix one shared limit", async () => {
+    const first = await governor();
+    const second = await governor();
+    await first.definePool("shared", { maxConcurrent: 1, queue: { size: 4, timeoutMs: 5_000 } });
+    await second.definePool("shared", { maxConcurrent: 1, queue: { size: 4, timeoutMs: 5_000 } });
+
+    const held = await first.acquire("shared");
+    await expect(second.acquire("shared")).rejects.toBeInstanceOf(RejectedError);
+
+    const waiting = second.acquire("shared", { waitMs: 5_000 });
+    await first.release("shared", held.slotId);
+    const handedOver = await waiting;
+    expect(handedOver.slotId).not.toBe(held.slotId);
+    await expect(second.release("shared", handedOver.slotId)).resolves.toEqual({ released: true });
+  });
+
+  it("rejects with StoreUnavailableError when Redis cannot be reached (fail closed)", async () => {
+    await expect(
+      createRedisGovernor({ url: "redis://127.0.0.1:1", commandTimeoutMs: 200 }),
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it("starts on per-process limits when Redis cannot be reached and the policy is open", async () => {
+    const local = await governor({
+      url: "redis://127.0.0.1:1",
+      failurePolicy: "open",
+      commandTimeoutMs: 200,
+    });
+    await local.definePool("solo", { maxConcurrent: 1 });
+    const grant = await local.acquire("solo");
+    await expect(local.acquire("solo")).rejects.toBeInstanceOf(RejectedError);
+    await expect(local.release("solo", grant.slotId)).resolves.toEqual({ released: true });
+  });
+});
