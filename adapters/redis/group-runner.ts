@@ -29,6 +29,13 @@ export function isBudgetGroup(route: PoolRoute): boolean {
   return route.tag.startsWith("{b:");
 }
 
+/** A process's subscriptions to the groups' event channels (sharded Pub/Sub). */
+export interface GroupEvents {
+  /** Resolves once the subscription to the group's channel is in place; may be called again. */
+  listen(tag: string): Promise<void>;
+  unlisten(tag: string): void;
+}
+
 /** What {@link GroupRunner} needs from the store around it. */
 export interface GroupRunnerDeps {
   runner: ScriptRunner;
@@ -38,8 +45,11 @@ export interface GroupRunnerDeps {
   timerClock: Clock;
   /** This process's id: recorded as the owner of its slots and waiters. */
   originId: string;
-  /** Start of the event channels (`<prefix>events:`). */
-  channelPrefix: string;
+  /**
+   * Subscribes this process to a group's event channel (resolves once Redis confirmed it);
+   * `unlisten` ends that. See {@link GroupEvents}.
+   */
+  events: GroupEvents;
   idle: IdleTracker;
   listener(): StoreListener;
   /** Told about every failure to reach Redis (already wrapped in StoreUnavailableError). */
@@ -60,6 +70,8 @@ export interface GroupRunnerDeps {
  */
 export class GroupRunner {
   private readonly wake: WakeTimers<PoolRoute>;
+  /** Tags of the groups whose event channel this process listens to. */
+  private readonly listening = new Set<string>();
   private lastNow = 0;
   private closed = false;
 
@@ -74,13 +86,18 @@ export class GroupRunner {
     args: readonly string[],
     at?: number,
   ): Promise<ScriptResult> {
-    const { runner, originId, channelPrefix } = this.deps;
+    const { runner, originId } = this.deps;
     let fields: ReplyFields;
     try {
+      // Before this process's first call in a group it listens to the group's events: other
+      // processes hand its waiters slots only while it does (see `listening` in lib.lua).
+      if (!this.listening.has(route.tag)) {
+        await this.deps.events.listen(route.tag);
+        this.listening.add(route.tag);
+      }
       fields = (await runner.run(runner.scripts.group[script], route.base, [
         this.scriptNow(at),
         originId,
-        channelPrefix,
         route.enc,
         route.pool,
         ...args,
@@ -118,9 +135,11 @@ export class GroupRunner {
     }
   }
 
-  /** Forgets the wake-up of a group nobody uses any more. */
+  /** Forgets the wake-up and the event subscription of a group nobody uses any more. */
   forget(route: PoolRoute): void {
     this.wake.cancel(route.base);
+    this.listening.delete(route.tag);
+    this.deps.events.unlisten(route.tag);
   }
 
   close(): void {

@@ -6,18 +6,24 @@
  * can neither break the hash tag nor make two keys collide.
  *
  * Layout under a group base `B`:
- * - `B:pool:<pool>` hash: config, learned limits, grant-log capacity, grant counter; or, once
- *   the pool moved to another group, only `moved` = the new group's tag (a forwarding record).
+ * - `B:pool:<pool>` hash: `cfg` (packed config and name), `lrn` (packed learned limits and
+ *   grant-log capacity), `due` (lower bound of the lease deadlines), `trim` (grants trimmed
+ *   off the log), `minwait` (lower bound of the waiters' deadlines); see `load_pool` in
+ *   `lua/lib.lua`. Or, once the pool moved to another group, only `moved` = the new group's
+ *   tag (a forwarding record).
  * - `B:holders:<pool>` sorted set slotId → leaseDeadline.
- * - `B:slots:<pool>` hash slotId → `seq:acquiredAt:requestDeadline:heldAtGrant`.
+ * - `B:slots:<pool>` hash slotId →
+ *   `seq:acquiredAt:leaseDeadline:requestDeadline:heldAtGrant:owner process`.
  * - `B:queue:<pool>` list of waiting slot ids, head first; `B:waiters:<pool>` hash slotId →
- *   `enqueuedAt:waitDeadline`.
+ *   `enqueuedAt:waitDeadline:owner process`.
  * - `B:log:<pool>` list of grant times, newest first (the RPM window).
  * - `B:budget` hash (`origin`) and `B:members` list of pool names in join order (budget groups).
  *
+ * - `B:events:<process id>`: not a key but the sharded Pub/Sub channel of one process's
+ *   handoffs and reclaims in the group.
+ *
  * Outside groups: `<prefix>{p:<pool>}:home` names the group a pool lives in (read when a
- * process first defines the pool), `<prefix>events:<process id>` is the Pub/Sub channel of
- * one process's handoffs and reclaims, and `<prefix>{probe}` is written by the recovery probe.
+ * process first defines the pool), and `<prefix>{probe}` is written by the recovery probe.
  *
  * @example
  * ```ts
@@ -50,11 +56,13 @@ export class RedisKeys {
   }
 
   /**
-   * The start of every process's event channel: a process listens on this plus its own id,
-   * and scripts publish a handoff or reclaim only to the process that owns the slot.
+   * The sharded Pub/Sub channel on which one process hears a group's handoffs and reclaims of
+   * its slots. It carries the group's hash tag, so on Redis Cluster it lives on the node that
+   * holds the group; a script checks whether the waiter's process still listens before it
+   * hands a slot over.
    */
-  channelPrefix(): string {
-    return `${this.prefix}events:`;
+  eventChannel(tag: string, processId: string): string {
+    return `${this.prefix}${tag}:events:${processId}`;
   }
 
   /** The key the recovery probe writes (a write proves the server accepts scripts again). */
@@ -96,5 +104,6 @@ export const LUA_KEY_PRELUDE = [
   "local K_LOG = ':log:'",
   "local K_BUDGET = ':budget'",
   "local K_MEMBERS = ':members'",
+  "local K_EVENTS = ':events:'",
   "",
 ].join("\n");

@@ -11,7 +11,7 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "../../src/store/types.js";
-import { GroupRunner, isBudgetGroup, type PoolRoute } from "./group-runner.js";
+import { type GroupEvents, GroupRunner, isBudgetGroup, type PoolRoute } from "./group-runner.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import { encodeName, type RedisKeys } from "./keys.js";
 import {
@@ -42,6 +42,7 @@ export interface EngineDeps {
   /** Clock for local wake-up timers (the injected one, or the system clock). */
   timerClock: Clock;
   originId: string;
+  events: GroupEvents;
   idle: IdleTracker;
   /** The configurations this process pushed, to re-create pools Redis lost. */
   pools: ReadonlyMap<string, StorePoolConfig>;
@@ -73,7 +74,7 @@ export class RedisEngine {
   private closed = false;
 
   constructor(private readonly deps: EngineDeps) {
-    this.groups = new GroupRunner({ ...deps, channelPrefix: deps.keys.channelPrefix() });
+    this.groups = new GroupRunner(deps);
   }
 
   async now(): Promise<number> {

@@ -60,6 +60,8 @@ export class RedisSlotStore implements SlotStore {
   /** This process's id: the owner recorded with its slots and waiters, and its event channel. */
   private readonly originId = randomUUID();
   private listener: StoreListener = NOOP_LISTENER;
+  /** Subscriptions to the groups' event channels, by group tag. */
+  private readonly subscriptions = new Map<string, Promise<void>>();
   private readonly started: Promise<void>;
   private closed = false;
 
@@ -87,6 +89,10 @@ export class RedisSlotStore implements SlotStore {
       clock: this.clock,
       timerClock: options.clock ?? systemClock,
       originId: this.originId,
+      events: {
+        listen: (tag) => this.listen(tag),
+        unlisten: (tag) => this.unlisten(tag),
+      },
       idle: this.idle,
       pools: this.definitions.pools,
       budgets: this.definitions.budgets,
@@ -99,9 +105,9 @@ export class RedisSlotStore implements SlotStore {
   }
 
   /**
-   * Resolves once the event subscription is live and the scripts are cached on the server;
-   * rejects with `StoreUnavailableError` when Redis does not answer in time. Optional:
-   * operations work before it, but a process only hears other processes' handoffs after it.
+   * Resolves once the scripts are cached on the server; rejects with `StoreUnavailableError`
+   * when Redis does not answer in time. Optional: operations work before it (the process
+   * subscribes to a group's events before its first call there).
    */
   ready(): Promise<void> {
     return this.started;
@@ -251,18 +257,43 @@ export class RedisSlotStore implements SlotStore {
   }
 
   private async start(): Promise<void> {
-    const { subscriber } = this.connections;
-    const channel = this.keys.channelPrefix() + this.originId;
-    subscriber.on("message", (_channel: string, message: string) => this.onMessage(message));
-    // A subscription that failed while Redis was away is made again on every reconnect.
-    subscriber.on("ready", () => void subscriber.subscribe(channel).catch(() => {}));
+    // ioredis subscribes again to every channel it held when the connection comes back.
+    this.connections.subscriber.on("smessage", (_channel: string, message: string) =>
+      this.onMessage(message),
+    );
     try {
-      await Promise.all([subscriber.subscribe(channel), this.runner.preload()]);
+      await this.runner.preload();
     } catch (error) {
       const wrapped = toStoreError(error);
       if (wrapped instanceof StoreUnavailableError) this.monitor.markDown(wrapped);
       throw wrapped;
     }
+  }
+
+  /**
+   * Listens to a group's events (sharded Pub/Sub: the channel shares the group's hash tag).
+   * A failed subscription is forgotten, so the next call in the group tries again.
+   */
+  private listen(tag: string): Promise<void> {
+    let pending = this.subscriptions.get(tag);
+    if (!pending) {
+      const channel = this.keys.eventChannel(tag, this.originId);
+      pending = this.connections.subscriber.ssubscribe(channel).then(
+        () => {},
+        (error: unknown) => {
+          this.subscriptions.delete(tag);
+          throw error;
+        },
+      );
+      this.subscriptions.set(tag, pending);
+    }
+    return pending;
+  }
+
+  private unlisten(tag: string): void {
+    if (!this.subscriptions.delete(tag)) return;
+    const channel = this.keys.eventChannel(tag, this.originId);
+    this.connections.subscriber.sunsubscribe(channel).catch(() => {});
   }
 
   private onMessage(message: string): void {

@@ -224,7 +224,10 @@ export class ScriptRunner {
     const pipeline = this.redis.pipeline();
     for (const script of this.scripts.all) pipeline.script("LOAD", script.text);
     this.stats.roundTrips++;
-    await pipeline.exec();
+    // A pipeline answers each command's error in its results instead of rejecting.
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error !== null);
+    if (failed) throw failed[0];
   }
 }
 

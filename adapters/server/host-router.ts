@@ -124,10 +124,64 @@ export function createHostRouter(options: HostRouterOptions): Hono {
   };
   const router = new Hono();
   router.all("*", (c) => {
-    const hostHeader = c.req.header("host") ?? new URL(c.req.url).host;
+    const hostHeader = hostOf(c.req.raw, c.env);
     const target = resolve(hostHeader, c.req.path);
     const app = target === "none" ? undefined : apps[target];
     return app ? app.fetch(c.req.raw, c.env) : notFound(target);
   });
+  // Every request passes here, so the common case skips Hono's dispatch: a request whose
+  // path has no escapes (Hono decodes those) and that is not a HEAD (Hono strips its body).
+  const routed = router.fetch;
+  router.fetch = (request, env, executionContext) => {
+    const url = request.url;
+    if (request.method === "HEAD" || url.includes("%")) {
+      return routed(request, env, executionContext);
+    }
+    const target = resolve(hostOf(request, env), pathOf(url));
+    const app = target === "none" ? undefined : apps[target];
+    if (!app) return notFound(target);
+    try {
+      const response = app.fetch(request, env);
+      return response instanceof Promise ? response.catch(internalError) : response;
+    } catch (error) {
+      return internalError(error);
+    }
+  };
   return router;
+}
+
+/**
+ * The request's `Host`: read from the Node request's raw headers on `@hono/node-server`
+ * (building a web `Headers` just for this costs more than the routing), else from the web
+ * request; the URL's host when there is none. Repeated fields are joined like `Headers.get`.
+ */
+function hostOf(request: Request, env: unknown): string {
+  const raw = (env as { incoming?: { rawHeaders?: readonly string[] } } | undefined)?.incoming
+    ?.rawHeaders;
+  let host: string | null = null;
+  if (raw) {
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i] as string;
+      if (name.length !== 4 || name.toLowerCase() !== "host") continue;
+      const value = (raw[i + 1] as string).trim();
+      host = host === null ? value : `${host}, ${value}`;
+    }
+  } else {
+    host = request.headers.get("host");
+  }
+  return host ?? new URL(request.url).host;
+}
+
+/** The path of an absolute URL without escapes, up to the query (Hono's `c.req.path` then). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf(":") + 4);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  return query < 0 ? url.slice(start) : url.slice(start, query);
+}
+
+/** What Hono answers when an app throws (the mounted apps answer their own errors). */
+function internalError(error: unknown): Response {
+  console.error(error);
+  return new Response("Internal Server Error", { status: 500 });
 }

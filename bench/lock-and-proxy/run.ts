@@ -11,8 +11,12 @@
  *
  * Usage: `npm run bench:http` (or `npx tsx bench/lock-and-proxy/run.ts`). Environment:
  * BENCH_SCALE=0.2 for a quick run; BENCH_PART=lock or BENCH_PART=proxy for one section;
- * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the Sluice process there (open it in
- * Chrome DevTools or speedscope).
+ * BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the Node contenders there, one folder per
+ * role (open them in Chrome DevTools or speedscope); BENCH_RUNTIME=tsx runs the contenders
+ * under tsx instead of from a build.
+ * The Node contenders run from a tsup build of `servers.ts` (the way `sluice serve` runs from
+ * `dist/`), not under tsx: tsx compiles with `keepNames`, which wraps every function created
+ * per request in a `__name` call, and turns source maps on, costs a user does not pay.
  * Not a test: it prints numbers, it does not assert them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -27,11 +31,15 @@ import { processCpuMicros } from "./process-cpu.js";
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const PART = process.env.BENCH_PART ?? "all";
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROF;
-const ROUNDS = 3;
+const RUNTIME = process.env.BENCH_RUNTIME === "tsx" ? "tsx" : "build";
+// Many short rounds, each contender's round next to the others': neighbours' bursts of load
+// on a shared machine then hit a round of every contender alike, and the ratio of two
+// adjacent rounds cancels them (the median of those per-round ratios is what is reported).
+const ROUNDS = 5;
 const LIMIT = 16;
-const LOCK_PAIRS = Math.round(8_000 * SCALE);
-const FAST_REQUESTS = Math.round(16_000 * SCALE);
-const SLOW_REQUESTS = Math.round(6_000 * SCALE);
+const LOCK_PAIRS = Math.round(5_000 * SCALE);
+const FAST_REQUESTS = Math.round(10_000 * SCALE);
+const SLOW_REQUESTS = Math.round(4_000 * SCALE);
 const SLOW_ORIGIN_MS = 5;
 const HERE = dirname(fileURLToPath(import.meta.url));
 const LOCK_HOST = "lock.bench";
@@ -44,23 +52,43 @@ process.once("exit", () => {
   for (const child of children) child.kill("SIGTERM");
 });
 
+/**
+ * How the contenders' entry point is run: `node <bundle>` from a tsup build (esm, node20,
+ * dependencies external, as in `tsup.config.ts`), or `node --import tsx servers.ts`.
+ */
+async function serverCommand(): Promise<string[]> {
+  const entry = join(HERE, "servers.ts");
+  if (RUNTIME === "tsx") return ["--import", import.meta.resolve("tsx"), entry];
+  // Inside the repository, so the bundle's bare imports resolve to its node_modules.
+  const outDir = join(HERE, "../../node_modules/.cache/bench-lock-and-proxy");
+  const { build } = await import("tsup");
+  await build({
+    entry: { servers: entry },
+    outDir,
+    format: ["esm"],
+    target: "node20",
+    config: false,
+    silent: true,
+    splitting: false,
+    dts: false,
+  });
+  return [join(outDir, "servers.js")];
+}
+
+let command: Promise<string[]> | undefined;
+
 /** Starts `servers.ts <args>` in a child process and waits for its READY line. */
 async function startChild(
   ...args: string[]
 ): Promise<Record<string, unknown> & { port: number; pid: number | undefined }> {
-  // Resolved here so the benchmark runs from any working directory.
-  const tsx = import.meta.resolve("tsx");
+  command ??= serverCommand();
   const profile =
-    CPU_PROFILE_DIR && args[0] === "sluice"
-      ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROFILE_DIR}`]
+    CPU_PROFILE_DIR && args[0] !== "upstream"
+      ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROFILE_DIR, args[0] as string)}`]
       : [];
-  const child = spawn(
-    process.execPath,
-    [...profile, "--import", tsx, join(HERE, "servers.ts"), ...args],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const child = spawn(process.execPath, [...profile, ...(await command), ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.push(child);
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
@@ -69,8 +97,21 @@ async function startChild(
   throw new Error(`servers.ts ${args.join(" ")} exited before it was ready`);
 }
 
-/** A measured contender: its median round, and the CPU its server process spent per operation. */
-type Measured = LoadResult & { cpuMicrosPerOp: number | null };
+/**
+ * A measured contender: its median round, every round's rate (in round order), and the CPU
+ * its server process spent per operation.
+ */
+type Measured = LoadResult & {
+  rates: number[];
+  cpuMicrosPerOp: number | null;
+  /** CPU the load generator (this process) spent per operation: is it the bottleneck? */
+  clientCpuMicrosPerOp: number;
+};
+
+/** The median over rounds of `run`'s rate divided by `reference`'s rate in the same round. */
+function pairedRatio(run: Measured, reference: Measured): number {
+  return median(run.rates.map((rate, round) => rate / (reference.rates[round] as number)));
+}
 
 /** One contender of an interleaved measurement. */
 interface Runner {
@@ -94,10 +135,14 @@ async function measureInterleaved(
     await runLoad(Math.max(200, Math.round(operations / 4)), concurrency, runner.operation);
   const rounds = runners.map(() => [] as LoadResult[]);
   const cpuSpent = runners.map(() => 0 as number | null);
+  const clientSpent = runners.map(() => 0);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [index, runner] of runners.entries()) {
       const before = processCpuMicros(runner.pid);
+      const clientBefore = process.cpuUsage();
       rounds[index]?.push(await runLoad(operations, concurrency, runner.operation));
+      const client = process.cpuUsage(clientBefore);
+      clientSpent[index] = (clientSpent[index] ?? 0) + client.user + client.system;
       const after = processCpuMicros(runner.pid);
       const spent = cpuSpent[index];
       cpuSpent[index] =
@@ -112,7 +157,12 @@ async function measureInterleaved(
     const spent = cpuSpent[index];
     const cpuMicrosPerOp =
       spent === null || spent === undefined ? null : spent / (operations * ROUNDS);
-    return { ...kept, cpuMicrosPerOp };
+    return {
+      ...kept,
+      rates: results.map((result) => result.perSecond),
+      cpuMicrosPerOp,
+      clientCpuMicrosPerOp: (clientSpent[index] ?? 0) / (operations * ROUNDS),
+    };
   });
 }
 
@@ -181,7 +231,7 @@ async function lockSection(
   ])) as [Measured, Measured];
   client.close();
   console.log(
-    `\nLock API: acquire+release pairs, ${concurrency} callers, ${formatCount(LOCK_PAIRS)} pairs, median of ${ROUNDS} interleaved rounds`,
+    `\nLock API: acquire+release pairs, ${concurrency} callers, ${formatCount(LOCK_PAIRS)} pairs a round, median of ${ROUNDS} interleaved rounds (ratios: median of per-round ratios)`,
   );
   console.log(
     formatTable(
@@ -194,6 +244,7 @@ async function lockSection(
         "vs no-op",
         "server CPU µs/pair",
         "CPU vs no-op",
+        "client CPU µs/pair",
       ],
       [
         ["no-op Hono endpoint (2 POSTs)", noopRun, noopRun],
@@ -207,15 +258,16 @@ async function lockSection(
           ms(result.p50),
           ms(result.p99),
           String(result.failures),
-          formatRatio(result.perSecond / base.perSecond),
+          formatRatio(pairedRatio(result, base)),
           cpu(result.cpuMicrosPerOp),
           cpuRatio(result.cpuMicrosPerOp, base.cpuMicrosPerOp),
+          cpu(result.clientCpuMicrosPerOp),
         ];
       }),
-      ["left", "right", "right", "right", "right", "right", "right", "right"],
+      ["left", "right", "right", "right", "right", "right", "right", "right", "right"],
     ),
   );
-  const ratio = lock.perSecond / noopRun.perSecond;
+  const ratio = pairedRatio(lock, noopRun);
   console.log(
     `Target ≥ 0.80× the no-op's pairs/s: ${ratio >= 0.8 ? "met" : "NOT met"} (${formatRatio(ratio)})`,
   );
@@ -271,6 +323,7 @@ async function proxySection(
         "failed",
         "vs HAProxy",
         "server CPU µs/req",
+        "client CPU µs/req",
       ],
       results.map(({ contender, result }) => [
         contender.name,
@@ -280,18 +333,19 @@ async function proxySection(
         ms(result.p50 - direct.p50),
         ms(result.p99 - direct.p99),
         String(result.failures),
-        haproxy ? formatRatio(result.perSecond / haproxy.perSecond) : "n/a",
+        haproxy ? formatRatio(pairedRatio(result, haproxy)) : "n/a",
         cpu(result.cpuMicrosPerOp),
+        cpu(result.clientCpuMicrosPerOp),
       ]),
-      ["left", "right", "right", "right", "right", "right", "right", "right", "right"],
+      ["left", "right", "right", "right", "right", "right", "right", "right", "right", "right"],
     ),
   );
   const sluice = results.find((entry) => entry.contender.name.startsWith("Sluice"))?.result;
   if (haproxy && sluice) {
-    const ratio = sluice.perSecond / haproxy.perSecond;
+    const ratio = pairedRatio(sluice, haproxy);
     console.log(
       `Target ≥ 0.75× HAProxy's throughput: ${ratio >= 0.75 ? "met" : "NOT met"} (${formatRatio(ratio)}); ` +
-        `vs direct upstream ${formatRatio(sluice.perSecond / direct.perSecond)}`,
+        `vs direct upstream ${formatRatio(pairedRatio(sluice, direct))}`,
     );
   }
 }
@@ -318,7 +372,9 @@ async function startHaproxyIfPossible(
 }
 
 async function main(): Promise<void> {
-  console.log(`Lock API and pool proxy benchmark (loopback, ${LIMIT} slots, scale ${SCALE})`);
+  console.log(
+    `Lock API and pool proxy benchmark (loopback, ${LIMIT} slots, scale ${SCALE}, contenders run ${RUNTIME === "tsx" ? "under tsx" : "from a tsup build"})`,
+  );
   const noop = await startChild("noop");
   const fast = await startChild("upstream", "0");
   const slow = await startChild("upstream", String(SLOW_ORIGIN_MS));
@@ -352,7 +408,7 @@ async function main(): Promise<void> {
       },
     ];
     await proxySection(
-      `Proxy, instant origin: ${LIMIT} callers (no queueing), ${formatCount(FAST_REQUESTS)} requests, median of ${ROUNDS}`,
+      `Proxy, instant origin: ${LIMIT} callers (no queueing), ${formatCount(FAST_REQUESTS)} requests a round, median of ${ROUNDS}`,
       FAST_REQUESTS,
       LIMIT,
       fastContenders,
@@ -377,7 +433,7 @@ async function main(): Promise<void> {
       },
     ];
     await proxySection(
-      `Proxy, ${SLOW_ORIGIN_MS} ms origin: ${LIMIT * 4} callers for ${LIMIT} slots (queueing), ${formatCount(SLOW_REQUESTS)} requests, median of ${ROUNDS}`,
+      `Proxy, ${SLOW_ORIGIN_MS} ms origin: ${LIMIT * 4} callers for ${LIMIT} slots (queueing), ${formatCount(SLOW_REQUESTS)} requests a round, median of ${ROUNDS}`,
       SLOW_REQUESTS,
       LIMIT * 4,
       slowContenders,

@@ -7,9 +7,8 @@
  *   servers.ts upstream <delayMs>           the origin: a small JSON answer after a delay
  *   servers.ts nodeproxy <upstreamPort>     a bare Node pass-through proxy (the platform's floor)
  *   servers.ts sluice <fastPort> <slowPort> <limit>
- *                                           the Lock API and pool proxy behind the host router
+ *                                           `sluice serve`: Lock API and pool proxy behind the host router
  */
-import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { Agent, createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,18 +16,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
-import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
-import { createProxyApp } from "../../adapters/hono/proxy/create-proxy-app.js";
-import { createHostRouter } from "../../adapters/server/host-router.js";
-import { createSqliteAccessLog } from "../../adapters/sqlite/access-log-store.js";
-import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
-import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
-import { CatalogService } from "../../src/catalog/catalog-service.js";
-import { SecretBox } from "../../src/catalog/encryption.js";
-import { poolToGovernorSettings } from "../../src/catalog/governor-mapping.js";
+import { loadServerConfig } from "../../adapters/server/config.js";
+import { createSluiceServer } from "../../adapters/server/create-server.js";
+import { openDataDir } from "../../adapters/server/data-dir.js";
+import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
 import type { PoolInput } from "../../src/catalog/types.js";
-import { systemClock } from "../../src/clock/clock.js";
-import { createGovernor } from "../../src/governor/create-governor.js";
 
 export const LOCK_HOST = "lock.bench";
 export const POOL_DOMAIN = "pools.bench";
@@ -124,23 +116,13 @@ function pool(subdomain: string, origin: string, maxConcurrent: number): PoolInp
   };
 }
 
+/**
+ * Sluice as `sluice serve` runs it: the catalog seeded in a data directory the way the CLI
+ * does, then `createSluiceServer` with the default Lock API and proxy apps (metrics
+ * recorder, access log, catalog sync and host router included).
+ */
 async function sluice(fastPort: number, slowPort: number, limit: number): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
-  const database = openSluiceDatabase(join(dir, "sluice.db"));
-  const store = new SqliteCatalogStore({ database });
-  const catalog = new CatalogService({
-    store,
-    secretBox: new SecretBox(randomBytes(32)),
-    clock: systemClock,
-  });
-  const { team } = catalog.createTeamWithOwner({
-    teamName: "Bench",
-    slug: "bench",
-    ownerName: "Bench",
-    ownerEmail: "bench@bench.test",
-  });
-  const governor = createGovernor({ clock: systemClock });
-  const credential = catalog.sealCredential("x-api-key", "bench-secret");
+  const dataDir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
   const pools = [
     pool("proxied", `http://127.0.0.1:${fastPort}`, limit),
     pool("slow", `http://127.0.0.1:${slowPort}`, limit),
@@ -148,24 +130,39 @@ async function sluice(fastPort: number, slowPort: number, limit: number): Promis
     pool("locks", `http://127.0.0.1:${fastPort}`, 4_096),
   ];
   const keys: Record<string, string> = {};
-  for (const input of pools) {
-    const record = store.upsertPool(team.id, { ...input, credential });
-    await governor.definePool(record.subdomain, poolToGovernorSettings(record, null));
-    keys[record.subdomain] = catalog.mintPoolKey({
-      teamId: team.id,
-      subdomain: record.subdomain,
-    }).plaintext;
+  const data = openDataDir({ dataDir });
+  try {
+    const { catalog } = data;
+    const { team } = catalog.createTeamWithOwner({
+      teamName: "Bench",
+      slug: "bench",
+      ownerName: "Bench",
+      ownerEmail: "bench@bench.test",
+    });
+    const credential = catalog.sealCredential("x-api-key", "bench-secret");
+    for (const input of pools) {
+      const record = catalog.store.upsertPool(team.id, { ...input, credential });
+      keys[record.subdomain] = catalog.mintPoolKey({
+        teamId: team.id,
+        subdomain: record.subdomain,
+      }).plaintext;
+    }
+  } finally {
+    data.close();
   }
-  const accessLog = createSqliteAccessLog(database, { clock: systemClock });
-  const router = createHostRouter({
-    baseUrl: "http://api.bench",
-    lockUrl: `http://${LOCK_HOST}`,
-    poolDomain: POOL_DOMAIN,
-    controlApp: { fetch: () => new Response(null, { status: 404 }) },
-    lockApp: createLockApp({ governor, catalog, accessLog }),
-    proxyApp: createProxyApp({ governor, catalog, accessLog, poolDomain: POOL_DOMAIN }),
+  const config = loadServerConfig({
+    flags: {
+      host: "127.0.0.1",
+      port: 0,
+      dataDir,
+      baseUrl: "http://api.bench",
+      lockUrl: `http://${LOCK_HOST}`,
+      poolDomain: POOL_DOMAIN,
+    },
   });
-  listenFetch(router.fetch, { keys });
+  const server = await createSluiceServer(config, DEFAULT_SERVER_APPS);
+  const { port } = await server.listen();
+  process.stdout.write(`READY ${JSON.stringify({ port, keys })}\n`);
 }
 
 const [role, first, second, third] = process.argv.slice(2);

@@ -1,3 +1,4 @@
+import type { HeldSlot } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
 import type { RunContext, SlotGrant } from "./types.js";
 
@@ -35,6 +36,12 @@ export class Caller {
    * measured at the handoff on the store's clock, so it is exact even when the answer is late.
    */
   handoffQueuedMs = -1;
+  /** A handoff that arrived before the acquire's "queued" answer (async stores). */
+  handoff: { slot: HeldSlot; queuedMs: number } | undefined = undefined;
+  /** In the waiting room, linked to the others there (owned by the room). */
+  inRoom = false;
+  prevInRoom: Caller | null = null;
+  nextInRoom: Caller | null = null;
   onAbort: (() => void) | undefined = undefined;
   /** Set when a slot is granted to a `run()` caller, until its function starts. */
   grant: SlotGrant | undefined = undefined;

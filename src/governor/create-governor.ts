@@ -8,16 +8,13 @@ import {
   SlotCappedError,
   SlotNotFoundError,
 } from "../errors.js";
-import { initialLearnerState, learn, toLearnedLimits } from "../learning/learner.js";
-import { parseOutcome, validateOutcomeReport } from "../learning/parse-outcome.js";
+import { initialLearnerState } from "../learning/learner.js";
+import { validateOutcomeReport } from "../learning/parse-outcome.js";
 import type { OutcomeReport } from "../learning/types.js";
 import { MetricsRecorder } from "../metrics/recorder.js";
 import { MemorySlotStore } from "../store/memory-store.js";
 import type {
-  HeldSlot,
-  LearnedLimits,
   MaybePromise,
-  PoolFigures,
   SlotStore,
   StoreAcquireResult,
   StoreReleaseResult,
@@ -25,11 +22,13 @@ import type {
 import type { CallerOwner, RunFn } from "./caller.js";
 import { Caller } from "./caller.js";
 import { fetchWithinHold } from "./governed-fetch.js";
+import { noteFigures, toGrant, waitBudget } from "./grants.js";
 import { Holds } from "./holds.js";
-import type { HoldOwner } from "./local-hold.js";
-import { LocalHold } from "./local-hold.js";
+import type { HoldOwner, LocalHold } from "./local-hold.js";
+import { learnFromOutcome, pushLearned } from "./pool-learning.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { NOTHING_LEARNED, PoolRegistry, toStoreConfig } from "./pool-registry.js";
+import { RunStarter, startHold } from "./run-starter.js";
 import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
 import { BudgetSettingsSchema, parseOrThrow, parsePoolSettings } from "./settings.js";
 import { newSlotId } from "./slot-id.js";
@@ -72,8 +71,9 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
   private readonly registry: PoolRegistry;
   private readonly room: WaitingRoom;
   private readonly holds: Holds;
-  /** `run()` callers granted a slot whose function starts on the next microtask. */
-  private readonly runsToStart: Caller[] = [];
+  private readonly runs: RunStarter;
+  /** The store reads this governor's clock: its reading at a release serves both. */
+  private readonly sharesClock: boolean;
   private closed = false;
 
   constructor(options: GovernorOptions) {
@@ -81,12 +81,12 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     this.store = options.store ?? new MemorySlotStore({ clock: this.clock });
     this.metrics = options.metrics ?? new MetricsRecorder();
     this.registry = new PoolRegistry(this.metrics);
+    this.sharesClock = this.store instanceof MemorySlotStore && this.store.clock === this.clock;
     this.holds = new Holds(this.clock, this.store);
-    this.room = new WaitingRoom(this.clock, this.store, (entry, slot, queuedMs) =>
-      this.toGrant(entry, slot, queuedMs),
-    );
+    this.runs = new RunStarter(this.holds, this);
+    this.room = new WaitingRoom(this.clock, this.store, toGrant);
     this.store.setListener({
-      granted: (_pool, slot, queuedMs) => this.room.granted(slot, queuedMs),
+      granted: (_pool, slot, queuedMs, waiter) => this.room.granted(slot, queuedMs, waiter),
       reclaimed: (_pool, slotIds) => {
         this.holds.lost(slotIds);
       },
@@ -99,7 +99,7 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     // The entry first: the store may hand slots to waiters while it applies the new limits.
     const entry = this.registry.upsert(pool, settings);
     await this.store.upsertPool(pool, toStoreConfig(settings));
-    await this.pushLearned(entry);
+    await pushLearned(this.store, entry);
     return settings;
   }
 
@@ -158,7 +158,7 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
       caller.slotId = newSlotId();
       caller.waitMs = waitMs;
       caller.enqueuedAt = now;
-      const answer = this.store.acquire(pool, { slotId: caller.slotId, waitMs });
+      const answer = this.store.acquire(pool, { slotId: caller.slotId, waitMs, waiter: caller });
       if (answer instanceof Promise) {
         answer.then(
           (result) => {
@@ -180,10 +180,10 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
 
   private afterAcquire(caller: Caller, result: StoreAcquireResult): void {
     const entry = caller.entry!;
-    this.noteFigures(entry, result.figures);
+    noteFigures(entry, result.figures);
     if (result.type === "granted") {
       entry.meter.admitted(caller.enqueuedAt, 0);
-      caller.granted(this.toGrant(entry, result.slot, 0));
+      caller.granted(toGrant(entry, result.slot, 0));
     } else if (result.type === "rejected") {
       entry.meter.rejected(caller.enqueuedAt);
       caller.failed(new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS));
@@ -230,12 +230,14 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     result: StoreReleaseResult,
     outcome: OutcomeReport | undefined,
   ): MaybePromise<{ released: boolean }> {
-    if (!result.released || !result.slot) return NOT_RELEASED;
-    const now = this.clock.now();
-    entry.meter.released(now, now - result.slot.acquiredAt);
+    const { slot, releasedAt } = result;
+    if (!result.released || !slot) return NOT_RELEASED;
+    const now = this.sharesClock && releasedAt !== undefined ? releasedAt : this.clock.now();
+    // Hold time on one clock: the store's, when it tells the release time.
+    entry.meter.released(now, (releasedAt ?? now) - slot.acquiredAt);
     if (outcome === undefined) return RELEASED;
     const { report } = validateOutcomeReport(outcome);
-    const learned = this.learnFrom(entry, result.slot, report, now);
+    const learned = learnFromOutcome(this.store, entry, slot, report, now);
     return learned instanceof Promise ? learned.then(() => RELEASED) : RELEASED;
   }
 
@@ -250,29 +252,9 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     });
   }
 
-  /**
-   * A `run()` caller got its slot: its function starts on a later microtask, never inside
-   * the call that granted it (a release would otherwise recurse into the next run). Callers
-   * granted meanwhile share one microtask.
-   */
+  /** A `run()` caller got its slot: see {@link RunStarter}. */
   startRun(caller: Caller): void {
-    this.runsToStart.push(caller);
-    if (this.runsToStart.length === 1) queueMicrotask(() => this.startRuns());
-  }
-
-  private startRuns(): void {
-    const callers = this.runsToStart;
-    // One clock read for the batch: it only schedules the first lease renewal.
-    const now = this.clock.now();
-    // Runs that finish synchronously may grant (and append) more callers: read the length anew.
-    for (let index = 0; index < callers.length; index++) {
-      const caller = callers[index]!;
-      const grant = caller.grant!;
-      caller.grant = undefined;
-      const hold = this.startHold(caller.entry!.name, grant, caller.signal, now);
-      hold.run(caller.fn!, caller.resolve as (value: unknown) => void, caller.reject);
-    }
-    callers.length = 0;
+    this.runs.start(caller);
   }
 
   async fetch(
@@ -328,85 +310,8 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
 
   private async hold(pool: string, options: AcquireOptions | undefined): Promise<LocalHold> {
     const grant = await this.acquire(pool, options);
-    return this.startHold(pool, grant, options?.signal, this.clock.now());
+    return startHold(this.holds, this, pool, grant, options?.signal, this.clock.now());
   }
-
-  private startHold(
-    pool: string,
-    grant: SlotGrant,
-    signal: AbortSignal | undefined,
-    now: number,
-  ): LocalHold {
-    const hold = new LocalHold(this, pool, grant, signal);
-    this.holds.track(hold, now);
-    return hold;
-  }
-
-  private toGrant(entry: PoolEntry, slot: HeldSlot, queuedMs: number): SlotGrant {
-    const { settings } = entry;
-    return {
-      slotId: slot.slotId,
-      leaseDeadline: slot.leaseDeadline,
-      requestDeadline: slot.requestDeadline,
-      termMs: settings.termMs,
-      renewIntervalMs: settings.renewIntervalMs,
-      remainingSlots: Math.max(0, entry.limit - slot.heldAtGrant),
-      effectiveLimit: entry.limit,
-      queuedMs,
-    };
-  }
-
-  private noteFigures(entry: PoolEntry, figures: PoolFigures): void {
-    entry.held = figures.held;
-    entry.queued = figures.queued;
-    entry.limit = figures.limit;
-  }
-
-  private learnFrom(
-    entry: PoolEntry,
-    slot: HeldSlot,
-    report: OutcomeReport,
-    now: number,
-  ): MaybePromise<void> {
-    const outcome = parseOutcome(report, now);
-    if (outcome.throttled) entry.meter.throttled(now, Math.max(1, report.throttled ?? 0));
-    const { settings } = entry;
-    const next = learn(entry.learner, outcome, {
-      now,
-      maxConcurrent: settings.maxConcurrent,
-      adaptive: settings.adaptive,
-      held: entry.held,
-      queued: entry.queued,
-      slot,
-    });
-    if (next === entry.learner) return;
-    entry.learner = next;
-    return this.pushLearned(entry);
-  }
-
-  /** Writes the learned limits to the store when they differ from what it has. */
-  private pushLearned(entry: PoolEntry): MaybePromise<void> {
-    const limits = toLearnedLimits(entry.learner, entry.settings.maxConcurrent);
-    if (sameLimits(limits, entry.learnedInStore)) return;
-    entry.learnedInStore = limits;
-    return this.store.setLearned(entry.name, limits);
-  }
-}
-
-/** The queue wait to ask the store for: validated, clamped to the pool's queue timeout. */
-function waitBudget(settings: PoolSettings, options: AcquireOptions): number {
-  const { waitMs, noQueue } = options;
-  if (waitMs !== undefined && (!Number.isSafeInteger(waitMs) || waitMs < 0)) {
-    throw new InvalidArgumentError(
-      `waitMs must be a non-negative integer of milliseconds, got ${String(waitMs)}.`,
-    );
-  }
-  if (noQueue || !waitMs) return 0;
-  return Math.min(waitMs, settings.queue.timeoutMs);
-}
-
-function sameLimits(a: LearnedLimits, b: LearnedLimits): boolean {
-  return a.concurrency === b.concurrency && a.rpm === b.rpm && a.pausedUntil === b.pausedUntil;
 }
 
 function ignore(): void {}

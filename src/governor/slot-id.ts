@@ -10,11 +10,15 @@ for (let byte = 0; byte < 256; byte++) {
   HEX_PAIRS[byte * 2] = digits.charCodeAt(0);
   HEX_PAIRS[byte * 2 + 1] = digits.charCodeAt(1);
 }
-/** How many bytes go before each dash of `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
-const DASH_AFTER_BYTE = new Uint8Array([0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+/** Where the two hex digits of each of the 16 bytes go in `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
+const DIGITS_AT = new Uint8Array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]);
 
 const entropy = Buffer.allocUnsafeSlow(16 * IDS_PER_REFILL);
 const text = Buffer.allocUnsafeSlow(UUID_LENGTH * IDS_PER_REFILL);
+// The dashes never move: written once, the refills only write the digits around them.
+for (let id = 0; id < IDS_PER_REFILL; id++) {
+  for (const at of [8, 13, 18, 23]) text[id * UUID_LENGTH + at] = 0x2d;
+}
 let nextId = IDS_PER_REFILL;
 /** The text of the current batch of ids, decoded once. */
 let batch = "";
@@ -41,20 +45,25 @@ export function newSlotId(): string {
 }
 
 function refill(): void {
-  randomFillSync(entropy);
+  // Locals, not module bindings, in the loop: no per-access binding checks.
+  const bytesIn = entropy;
+  const out = text;
+  const hex = HEX_PAIRS;
+  const digitsAt = DIGITS_AT;
+  randomFillSync(bytesIn);
   for (let id = 0; id < IDS_PER_REFILL; id++) {
-    const bytes = id * 16;
+    const first = id * 16;
+    const start = id * UUID_LENGTH;
     // RFC 9562: version 4 in the high nibble of byte 6, variant 10xx in byte 8.
-    entropy[bytes + 6] = (entropy[bytes + 6]! & 0x0f) | 0x40;
-    entropy[bytes + 8] = (entropy[bytes + 8]! & 0x3f) | 0x80;
-    let out = id * UUID_LENGTH;
+    bytesIn[first + 6] = (bytesIn[first + 6]! & 0x0f) | 0x40;
+    bytesIn[first + 8] = (bytesIn[first + 8]! & 0x3f) | 0x80;
     for (let index = 0; index < 16; index++) {
-      const pair = entropy[bytes + index]! * 2;
-      text[out++] = HEX_PAIRS[pair]!;
-      text[out++] = HEX_PAIRS[pair + 1]!;
-      if (DASH_AFTER_BYTE[index] === 1) text[out++] = 0x2d;
+      const pair = bytesIn[first + index]! * 2;
+      const at = start + digitsAt[index]!;
+      out[at] = hex[pair]!;
+      out[at + 1] = hex[pair + 1]!;
     }
   }
-  batch = text.toString("latin1");
+  batch = out.toString("latin1");
   nextId = 0;
 }

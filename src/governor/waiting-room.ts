@@ -2,7 +2,7 @@ import { LRUCache } from "lru-cache";
 import type { Clock } from "../clock/clock.js";
 import { AbortedError, QueueTimeoutError } from "../errors.js";
 import type { HeldSlot, SlotStore, StoreCancelResult } from "../store/types.js";
-import type { Caller } from "./caller.js";
+import { Caller } from "./caller.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { PoolEntry } from "./pool-registry.js";
 import type { SlotGrant } from "./types.js";
@@ -16,22 +16,30 @@ export type GrantMaker = (entry: PoolEntry, slot: HeldSlot, queuedMs: number) =>
  * abort leaves the queue at once, and a timeout or abort that races a handoff asks the store,
  * whose answer wins: no slot is ever granted twice or lost.
  *
+ * An in-process store hands each waiter's caller back with its handoff
+ * (`SlotStore.returnsWaiters`); for the others the room keeps an index by slot id.
+ *
  * @example
  * ```ts
  * room.wait(caller); // the caller's promise settles on a handoff, its timeout or its abort
  * ```
  */
 export class WaitingRoom {
-  private readonly waiters = new Map<string, Caller>();
+  /** By slot id, for stores that do not hand the caller back; null for those that do. */
+  private readonly index: Map<string, Caller> | null;
+  /** Every caller in the room, linked through the callers (for `rejectAll`). */
+  private first: Caller | null = null;
+  private count = 0;
   private readonly timeouts: DeadlineTimer<Caller>;
-  /** Handoffs that arrived before their acquire answered "queued" (async stores only). */
+  /** Handoffs that arrived before their acquire answered "queued" (indexed stores only). */
   private earlyGrants: LRUCache<string, { slot: HeldSlot; queuedMs: number }> | undefined;
 
   constructor(
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly store: SlotStore,
     private readonly makeGrant: GrantMaker,
   ) {
+    this.index = store.returnsWaiters === true ? null : new Map();
     this.timeouts = new DeadlineTimer(
       clock,
       (waiter) => this.withdraw(waiter, "timeout"),
@@ -40,18 +48,18 @@ export class WaitingRoom {
   }
 
   get size(): number {
-    return this.waiters.size;
+    return this.count;
   }
 
   /** Queues a caller the store answered "queued" (its entry, slotId, waitMs and enqueuedAt set). */
   wait(waiter: Caller): void {
-    const early = this.earlyGrants?.get(waiter.slotId);
+    const early = waiter.handoff ?? this.takeEarlyGrant(waiter.slotId);
     if (early) {
-      this.earlyGrants!.delete(waiter.slotId);
+      waiter.handoff = undefined;
       this.settleGranted(waiter, early.slot, early.queuedMs);
       return;
     }
-    this.waiters.set(waiter.slotId, waiter);
+    this.enter(waiter);
     this.timeouts.add(waiter.enqueuedAt + waiter.waitMs, waiter);
     const signal = waiter.signal;
     if (signal) {
@@ -61,9 +69,12 @@ export class WaitingRoom {
     }
   }
 
-  /** The store handed a slot to one of our waiters (or another process's: then it is kept briefly). */
-  granted(slot: HeldSlot, queuedMs: number): void {
-    const waiter = this.waiters.get(slot.slotId);
+  /**
+   * The store handed a slot to a waiter: ours (`handedBack`, or found by slot id), or another
+   * process's (then it is kept briefly, in case our acquire's answer is still on its way).
+   */
+  granted(slot: HeldSlot, queuedMs: number, handedBack?: unknown): void {
+    const waiter = handedBack instanceof Caller ? handedBack : this.index?.get(slot.slotId);
     if (!waiter) {
       this.earlyGrants ??= new LRUCache({ max: 10_000, ttl: 60_000 });
       this.earlyGrants.set(slot.slotId, { slot, queuedMs });
@@ -74,17 +85,59 @@ export class WaitingRoom {
       waiter.handoffQueuedMs = queuedMs;
       return;
     }
+    if (waiter.settled) {
+      // Rejected meanwhile without a cancel (pool removed, governor closed): nobody takes it.
+      this.giveBack(waiter);
+      return;
+    }
+    if (!waiter.inRoom) {
+      // Handed over before the acquire's "queued" answer arrived: `wait` applies it.
+      waiter.handoff = { slot, queuedMs };
+      return;
+    }
     this.settleGranted(waiter, slot, queuedMs);
   }
 
   /** Rejects every waiter of one pool (or all when `entry` is undefined) without asking the store. */
   rejectAll(error: () => unknown, entry?: PoolEntry): void {
-    for (const waiter of [...this.waiters.values()]) {
-      if (waiter.settled || (entry && waiter.entry !== entry)) continue;
+    const rejected: Caller[] = [];
+    for (let waiter = this.first; waiter !== null; waiter = waiter.nextInRoom) {
+      if (!waiter.settled && (!entry || waiter.entry === entry)) rejected.push(waiter);
+    }
+    for (const waiter of rejected) {
       this.settle(waiter);
       waiter.failed(error());
     }
     if (!entry) this.timeouts.clear();
+  }
+
+  private takeEarlyGrant(slotId: string): { slot: HeldSlot; queuedMs: number } | undefined {
+    const early = this.earlyGrants?.get(slotId);
+    if (early) this.earlyGrants!.delete(slotId);
+    return early;
+  }
+
+  private enter(waiter: Caller): void {
+    waiter.inRoom = true;
+    this.index?.set(waiter.slotId, waiter);
+    waiter.nextInRoom = this.first;
+    if (this.first !== null) this.first.prevInRoom = waiter;
+    this.first = waiter;
+    this.count++;
+  }
+
+  /** The store no longer knows the caller as a waiter of ours. */
+  private leave(waiter: Caller): void {
+    if (!waiter.inRoom) return;
+    waiter.inRoom = false;
+    this.index?.delete(waiter.slotId);
+    const { prevInRoom, nextInRoom } = waiter;
+    if (prevInRoom === null) this.first = nextInRoom;
+    else prevInRoom.nextInRoom = nextInRoom;
+    if (nextInRoom !== null) nextInRoom.prevInRoom = prevInRoom;
+    waiter.prevInRoom = null;
+    waiter.nextInRoom = null;
+    this.count--;
   }
 
   private settleGranted(waiter: Caller, slot: HeldSlot, queuedMs: number): void {
@@ -101,7 +154,7 @@ export class WaitingRoom {
    */
   private settle(waiter: Caller): void {
     waiter.settled = true;
-    if (!waiter.withdrawing) this.waiters.delete(waiter.slotId);
+    if (!waiter.withdrawing) this.leave(waiter);
     if (waiter.onAbort) waiter.signal?.removeEventListener("abort", waiter.onAbort);
     // Waiters mostly leave in deadline order: dropping settled ones from the top keeps the
     // timeout heap from holding every served caller until its deadline.
@@ -138,7 +191,7 @@ export class WaitingRoom {
 
   private afterWithdraw(waiter: Caller, result: StoreCancelResult): void {
     waiter.withdrawing = false;
-    this.waiters.delete(waiter.slotId);
+    this.leave(waiter);
     if (!waiter.settled && waiter.signal?.aborted) this.settleAborted(waiter);
     if (result.type === "granted") {
       if (!waiter.settled) {
@@ -171,7 +224,7 @@ export class WaitingRoom {
   /** The store could not answer: a slot handed over meanwhile is freed by its lease. */
   private cancelFailed(waiter: Caller, error: unknown): void {
     waiter.withdrawing = false;
-    this.waiters.delete(waiter.slotId);
+    this.leave(waiter);
     if (waiter.settled) return;
     this.settle(waiter);
     waiter.failed(error);

@@ -1,10 +1,15 @@
 /** The RPM window: 60 s, in ms. */
 export const RPM_WINDOW_MS = 60_000;
 
+/** Slots of a new log: most pools never see more grants than this in a minute. */
+const INITIAL_CAPACITY = 64;
+
 /**
  * The times of recent grants, for an exact sliding-window RPM gate: at most `rpm` grants in
- * any window `(now − 60 s, now]`. A ring buffer sized to the largest gate in use, so
- * recording a grant allocates nothing.
+ * any window `(now − 60 s, now]`. A ring buffer that grows only while the grants of the last
+ * minute fill it, up to the largest gate in use: an RPM of a million costs nothing until a
+ * million grants arrive within one minute. Recording a grant allocates nothing except when
+ * the buffer doubles.
  *
  * @example
  * ```ts
@@ -15,31 +20,39 @@ export const RPM_WINDOW_MS = 60_000;
  */
 export class GrantLog {
   /**
-   * Grants are logged even without a gate, so an RPM learned later counts the traffic that
-   * already flowed. Learned gates above this size see only this much history at first.
+   * Grants kept even without a gate, so an RPM learned later counts the traffic that already
+   * flowed. Learned gates above this size see only this much history at first.
    */
-  static readonly MIN_CAPACITY = 1024;
-  private times: Float64Array = new Float64Array(GrantLog.MIN_CAPACITY);
-  private next = 0;
+  static readonly MIN_HISTORY = 1024;
+  private times = new Float64Array(INITIAL_CAPACITY);
+  /** Index of the oldest grant kept. */
+  private head = 0;
   private count = 0;
+  /** Most grants worth keeping: the largest gate in use (at least {@link MIN_HISTORY}). */
+  private keep = GrantLog.MIN_HISTORY;
 
-  /** Records a grant at `now`. Grants beyond the capacity overwrite the oldest. */
+  /** Records a grant at `now`. Beyond what is worth keeping, the oldest grant is dropped. */
   record(now: number): void {
-    const capacity = this.times.length;
-    if (capacity === 0) return;
-    this.times[this.next] = now;
-    this.next = (this.next + 1) % capacity;
-    if (this.count < capacity) this.count++;
+    let capacity = this.times.length;
+    if (this.count === capacity) {
+      // A grant older than the window no longer counts for any gate.
+      if (capacity < this.keep && this.times[this.head]! > now - RPM_WINDOW_MS) {
+        this.grow(Math.min(this.keep, capacity * 2));
+        capacity = this.times.length;
+      } else {
+        this.head = this.head + 1 === capacity ? 0 : this.head + 1;
+        this.count--;
+      }
+    }
+    let index = this.head + this.count;
+    if (index >= capacity) index -= capacity;
+    this.times[index] = now;
+    this.count++;
   }
 
-  /** Makes room for a gate of `rpm`, keeping the most recent grants. */
+  /** Keeps enough history for a gate of `rpm` (the most recent `rpm` grants). */
   ensureCapacity(rpm: number): void {
-    if (rpm <= this.times.length) return;
-    const recent = this.recentFirst();
-    this.times = new Float64Array(rpm);
-    this.count = 0;
-    this.next = 0;
-    for (let i = recent.length - 1; i >= 0; i--) this.record(recent[i]!);
+    if (rpm > this.keep) this.keep = rpm;
   }
 
   /**
@@ -49,26 +62,24 @@ export class GrantLog {
   waitMs(now: number, rpm: number): number {
     if (this.count < rpm) return 0;
     const capacity = this.times.length;
-    const index = (this.next - rpm + capacity * 2) % capacity;
+    let index = this.head + this.count - rpm;
+    if (index >= capacity) index -= capacity;
     const leavesAt = this.times[index]! + RPM_WINDOW_MS;
     return leavesAt > now ? leavesAt - now : 0;
   }
 
-  /** Grants recorded within the window ending at `now`. */
-  countInWindow(now: number): number {
-    let inWindow = 0;
-    for (const time of this.recentFirst()) {
-      if (time <= now - RPM_WINDOW_MS) break;
-      inWindow++;
-    }
-    return inWindow;
+  /** Grants kept now (for tests: the log never holds more than needed). */
+  get size(): number {
+    return this.count;
   }
 
-  private recentFirst(): number[] {
-    const capacity = this.times.length;
-    const out: number[] = [];
-    for (let i = 1; i <= this.count; i++)
-      out.push(this.times[(this.next - i + capacity) % capacity]!);
-    return out;
+  private grow(capacity: number): void {
+    const grown = new Float64Array(capacity);
+    const old = this.times;
+    const firstPart = Math.min(this.count, old.length - this.head);
+    grown.set(old.subarray(this.head, this.head + firstPart), 0);
+    grown.set(old.subarray(0, this.count - firstPart), firstPart);
+    this.times = grown;
+    this.head = 0;
   }
 }

@@ -16,14 +16,9 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "./types.js";
+import { Waiter, WaiterQueue } from "./waiter-queue.js";
 
 type Obstacle = "concurrency" | "budget" | "paused" | "rpm";
-
-interface Waiter {
-  slotId: string;
-  enqueuedAt: number;
-  waitDeadline: number;
-}
 
 interface PoolState {
   name: string;
@@ -31,10 +26,10 @@ interface PoolState {
   learned: LearnedLimits;
   /** Insertion order is grant order. */
   holders: Map<string, HeldSlot>;
-  /** FIFO; entries no longer in `waiters` were cancelled and are skipped. */
-  queue: Waiter[];
-  queueHead: number;
-  waiters: Map<string, Waiter>;
+  waiters: WaiterQueue;
+  /** `effectiveLimit` and `effectiveRpm` of SEMANTICS.md, kept current by upsertPool and setLearned. */
+  limit: number;
+  rpm: number | null;
   grantLog: GrantLog;
   budget: BudgetState | null;
   gateTimer: TimerHandle | null;
@@ -71,7 +66,9 @@ const NOTHING_LEARNED: LearnedLimits = Object.freeze({
  */
 export class MemorySlotStore implements SlotStore {
   readonly kind = "memory";
-  private readonly clock: Clock;
+  readonly returnsWaiters = true;
+  /** The store's clock; a governor on the same clock reuses the store's readings. */
+  readonly clock: Clock;
   private readonly pools = new Map<string, PoolState>();
   private readonly budgets = new Map<string, BudgetState>();
   private listener: StoreListener = { granted() {}, reclaimed() {} };
@@ -112,9 +109,9 @@ export class MemorySlotStore implements SlotStore {
         config,
         learned: NOTHING_LEARNED,
         holders: new Map(),
-        queue: [],
-        queueHead: 0,
-        waiters: new Map(),
+        waiters: new WaiterQueue(),
+        limit: config.maxConcurrent,
+        rpm: config.rpm,
         grantLog: new GrantLog(),
         budget: null,
         gateTimer: null,
@@ -124,7 +121,7 @@ export class MemorySlotStore implements SlotStore {
     }
     pool.config = { ...config, budget: config.budget ? { ...config.budget } : null };
     this.joinBudget(pool, config.budget?.id ?? null);
-    this.sizeGrantLog(pool);
+    this.refreshLimits(pool);
     this.serveAround(pool, this.clock.now());
   }
 
@@ -173,7 +170,7 @@ export class MemorySlotStore implements SlotStore {
   cancel(name: string, slotId: string): StoreCancelResult {
     const pool = this.pools.get(name);
     if (!pool) return UNKNOWN;
-    if (pool.waiters.delete(slotId)) return CANCELLED;
+    if (pool.waiters.remove(slotId)) return CANCELLED;
     const slot = pool.holders.get(slotId);
     return slot ? { type: "granted", slot } : UNKNOWN;
   }
@@ -208,14 +205,14 @@ export class MemorySlotStore implements SlotStore {
     }
     pool.holders.delete(slotId);
     this.serveAround(pool, now);
-    return { released: true, slot };
+    return { released: true, slot, releasedAt: now };
   }
 
   setLearned(name: string, learned: LearnedLimits): void {
     const pool = this.pools.get(name);
     if (!pool) throw new PoolNotFoundError(name);
     pool.learned = { ...learned };
-    this.sizeGrantLog(pool);
+    this.refreshLimits(pool);
     this.serveAround(pool, this.clock.now());
   }
 
@@ -226,7 +223,7 @@ export class MemorySlotStore implements SlotStore {
       ...this.figures(pool),
       learned: { ...pool.learned },
       slotIds: [...pool.holders.keys()],
-      waiterIds: this.liveWaiters(pool).map((waiter) => waiter.slotId),
+      waiterIds: pool.waiters.ids(),
     };
   }
 
@@ -238,7 +235,7 @@ export class MemorySlotStore implements SlotStore {
   }
 
   private figures(pool: PoolState): PoolFigures {
-    return { held: pool.holders.size, queued: pool.waiters.size, limit: effectiveLimit(pool) };
+    return { held: pool.holders.size, queued: pool.waiters.size, limit: pool.limit };
   }
 
   private rejected(
@@ -250,9 +247,7 @@ export class MemorySlotStore implements SlotStore {
   }
 
   private enqueue(pool: PoolState, request: StoreAcquireRequest, now: number): StoreAcquireResult {
-    const waiter = { slotId: request.slotId, enqueuedAt: now, waitDeadline: now + request.waitMs };
-    pool.queue.push(waiter);
-    pool.waiters.set(waiter.slotId, waiter);
+    pool.waiters.push(new Waiter(request.slotId, now, now + request.waitMs, request.waiter));
     return { type: "queued", figures: this.figures(pool) };
   }
 
@@ -273,17 +268,17 @@ export class MemorySlotStore implements SlotStore {
   }
 
   private obstacle(pool: PoolState, now: number): Obstacle | null {
-    if (pool.holders.size >= effectiveLimit(pool)) return "concurrency";
+    if (pool.holders.size >= pool.limit) return "concurrency";
     if (!this.budgetAdmits(pool)) return "budget";
     if (now < pool.learned.pausedUntil) return "paused";
-    const rpm = effectiveRpm(pool);
+    const rpm = pool.rpm;
     if (rpm !== null && pool.grantLog.waitMs(now, rpm) > 0) return "rpm";
     return null;
   }
 
   private gateOpensIn(pool: PoolState, now: number): number {
     const pausedFor = Math.max(0, pool.learned.pausedUntil - now);
-    const rpm = effectiveRpm(pool);
+    const rpm = pool.rpm;
     const rpmWait = rpm === null ? 0 : pool.grantLog.waitMs(now, rpm);
     return Math.max(pausedFor, rpmWait);
   }
@@ -309,13 +304,13 @@ export class MemorySlotStore implements SlotStore {
   /** Serves the pool's queue head-first; see "Serving waiters" in SEMANTICS.md. */
   private serve(pool: PoolState, now: number): void {
     for (;;) {
-      const head = this.headWaiter(pool);
+      const head = pool.waiters.peek();
       if (!head) {
         this.clearGateTimer(pool);
         return;
       }
       if (head.waitDeadline < now) {
-        this.dropHead(pool);
+        pool.waiters.shift();
         continue;
       }
       const obstacle = this.obstacle(pool, now);
@@ -323,9 +318,9 @@ export class MemorySlotStore implements SlotStore {
         if (isTimeGate(obstacle)) this.armGateTimer(pool, now + this.gateOpensIn(pool, now));
         return;
       }
-      this.dropHead(pool);
+      pool.waiters.shift();
       const slot = this.grant(pool, head.slotId, now);
-      this.listener.granted(pool.name, slot, now - head.enqueuedAt);
+      this.listener.granted(pool.name, slot, now - head.enqueuedAt, head.token);
     }
   }
 
@@ -339,39 +334,6 @@ export class MemorySlotStore implements SlotStore {
 
   private serveMembers(budget: BudgetState, now: number): void {
     for (const member of budget.members) this.serve(member, now);
-  }
-
-  private headWaiter(pool: PoolState): Waiter | undefined {
-    const { queue } = pool;
-    while (pool.queueHead < queue.length) {
-      const head = queue[pool.queueHead]!;
-      if (pool.waiters.get(head.slotId) === head) return head;
-      pool.queueHead++;
-    }
-    this.compactQueue(pool);
-    return undefined;
-  }
-
-  private dropHead(pool: PoolState): void {
-    const head = pool.queue[pool.queueHead]!;
-    pool.waiters.delete(head.slotId);
-    pool.queueHead++;
-    if (pool.queueHead > 1024 && pool.queueHead * 2 > pool.queue.length) this.compactQueue(pool);
-  }
-
-  private compactQueue(pool: PoolState): void {
-    if (pool.queueHead === 0) return;
-    pool.queue.splice(0, pool.queueHead);
-    pool.queueHead = 0;
-  }
-
-  private liveWaiters(pool: PoolState): Waiter[] {
-    const live: Waiter[] = [];
-    for (let i = pool.queueHead; i < pool.queue.length; i++) {
-      const waiter = pool.queue[i]!;
-      if (pool.waiters.get(waiter.slotId) === waiter) live.push(waiter);
-    }
-    return live;
   }
 
   private reclaimOne(pool: PoolState, slot: HeldSlot, now: number): void {
@@ -455,9 +417,10 @@ export class MemorySlotStore implements SlotStore {
     }
   }
 
-  private sizeGrantLog(pool: PoolState): void {
-    const rpm = effectiveRpm(pool);
-    if (rpm !== null) pool.grantLog.ensureCapacity(rpm);
+  private refreshLimits(pool: PoolState): void {
+    pool.limit = effectiveLimit(pool);
+    pool.rpm = effectiveRpm(pool);
+    if (pool.rpm !== null) pool.grantLog.ensureCapacity(pool.rpm);
   }
 }
 

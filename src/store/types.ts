@@ -77,6 +77,12 @@ export interface StoreAcquireRequest {
    * queued when its turn falls within this budget, else rejected with the time to its turn.
    */
   waitMs: number;
+  /**
+   * Opaque: a store that sets {@link SlotStore.returnsWaiters} hands it back with this
+   * waiter's handoff ({@link StoreListener.granted}), so the governor finds its caller without
+   * a lookup by slot id. Other stores ignore it.
+   */
+  waiter?: unknown;
 }
 
 export type StoreRenewResult =
@@ -89,6 +95,11 @@ export interface StoreReleaseResult {
   released: boolean;
   /** The slot as it was held (for hold-time metrics and learning); absent when not released. */
   slot?: HeldSlot;
+  /**
+   * The store's clock at the release (epoch ms), when the store can tell at no cost (memory).
+   * Hold time is then measured on one clock, the store's: `releasedAt − slot.acquiredAt`.
+   */
+  releasedAt?: number;
 }
 
 export type StoreCancelResult =
@@ -101,8 +112,11 @@ export type StoreCancelResult =
 
 /** What the store tells the governor on its own initiative. */
 export interface StoreListener {
-  /** A queued waiter was handed a slot (by a release, a reclaim, an RPM turn, a limit change). */
-  granted(pool: string, slot: HeldSlot, queuedMs: number): void;
+  /**
+   * A queued waiter was handed a slot (by a release, a reclaim, an RPM turn, a limit change).
+   * `waiter` is the request's {@link StoreAcquireRequest.waiter} when the store returns waiters.
+   */
+  granted(pool: string, slot: HeldSlot, queuedMs: number, waiter?: unknown): void;
   /** Slots whose lease ran out were reclaimed. */
   reclaimed(pool: string, slotIds: readonly string[]): void;
 }
@@ -123,6 +137,11 @@ export interface PoolSnapshot extends PoolFigures {
 export interface SlotStore {
   /** Short name for logs and status output ("memory", "redis"). */
   readonly kind: string;
+  /**
+   * True when every handoff hands back the acquire request's `waiter` (in-process stores):
+   * the governor then keeps no index of its waiters by slot id.
+   */
+  readonly returnsWaiters?: boolean;
   /** The store's clock, in epoch ms (Redis: server TIME). Leases and gates use only this. */
   now(): MaybePromise<number>;
   /** Called once by the governor before any other call. */

@@ -92,4 +92,15 @@ describe("a wait that runs out while the slot is handed over", () => {
     await answerCancels();
     expect((await store.snapshot("p"))?.held).toBe(0);
   });
+
+  it("gives back a slot handed to a waiter the governor already rejected", async () => {
+    const { store, governor, holder } = await setup();
+    const waiter = track(governor.acquire("p", { waitMs: 1_000 }));
+    await governor.close();
+    await expect(waiter.promise).rejects.toBeInstanceOf(AbortedError);
+    // The store still queues the rejected caller: the release hands it the slot, which comes back.
+    await store.release("p", holder.slotId);
+    await flushMicrotasks();
+    expect(await store.snapshot("p")).toMatchObject({ held: 0, queued: 0 });
+  });
 });

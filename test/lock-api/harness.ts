@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import type Database from "better-sqlite3";
+import type { Hono } from "hono";
 import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
 import type { IpPolicy } from "../../adapters/hono/lock/lock-deps.js";
 import { createProxyApp, type ProxyApp } from "../../adapters/hono/proxy/create-proxy-app.js";
@@ -86,6 +87,8 @@ export interface Harness {
   team: TeamRecord;
   lock: Listening;
   proxy: Listening;
+  /** The Lock API app served at `lock` (to mount it behind something else too). */
+  lockApp: Hono;
   proxyApp: ProxyApp;
   /** Creates (or updates) a pool in the catalog and defines it in the governor. */
   addPool(overrides?: Partial<PoolInput>): Promise<PoolRecord>;
@@ -154,6 +157,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     team,
     lock,
     proxy,
+    lockApp,
     proxyApp,
     async addPool(overrides = {}) {
       const pool = store.upsertPool(

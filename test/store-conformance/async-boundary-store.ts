@@ -22,14 +22,19 @@ const DEFERRED = [
  * timer), in call order like commands on one connection. ManualClock advances do not wait for
  * those turns, so store timers fire while commands are in flight: the governor's race paths
  * (a timeout or abort against a handoff, a handoff announced before its acquire answered) run
- * deterministically without Redis. `whenIdle` waits for every command still in flight.
+ * deterministically without Redis. `whenIdle` waits for every command still in flight. With
+ * `returnsWaiters: false` no waiter is handed back, so the governor's index by slot id runs.
  *
  * @example
  * ```ts
  * const store = asyncBoundary(new MemorySlotStore({ clock }));
  * ```
  */
-export function asyncBoundary(inner: SlotStore): SlotStore {
+export function asyncBoundary(
+  inner: SlotStore,
+  options: { returnsWaiters?: boolean } = {},
+): SlotStore {
+  const returnsWaiters = options.returnsWaiters ?? inner.returnsWaiters;
   const inFlight = new Set<Promise<unknown>>();
   const defer = <T>(answer: () => T): Promise<T> => {
     const promise = new Promise<T>((resolve, reject) => {
@@ -48,7 +53,17 @@ export function asyncBoundary(inner: SlotStore): SlotStore {
   };
   const wrapper: SlotStore = {
     kind: `${inner.kind}+async`,
-    setListener: (listener) => inner.setListener(listener),
+    returnsWaiters,
+    // A store that returns no waiters hands none back, as a networked store cannot.
+    setListener: (listener) =>
+      inner.setListener(
+        returnsWaiters
+          ? listener
+          : {
+              granted: (pool, slot, queuedMs) => listener.granted(pool, slot, queuedMs),
+              reclaimed: (pool, slotIds) => listener.reclaimed(pool, slotIds),
+            },
+      ),
     async whenIdle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       await inner.whenIdle?.();

@@ -28,7 +28,10 @@ export function describeQueueRules(fixture: () => StoreFixture): void {
       await t.enqueue("p", "w3");
       await t.advance(300);
 
-      expect(await t.store.release("p", "s1")).toEqual({ released: true, slot: held });
+      const released = await t.store.release("p", "s1");
+      expect({ ...released, releasedAt: undefined }).toEqual({ released: true, slot: held });
+      // A store that reports its clock at the release reports it exactly.
+      if (released.releasedAt !== undefined) expect(released.releasedAt).toBe(t.now());
       const handoffAt = start + 500;
       expect(t.events.grants).toEqual([
         {

@@ -18,9 +18,18 @@ async function asyncMemoryHarness(): Promise<StoreHarness> {
   return { store, clock, cleanup: async () => void (await store.close()) };
 }
 
+/** The same, handing no waiter back (as Redis): the governor finds its callers by slot id. */
+async function asyncIndexedMemoryHarness(): Promise<StoreHarness> {
+  const clock = new ManualClock();
+  const store = asyncBoundary(new MemorySlotStore({ clock }), { returnsWaiters: false });
+  return { store, clock, cleanup: async () => void (await store.close()) };
+}
+
 describeStoreConformance("memory", memoryHarness);
 describeGovernorProperties("memory", memoryHarness);
 describeGovernorRegressions("memory", memoryHarness);
 describeStoreConformance("memory behind an async boundary", asyncMemoryHarness);
 describeGovernorProperties("memory behind an async boundary", asyncMemoryHarness);
 describeGovernorRegressions("memory behind an async boundary", asyncMemoryHarness);
+describeGovernorProperties("memory, async, no waiters handed back", asyncIndexedMemoryHarness);
+describeGovernorRegressions("memory, async, no waiters handed back", asyncIndexedMemoryHarness);

@@ -72,6 +72,7 @@ function tap<T>(value: MaybePromise<T>, observe: (value: T) => void): MaybePromi
  */
 export class RecordingStore implements SlotStore {
   readonly kind: string;
+  readonly returnsWaiters: boolean | undefined;
   readonly holders = new Map<string, ShadowHolder>();
   readonly waiters = new Map<string, ShadowWaiter>();
   readonly grantLog: GrantRecord[] = [];
@@ -90,6 +91,7 @@ export class RecordingStore implements SlotStore {
     private readonly clock: Clock,
   ) {
     this.kind = inner.kind;
+    this.returnsWaiters = inner.returnsWaiters;
   }
 
   now(): MaybePromise<number> {
@@ -98,9 +100,9 @@ export class RecordingStore implements SlotStore {
 
   setListener(listener: StoreListener): void {
     this.inner.setListener({
-      granted: (pool, slot, queuedMs) => {
+      granted: (pool, slot, queuedMs, waiter) => {
         this.observeHandoff(pool, slot, queuedMs);
-        listener.granted(pool, slot, queuedMs);
+        listener.granted(pool, slot, queuedMs, waiter);
       },
       reclaimed: (pool, slotIds) => {
         this.observeReclaim(pool, slotIds);

@@ -3,6 +3,7 @@ import { ForbiddenError, PoolNotFoundError } from "../../../src/errors.js";
 import { authenticateCaller } from "./caller-auth.js";
 import type { IpPolicy } from "./lock-deps.js";
 import type { PoolDirectory } from "./pool-directory.js";
+import type { HeaderLookup } from "./request-headers.js";
 
 const MAX_LABEL_LENGTH = 63;
 
@@ -25,7 +26,7 @@ export interface AdmittedCaller {
 export function admitCaller(
   checks: { directory: PoolDirectory; ipPolicy?: IpPolicy | undefined },
   subdomain: string,
-  headers: Headers,
+  headers: HeaderLookup,
   remoteAddress: string | null,
   now: number,
 ): AdmittedCaller {

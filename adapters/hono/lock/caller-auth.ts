@@ -2,6 +2,7 @@ import { POOL_KEY_PREFIX } from "../../../src/catalog/secrets.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { UnauthorizedError } from "../../../src/errors.js";
 import type { PoolDirectory } from "./pool-directory.js";
+import type { HeaderLookup } from "./request-headers.js";
 
 /** Header that carries a pool key (contract section 5, Lock API rule 1). */
 export const POOL_KEY_HEADER = "x-svc-key";
@@ -35,7 +36,7 @@ export function poolKeyInAuthorization(value: string | null | undefined): string
  * ```
  */
 export function presentedPoolKey(
-  headers: Headers,
+  headers: HeaderLookup,
   pool: Pick<PoolRecord, "allowAuthorizationHeader">,
 ): string | null {
   const direct = headers.get(POOL_KEY_HEADER);
@@ -58,7 +59,7 @@ export function presentedPoolKey(
 export function authenticateCaller(
   directory: PoolDirectory,
   pool: PoolRecord,
-  headers: Headers,
+  headers: HeaderLookup,
   now: number,
 ): PoolKeyRecord | null {
   const presented = presentedPoolKey(headers, pool);

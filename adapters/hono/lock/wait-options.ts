@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "../../../src/errors.js";
+import type { HeaderLookup } from "./request-headers.js";
 
 /** Alternative to the body's `waitMs` (the body wins when both are present). */
 export const QUEUE_TIMEOUT_HEADER = "x-svc-queue-timeout-ms";
@@ -84,7 +85,7 @@ export function parseBodyWaitMs(
  * ```
  */
 export function waitRequest(
-  headers: Headers,
+  headers: HeaderLookup,
   body?: Readonly<Record<string, unknown>>,
 ): WaitRequest {
   const fromHeader = parseQueueTimeoutHeader(headers.get(QUEUE_TIMEOUT_HEADER));

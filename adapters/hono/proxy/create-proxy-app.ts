@@ -1,4 +1,3 @@
-import type { Context } from "hono";
 import { Hono } from "hono";
 import { keyAllowsMethod } from "../../../src/catalog/key-access.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
@@ -11,6 +10,7 @@ import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindi
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
 import { readBodyLimited } from "../lock/request-body.js";
+import { requestHeaders } from "../lock/request-headers.js";
 import { waitRequest } from "../lock/wait-options.js";
 import { forwardInSlot } from "./forward.js";
 import { type ProxyAppDeps, SIGNED_BODY_LIMIT_BYTES } from "./proxy-deps.js";
@@ -56,28 +56,32 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
 
-  const app = new Hono();
-  app.all("*", async (c) => {
-    const headers = c.req.raw.headers;
+  const onError = (error: unknown): Response => {
+    const response = lockErrorResponse(error);
+    if (response.status >= 500) logError(error);
+    return response;
+  };
+  const proxy = async (request: Request, env: unknown): Promise<Response> => {
+    const headers = requestHeaders(env, request);
     const subdomain = poolSubdomainOf(headers.get("host"), deps.poolDomain);
     if (subdomain === null) {
       return jsonReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
-    const remoteAddress = remoteAddressOf(c.env);
+    const remoteAddress = remoteAddressOf(env);
     const { pool, key } = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
     if (pool.backend !== "http") {
       const message = "Database pools are not served by this version of the proxy.";
       return jsonReply({ error: "not_implemented", message }, 501);
     }
-    const method = c.req.method;
-    const target = requestTarget(c.req.url);
+    const method = request.method;
+    const target = requestTarget(request.url);
     if (key && !keyAllowsMethod(pool, key, method, target.path)) {
       throw new ForbiddenError(
         `This key is read-only: ${method} ${target.path} is not a read on this pool.`,
       );
     }
     const wait = waitRequest(headers);
-    const signed = await signedBody(c, directory, pool, key, signedLimit);
+    const signed = await signedBody(request, env, directory, pool, key, signedLimit);
     const caller = {
       pool: pool.subdomain,
       keyId: key?.id ?? null,
@@ -89,8 +93,12 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     try {
       // Only a request that may queue needs a signal to leave the queue with.
       const mayQueue = !wait.noQueue && (wait.waitMs ?? 0) > 0;
-      const signal = mayQueue ? clientGoneSignal(c.env, c.req.raw) : undefined;
-      hold = await holdSlot(governor, pool.subdomain, { ...wait, signal });
+      const signal = mayQueue ? clientGoneSignal(env, request) : undefined;
+      hold = await holdSlot(governor, pool.subdomain, {
+        waitMs: wait.waitMs,
+        noQueue: wait.noQueue,
+        signal,
+      });
     } catch (error) {
       logFailed(deps.accessLog, caller, clock.now(), startedAt, error);
       throw error;
@@ -99,14 +107,14 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     const credential = directory.credential(pool);
     const extra =
       signed && key ? signatureHeaders(signed, key, method, pool, target, clock.now()) : undefined;
-    const { incoming } = nodeBindings(c.env);
+    const { incoming, outgoing: nodeResponse } = nodeBindings(env);
     const outgoing = upstreamRequestHeaders({
       headers,
       rawHeaders: incoming?.rawHeaders,
       httpVersion: incoming?.httpVersion,
       credential,
       remoteAddress,
-      forwardedProto: c.req.url.startsWith("https:") ? "https" : "http",
+      forwardedProto: request.url.startsWith("https:") ? "https" : "http",
       bodyLength: signed?.body.byteLength,
       extra,
     });
@@ -114,23 +122,29 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       hold,
       clock,
       credential,
-      nodeResponse: nodeBindings(c.env).outgoing,
-      watchClient: (listener) => onClientGone(c.env, c.req.raw, listener),
+      nodeResponse,
+      watchClient: (listener) => onClientGone(env, request, listener),
       call: {
         origin: parseOrigin(pool.origin),
         method,
         pathAndQuery: target.pathAndQuery,
         headers: outgoing,
-        body: signed ? signed.body : streamedBody(c, method),
+        body: signed ? signed.body : streamedBody(request, env, method),
         agents,
       },
     });
-  });
-  app.onError((error) => {
-    const response = lockErrorResponse(error);
-    if (response.status >= 500) logError(error);
-    return response;
-  });
+  };
+
+  const app = new Hono();
+  app.all("*", (c) => proxy(c.req.raw, c.env));
+  app.onError(onError);
+  // Every proxied request skips Hono's router and Context; HEAD still goes through Hono,
+  // which drops the body of Sluice's own error answers to it.
+  const routed = app.fetch;
+  app.fetch = (request, env, executionContext) =>
+    request.method === "HEAD"
+      ? routed(request, env, executionContext)
+      : proxy(request, env).catch(onError);
   return Object.assign(app, { close: () => agents.destroy() });
 }
 
@@ -141,7 +155,8 @@ interface SignedBody {
 
 /** For a signing pool and a key with a secret: the whole body (capped), read before a slot is taken. */
 async function signedBody(
-  c: Context,
+  request: Request,
+  env: unknown,
   directory: PoolDirectory,
   pool: PoolRecord,
   key: PoolKeyRecord | null,
@@ -150,7 +165,7 @@ async function signedBody(
   if (!pool.originSigning || !key) return null;
   const secret = directory.signingSecret(key);
   if (!secret) return null;
-  return { body: await readBodyLimited(c.req.raw, limit, c.env), secret };
+  return { body: await readBodyLimited(request, limit, env), secret };
 }
 
 function signatureHeaders(
@@ -175,10 +190,10 @@ function signatureHeaders(
  * The caller's body as a stream, or null when the request has none. On Node the request
  * stream itself is piped (no web-stream round trip).
  */
-function streamedBody(c: Context, method: string): UpstreamBody {
+function streamedBody(request: Request, env: unknown, method: string): UpstreamBody {
   if (method === "GET" || method === "HEAD") return null;
-  const { incoming } = nodeBindings(c.env);
-  if (!incoming) return c.req.raw.body;
+  const { incoming } = nodeBindings(env);
+  if (!incoming) return request.body;
   // HTTP/1.1 framing: without a length or chunked encoding there is no body.
   const length = incoming.headers["content-length"];
   if ((length === undefined || length === "0") && !incoming.headers["transfer-encoding"])

@@ -1,13 +1,14 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import { poolKeyInAuthorization } from "../lock/caller-auth.js";
+import type { HeaderLookup } from "../lock/request-headers.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
 
 /** What shapes the headers of an origin request. */
 export interface UpstreamHeaderInput {
-  /** The caller's request headers. */
-  headers: Headers;
-  /** On Node, the same headers as `rawHeaders` name/value pairs (used for copying when given). */
+  /** The caller's request headers (copied from them when they are a web `Headers`). */
+  headers: HeaderLookup;
+  /** On Node, the same headers as `rawHeaders` name/value pairs (copied from them when given). */
   rawHeaders?: readonly string[] | undefined;
   /** The pool's managed credential, set on the way out (it replaces the caller's value). */
   credential: UpstreamCredential | null;
@@ -68,7 +69,7 @@ export function upstreamRequestHeaders(input: UpstreamHeaderInput): OutgoingHttp
     for (let i = 0; i + 1 < raw.length; i += 2) {
       copy((raw[i] as string).toLowerCase(), raw[i + 1] as string);
     }
-  } else {
+  } else if (headers instanceof Headers) {
     for (const [name, value] of headers) copy(name, value);
   }
   const length = input.bodyLength ?? headers.get("content-length");

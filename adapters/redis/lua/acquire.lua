@@ -1,8 +1,8 @@
--- acquire: ARGV[6] slot id, ARGV[7] waitMs. See SEMANTICS.md "acquire".
+-- acquire: ARGV[5] slot id, ARGV[6] waitMs. See SEMANTICS.md "acquire".
 -- Results: granted + slot + figures, queued + figures, rejected + reason + retryAfterMs
 -- (false: none) + figures. Figures are held, queued, limit.
-local slot_id = ARGV[6]
-local wait_ms = tonumber(ARGV[7])
+local slot_id = ARGV[5]
+local wait_ms = tonumber(ARGV[6])
 
 local p, moved = load_pool(pool_enc)
 if not p then return missing(moved) end
@@ -26,11 +26,9 @@ local function enqueue(waiting)
   return answer('queued', waiting + 1)
 end
 
-local waiting = waiter_count(p)
-if waiting > 0 then
-  serve(p)
-  waiting = waiter_count(p)
-end
+-- Nobody waits while `minwait` is absent (see serve in lib.lua).
+local waiting = p.minwait and waiter_count(p) or 0
+if waiting > 0 then waiting = waiting - serve(p) end
 if waiting > 0 then
   -- A newcomer never overtakes waiters; behind them no turn can be estimated.
   if wait_ms == 0 then return answer('rejected', waiting, 'concurrency', false) end

@@ -1,6 +1,6 @@
--- cancel: ARGV[6] slot id. A waiter leaves the queue; a holder means the handoff won the race.
+-- cancel: ARGV[5] slot id. A waiter leaves the queue; a holder means the handoff won the race.
 -- Results: cancelled, granted + slot, unknown.
-local slot_id = ARGV[6]
+local slot_id = ARGV[5]
 
 local p, moved = load_pool(pool_enc)
 if not p then return missing(moved) end

@@ -8,9 +8,11 @@
 -- with `end` at column 0; everything else at the top level is always included.
 --
 -- KEYS[1] group base. ARGV[1] now in ms, or '' to use the server's TIME; ARGV[2] id of the
--- calling process; ARGV[3] event channel prefix (a process listens on prefix .. its id);
--- ARGV[4] encoded pool name; ARGV[5] pool name.
--- Operation arguments start at ARGV[6].
+-- calling process; ARGV[3] encoded pool name; ARGV[4] pool name.
+-- Operation arguments start at ARGV[5].
+--
+-- Each process listens to the group's events on the sharded channel base .. K_EVENTS .. its
+-- id (same hash tag as the group's keys, so on Redis Cluster it lives where they do).
 --
 -- Replies are flat arrays (no JSON; replies.ts reads them): now, the wake-up instant (false:
 -- none), the number of event fields that follow, the caller's events, then the result,
@@ -18,7 +20,7 @@
 
 local base = KEYS[1]
 local caller = ARGV[2]
-local pool_enc = ARGV[4]
+local pool_enc = ARGV[3]
 
 local now
 if ARGV[1] ~= '' then
@@ -40,6 +42,8 @@ local LOG_SLACK = 128
 -- the caller's come back in the reply, the others' are published to their owners.
 local events = {}
 local owners = {}
+-- Whether a process listens to this group (see listening), per process id, for this call.
+local listeners = {}
 -- Earliest instant this group needs serving again (a lease deadline or a time gate opening).
 local wake = false
 -- The loaded pools of the group, in budget join order.
@@ -47,8 +51,9 @@ local group = {}
 -- Budget origin, read once per call: nil = not read yet, false = no shared ceiling.
 local budget_origin = nil
 
+-- An instant or a count as Redis stores it (Lua's own number-to-string keeps 14 digits).
 local function fmt(n)
-  return string.format('%.0f', n)
+  return string.format('%d', n)
 end
 
 local function opt_num(value)
@@ -79,11 +84,11 @@ end
 -- no script looks at the holders set to reclaim; it is also the group's next wake-up. A
 -- release leaves it early, which only wakes the group early (one serve, which moves it
 -- on); a grant earlier than it moves it (a wake-up too late would leave a dead process's
--- slots held). `trim` counts the grants trimmed off the log (see grant). `minwait` and
--- `moved` are read only where needed.
+-- slots held). `trim` counts the grants trimmed off the log (see grant), `minwait` is a
+-- lower bound of the waiters' deadlines (see serve). `moved` is read only where needed.
 local function load_pool(enc)
   local key = base .. K_POOL .. enc
-  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim')
+  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait')
   if not v[1] then return false, redis.call('HGET', key, 'moved') end
   local max, queue, term, timeout, rpm, reserved, in_budget, name =
     string.match(v[1], '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):(.*)$')
@@ -94,7 +99,7 @@ local function load_pool(enc)
     timeout = tonumber(timeout), rpm = opt_num(rpm), reserved = tonumber(reserved),
     in_budget = in_budget == '1', lconc = opt_num(lconc), lrpm = opt_num(lrpm),
     paused = tonumber(paused), logcap = tonumber(logcap), due = opt_num(v[3]),
-    trimmed = tonumber(v[4]) or 0,
+    trimmed = tonumber(v[4]) or 0, minwait = opt_num(v[5]),
     hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
     qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
   }
@@ -204,8 +209,8 @@ local function grant(p, slot_id, owner)
     redis.call('HSET', p.key, 'trim', fmt(p.trimmed))
   end
   redis.call('ZADD', p.hkey, lease_deadline, slot_id)
-  redis.call('HSET', p.skey, slot_id, fmt(seq) .. ':' .. fmt(now) .. ':' .. fmt(lease_deadline) ..
-    ':' .. fmt(request_deadline) .. ':' .. p.held .. ':' .. owner)
+  redis.call('HSET', p.skey, slot_id, string.format('%d:%d:%d:%d:%d:%s', seq, now,
+    lease_deadline, request_deadline, p.held, owner))
   return { slot_id, now, lease_deadline, request_deadline, p.held }
 end
 
@@ -271,31 +276,66 @@ local function parse_waiter(record)
   return tonumber(enqueued), tonumber(deadline), owner
 end
 
+-- Whether the process that queued a waiter still listens to this group's events. A process
+-- subscribes before its first call in a group and stays subscribed while it lives; when it
+-- dies, Redis drops its connection and with it the subscription. Its waiters are then
+-- skipped: a slot handed to them would sit unused until its lease ran out.
+local function listening(owner)
+  if owner == caller then return true end
+  local known = listeners[owner]
+  if known == nil then
+    known = redis.call('PUBSUB', 'SHARDNUMSUB', base .. K_EVENTS .. owner)[2] > 0
+    listeners[owner] = known
+  end
+  return known
+end
+
 local function drop_head(p, slot_id)
   redis.call('LPOP', p.qkey)
   redis.call('HDEL', p.wkey, slot_id)
 end
 
 -- Serves the queue head-first: expired waiters leave, the head is granted while it can be,
--- and a head blocked by a time gate asks for a wake-up when the gate opens.
+-- and a head blocked by a time gate asks for a wake-up when the gate opens. Answers how
+-- many waiters left the queue.
+--
+-- `minwait` is a lower bound of the waiters' deadlines, set whenever a waiter may be queued
+-- (enqueue sets it; only an empty queue clears it). Absent, nobody waits: nothing to read.
+-- While it lies ahead, no waiter has run out, so a blocked pool ends the turn without
+-- reading the queue.
 local function serve(p)
+  local served = 0
   while true do
+    if not p.minwait then return served end
+    if p.minwait >= now then
+      local blocked = obstacle(p)
+      if blocked then
+        if is_time_gate(blocked) then note_wake(now + gate_opens_in(p)) end
+        return served
+      end
+    end
     local head = redis.call('LINDEX', p.qkey, 0)
-    if not head then return end
+    if not head then
+      p.minwait = false
+      redis.call('HDEL', p.key, 'minwait')
+      return served
+    end
     local record = redis.call('HGET', p.wkey, head)
     if not record then
       redis.call('LPOP', p.qkey)
     else
       local enqueued_at, wait_deadline, owner = parse_waiter(record)
-      if wait_deadline < now then
+      if wait_deadline < now or not listening(owner) then
         drop_head(p, head)
+        served = served + 1
       else
         local blocked = obstacle(p)
         if blocked then
           if is_time_gate(blocked) then note_wake(now + gate_opens_in(p)) end
-          return
+          return served
         end
         drop_head(p, head)
+        served = served + 1
         local slot = grant(p, head, owner)
         local list = events_of(owner)
         list[#list + 1] = 'g'
@@ -366,8 +406,7 @@ end
 -- `minwait` is a lower bound of the waiters' deadlines, so the scan runs only when one of
 -- them has really run out.
 local function purge_expired_waiters(p)
-  local minwait = opt_num(redis.call('HGET', p.key, 'minwait'))
-  if not minwait or minwait >= now then return end
+  if not p.minwait or p.minwait >= now then return end
   local all = redis.call('HGETALL', p.wkey)
   local earliest = false
   for i = 1, #all, 2 do
@@ -379,15 +418,20 @@ local function purge_expired_waiters(p)
       earliest = wait_deadline
     end
   end
-  redis.call('HSET', p.key, 'minwait', earliest and fmt(earliest) or '')
+  p.minwait = earliest
+  if earliest then
+    redis.call('HSET', p.key, 'minwait', fmt(earliest))
+  else
+    redis.call('HDEL', p.key, 'minwait')
+  end
 end
 
 local function enqueue_waiter(p, slot_id, wait_ms)
   local wait_deadline = now + wait_ms
   redis.call('RPUSH', p.qkey, slot_id)
-  redis.call('HSET', p.wkey, slot_id, fmt(now) .. ':' .. fmt(wait_deadline) .. ':' .. caller)
-  local minwait = opt_num(redis.call('HGET', p.key, 'minwait'))
-  if not minwait or wait_deadline < minwait then
+  redis.call('HSET', p.wkey, slot_id, string.format('%d:%d:%s', now, wait_deadline, caller))
+  if not p.minwait or wait_deadline < p.minwait then
+    p.minwait = wait_deadline
     redis.call('HSET', p.key, 'minwait', fmt(wait_deadline))
   end
 end
@@ -418,7 +462,7 @@ local function finish(result)
       reply[3] = #list
       for i = 1, #list do reply[3 + i] = list[i] end
     else
-      redis.call('PUBLISH', ARGV[3] .. owner, cjson.encode(list))
+      redis.call('SPUBLISH', base .. K_EVENTS .. owner, cjson.encode(list))
     end
   end
   for i = 1, #result do reply[#reply + 1] = result[i] end

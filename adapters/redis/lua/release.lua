@@ -1,6 +1,6 @@
--- release: ARGV[6] slot id. Idempotent; frees the slot and serves waiters in the same call.
+-- release: ARGV[5] slot id. Idempotent; frees the slot and serves waiters in the same call.
 -- Results: released + 1 + slot, released + 0.
-local slot_id = ARGV[6]
+local slot_id = ARGV[5]
 
 local p, moved = load_pool(pool_enc)
 if not p then return missing(moved) end

@@ -1,6 +1,6 @@
--- renew: ARGV[6] slot id. Moves the lease to now + termMs, never past the request deadline.
+-- renew: ARGV[5] slot id. Moves the lease to now + termMs, never past the request deadline.
 -- Results: renewed + leaseDeadline, capped + requestDeadline, not_found.
-local slot_id = ARGV[6]
+local slot_id = ARGV[5]
 
 local p, moved = load_pool(pool_enc)
 if not p then return missing(moved) end

@@ -1,4 +1,4 @@
--- retirePool: ARGV[6] the tag of the group the pool moves to. Moves happen only while the
+-- retirePool: ARGV[5] the tag of the group the pool moves to. Moves happen only while the
 -- pool is idle (no holders, no live waiters): the state left here would otherwise split
 -- the limit. Leaves a forwarding record and hands back what was learned and the grant log.
 -- Results: retired + learned (3) + log length + log, busy + held + queued, absent + moved.
@@ -18,7 +18,7 @@ local log = redis.call('LRANGE', p.lkey, 0, p.logcap - 1)
 result[#result + 1] = #log
 for _, at in ipairs(log) do result[#result + 1] = at end
 delete_pool_state(p)
-redis.call('HSET', p.key, 'moved', ARGV[6])
+redis.call('HSET', p.key, 'moved', ARGV[5])
 local rest = {}
 for _, q in ipairs(group) do
   if q ~= p then rest[#rest + 1] = q end

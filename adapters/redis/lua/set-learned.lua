@@ -1,10 +1,10 @@
--- setLearned: ARGV[6] concurrency ('' = none), ARGV[7] rpm ('' = none), ARGV[8] pausedUntil.
+-- setLearned: ARGV[5] concurrency ('' = none), ARGV[6] rpm ('' = none), ARGV[7] pausedUntil.
 local p, moved = load_pool(pool_enc)
 if not p then return missing(moved) end
 
-p.lconc = opt_num(ARGV[6])
-p.lrpm = opt_num(ARGV[7])
-p.paused = tonumber(ARGV[8])
+p.lconc = opt_num(ARGV[5])
+p.lrpm = opt_num(ARGV[6])
+p.paused = tonumber(ARGV[7])
 local rpm = effective_rpm(p)
 if rpm and rpm > p.logcap then p.logcap = rpm end
 save_learned(p)

@@ -1,0 +1,61 @@
+import { InvalidArgumentError } from "../errors.js";
+import type { HeldSlot, PoolFigures } from "../store/types.js";
+import type { PoolEntry } from "./pool-registry.js";
+import type { PoolSettings } from "./settings.js";
+import type { AcquireOptions, SlotGrant } from "./types.js";
+
+/**
+ * A held slot as the caller sees it: the contract's lock grant plus live figures.
+ *
+ * @example
+ * ```ts
+ * const grant = toGrant(entry, result.slot, 0); // granted at once
+ * ```
+ */
+export function toGrant(entry: PoolEntry, slot: HeldSlot, queuedMs: number): SlotGrant {
+  const { settings } = entry;
+  return {
+    slotId: slot.slotId,
+    leaseDeadline: slot.leaseDeadline,
+    requestDeadline: slot.requestDeadline,
+    termMs: settings.termMs,
+    renewIntervalMs: settings.renewIntervalMs,
+    remainingSlots: Math.max(0, entry.limit - slot.heldAtGrant),
+    effectiveLimit: entry.limit,
+    queuedMs,
+  };
+}
+
+/**
+ * The queue wait to ask the store for: validated, clamped to the pool's queue timeout.
+ * Throws an `InvalidArgumentError` for a negative or fractional `waitMs`.
+ *
+ * @example
+ * ```ts
+ * waitBudget(settings, { waitMs: 60_000 }); // settings.queue.timeoutMs when that is shorter
+ * ```
+ */
+export function waitBudget(settings: PoolSettings, options: AcquireOptions): number {
+  const { waitMs, noQueue } = options;
+  if (waitMs !== undefined && (!Number.isSafeInteger(waitMs) || waitMs < 0)) {
+    throw new InvalidArgumentError(
+      `waitMs must be a non-negative integer of milliseconds, got ${String(waitMs)}.`,
+    );
+  }
+  if (noQueue || !waitMs) return 0;
+  return Math.min(waitMs, settings.queue.timeoutMs);
+}
+
+/**
+ * Keeps the figures of the store's latest answer on the pool entry (learning reads them).
+ *
+ * @example
+ * ```ts
+ * noteFigures(entry, result.figures);
+ * ```
+ */
+export function noteFigures(entry: PoolEntry, figures: PoolFigures): void {
+  entry.held = figures.held;
+  entry.queued = figures.queued;
+  entry.limit = figures.limit;
+}

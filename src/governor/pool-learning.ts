@@ -1,0 +1,57 @@
+import { learn, toLearnedLimits } from "../learning/learner.js";
+import { parseOutcome } from "../learning/parse-outcome.js";
+import type { OutcomeReport } from "../learning/types.js";
+import type { HeldSlot, LearnedLimits, MaybePromise, SlotStore } from "../store/types.js";
+import type { PoolEntry } from "./pool-registry.js";
+
+/**
+ * Feeds one released slot's upstream outcome to the pool's learner, and writes the learned
+ * limits to the store when they changed. Answers synchronously when nothing is written or
+ * the store answers synchronously.
+ *
+ * @example
+ * ```ts
+ * await learnFromOutcome(store, entry, releasedSlot, { status: 429, headers }, clock.now());
+ * ```
+ */
+export function learnFromOutcome(
+  store: SlotStore,
+  entry: PoolEntry,
+  slot: HeldSlot,
+  report: OutcomeReport,
+  now: number,
+): MaybePromise<void> {
+  const outcome = parseOutcome(report, now);
+  if (outcome.throttled) entry.meter.throttled(now, Math.max(1, report.throttled ?? 0));
+  const { settings } = entry;
+  const next = learn(entry.learner, outcome, {
+    now,
+    maxConcurrent: settings.maxConcurrent,
+    adaptive: settings.adaptive,
+    held: entry.held,
+    queued: entry.queued,
+    slot,
+  });
+  if (next === entry.learner) return;
+  entry.learner = next;
+  return pushLearned(store, entry);
+}
+
+/**
+ * Writes the pool's learned limits to the store when they differ from what it has.
+ *
+ * @example
+ * ```ts
+ * await pushLearned(store, entry); // after a (re)definition of the pool
+ * ```
+ */
+export function pushLearned(store: SlotStore, entry: PoolEntry): MaybePromise<void> {
+  const limits = toLearnedLimits(entry.learner, entry.settings.maxConcurrent);
+  if (sameLimits(limits, entry.learnedInStore)) return;
+  entry.learnedInStore = limits;
+  return store.setLearned(entry.name, limits);
+}
+
+function sameLimits(a: LearnedLimits, b: LearnedLimits): boolean {
+  return a.concurrency === b.concurrency && a.rpm === b.rpm && a.pausedUntil === b.pausedUntil;
+}
