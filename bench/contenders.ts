@@ -8,9 +8,8 @@ export const BENCH_CONCURRENCY = 8;
 
 /**
  * Sluice's RPM gate in the throughput bench: large enough never to bind (a round is far below
- * it), small enough that the gate's ring buffer stays modest. The schema accepts any positive
- * integer, but the memory store's grant log allocates 8 bytes per unit of rpm up front, so
- * `rpm: 1e9` would reserve an 8 GB array.
+ * it). The gate stays exact, so the memory store's grant log keeps every grant of the last
+ * minute (8 bytes each, grown on demand), up to `rpm` of them.
  */
 export const BENCH_RPM = 1_000_000;
 

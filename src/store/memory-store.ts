@@ -1,7 +1,8 @@
 import type { Clock, TimerHandle } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
 import { PoolNotFoundError } from "../errors.js";
-import { GrantLog } from "./grant-log.js";
+import type { BudgetState, Obstacle, PoolState } from "./memory-pool-state.js";
+import { budgetAdmits, isTimeGate, newPoolState, refreshLimits } from "./memory-pool-state.js";
 import type {
   HeldSlot,
   LearnedLimits,
@@ -16,42 +17,12 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "./types.js";
-import { Waiter, WaiterQueue } from "./waiter-queue.js";
-
-type Obstacle = "concurrency" | "budget" | "paused" | "rpm";
-
-interface PoolState {
-  name: string;
-  config: StorePoolConfig;
-  learned: LearnedLimits;
-  /** Insertion order is grant order. */
-  holders: Map<string, HeldSlot>;
-  waiters: WaiterQueue;
-  /** `effectiveLimit` and `effectiveRpm` of SEMANTICS.md, kept current by upsertPool and setLearned. */
-  limit: number;
-  rpm: number | null;
-  grantLog: GrantLog;
-  budget: BudgetState | null;
-  gateTimer: TimerHandle | null;
-  gateTimerAt: number;
-}
-
-interface BudgetState {
-  name: string;
-  origin: number | null;
-  /** Join order: the order sibling pools are served after a release. */
-  members: Set<PoolState>;
-}
+import { Waiter } from "./waiter-queue.js";
 
 const NOT_RELEASED: StoreReleaseResult = Object.freeze({ released: false });
 const NOT_FOUND: StoreRenewResult = Object.freeze({ type: "not_found" });
 const UNKNOWN: StoreCancelResult = Object.freeze({ type: "unknown" });
 const CANCELLED: StoreCancelResult = Object.freeze({ type: "cancelled" });
-const NOTHING_LEARNED: LearnedLimits = Object.freeze({
-  concurrency: null,
-  rpm: null,
-  pausedUntil: 0,
-});
 
 /**
  * The reference {@link SlotStore}: all state in this process, every operation synchronous
@@ -104,24 +75,12 @@ export class MemorySlotStore implements SlotStore {
   upsertPool(name: string, config: StorePoolConfig): void {
     let pool = this.pools.get(name);
     if (!pool) {
-      pool = {
-        name,
-        config,
-        learned: NOTHING_LEARNED,
-        holders: new Map(),
-        waiters: new WaiterQueue(),
-        limit: config.maxConcurrent,
-        rpm: config.rpm,
-        grantLog: new GrantLog(),
-        budget: null,
-        gateTimer: null,
-        gateTimerAt: Number.POSITIVE_INFINITY,
-      };
+      pool = newPoolState(name, config);
       this.pools.set(name, pool);
     }
     pool.config = { ...config, budget: config.budget ? { ...config.budget } : null };
     this.joinBudget(pool, config.budget?.id ?? null);
-    this.refreshLimits(pool);
+    refreshLimits(pool);
     this.serveAround(pool, this.clock.now());
   }
 
@@ -212,7 +171,7 @@ export class MemorySlotStore implements SlotStore {
     const pool = this.pools.get(name);
     if (!pool) throw new PoolNotFoundError(name);
     pool.learned = { ...learned };
-    this.refreshLimits(pool);
+    refreshLimits(pool);
     this.serveAround(pool, this.clock.now());
   }
 
@@ -269,7 +228,7 @@ export class MemorySlotStore implements SlotStore {
 
   private obstacle(pool: PoolState, now: number): Obstacle | null {
     if (pool.holders.size >= pool.limit) return "concurrency";
-    if (!this.budgetAdmits(pool)) return "budget";
+    if (!budgetAdmits(pool)) return "budget";
     if (now < pool.learned.pausedUntil) return "paused";
     const rpm = pool.rpm;
     if (rpm !== null && pool.grantLog.waitMs(now, rpm) > 0) return "rpm";
@@ -281,24 +240,6 @@ export class MemorySlotStore implements SlotStore {
     const rpm = pool.rpm;
     const rpmWait = rpm === null ? 0 : pool.grantLog.waitMs(now, rpm);
     return Math.max(pausedFor, rpmWait);
-  }
-
-  private budgetAdmits(pool: PoolState): boolean {
-    const budget = pool.budget;
-    if (!budget || budget.origin === null) return true;
-    let heldTotal = 0;
-    let reservedTotal = 0;
-    let borrowed = 0;
-    for (const member of budget.members) {
-      const held = member.holders.size;
-      const reserved = member.config.budget?.reservedConcurrent ?? 0;
-      heldTotal += held;
-      reservedTotal += reserved;
-      if (held > reserved) borrowed += held - reserved;
-    }
-    if (heldTotal >= budget.origin) return false;
-    if (pool.holders.size < (pool.config.budget?.reservedConcurrent ?? 0)) return true;
-    return borrowed < Math.max(0, budget.origin - reservedTotal);
   }
 
   /** Serves the pool's queue head-first; see "Serving waiters" in SEMANTICS.md. */
@@ -416,27 +357,4 @@ export class MemorySlotStore implements SlotStore {
       pool.budget.members.add(pool);
     }
   }
-
-  private refreshLimits(pool: PoolState): void {
-    pool.limit = effectiveLimit(pool);
-    pool.rpm = effectiveRpm(pool);
-    if (pool.rpm !== null) pool.grantLog.ensureCapacity(pool.rpm);
-  }
-}
-
-function isTimeGate(obstacle: Obstacle): obstacle is "paused" | "rpm" {
-  return obstacle === "paused" || obstacle === "rpm";
-}
-
-function effectiveLimit(pool: PoolState): number {
-  const learned = pool.learned.concurrency;
-  const max = pool.config.maxConcurrent;
-  return learned === null ? max : Math.min(max, learned);
-}
-
-function effectiveRpm(pool: PoolState): number | null {
-  const configured = pool.config.rpm;
-  const learned = pool.learned.rpm;
-  if (configured === null) return learned;
-  return learned === null ? configured : Math.min(configured, learned);
 }

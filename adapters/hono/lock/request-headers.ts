@@ -29,15 +29,18 @@ class RawHeaderLookup implements HeaderLookup {
   }
 }
 
+const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+function isHttpWhitespace(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
+}
+
 /** Headers normalises values by stripping leading and trailing HTTP whitespace; so does this. */
 function trimHttpWhitespace(value: string): string {
-  const first = value.charCodeAt(0);
-  const last = value.charCodeAt(value.length - 1);
+  if (value.length === 0) return value;
   const padded =
-    first === 32 || first === 9 || first === 10 || first === 13 || last === 32 || last === 9;
-  return padded || last === 10 || last === 13
-    ? value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "")
-    : value;
+    isHttpWhitespace(value.charCodeAt(0)) || isHttpWhitespace(value.charCodeAt(value.length - 1));
+  return padded ? value.replace(EDGE_WHITESPACE, "") : value;
 }
 
 /**

@@ -15,7 +15,7 @@ local function answer(kind, waiting, reason, retry_after, slot)
     result[#result + 1] = reason
     result[#result + 1] = retry_after
   end
-  result[#result + 1] = p.held
+  result[#result + 1] = holders(p)
   result[#result + 1] = waiting
   result[#result + 1] = effective_limit(p)
   return finish(result)

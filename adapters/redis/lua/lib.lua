@@ -103,8 +103,14 @@ local function load_pool(enc)
     hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
     qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
   }
-  p.held = redis.call('ZCARD', p.hkey)
   return p
+end
+
+-- The number of holders, counted on first use (a release nobody waits for never needs it).
+-- Once counted, every change to the holders set updates it; before, ZCARD sees the changes.
+local function holders(p)
+  if not p.held then p.held = redis.call('ZCARD', p.hkey) end
+  return p.held
 end
 
 -- Writes `lrn` back (%.17g: learned values are kept exactly, fractions included).
@@ -162,17 +168,18 @@ local function budget_admits(p)
   if not cap then return true end
   local held_total, reserved_total, borrowed = 0, 0, 0
   for _, q in ipairs(group) do
-    held_total = held_total + q.held
+    local held = holders(q)
+    held_total = held_total + held
     reserved_total = reserved_total + q.reserved
-    if q.held > q.reserved then borrowed = borrowed + q.held - q.reserved end
+    if held > q.reserved then borrowed = borrowed + held - q.reserved end
   end
   if held_total >= cap then return false end
-  if p.held < p.reserved then return true end
+  if holders(p) < p.reserved then return true end
   return borrowed < math.max(0, cap - reserved_total)
 end
 
 local function obstacle(p)
-  if p.held >= effective_limit(p) then return 'concurrency' end
+  if holders(p) >= effective_limit(p) then return 'concurrency' end
   if not budget_admits(p) then return 'budget' end
   if now < p.paused then return 'paused' end
   if rpm_wait(p) > 0 then return 'rpm' end
@@ -196,7 +203,7 @@ end
 local function grant(p, slot_id, owner)
   local request_deadline = now + p.timeout
   local lease_deadline = math.min(now + p.term, request_deadline)
-  p.held = p.held + 1
+  p.held = holders(p) + 1
   if not p.due or lease_deadline < p.due then
     p.due = lease_deadline
     redis.call('HSET', p.key, 'due', fmt(lease_deadline))
@@ -227,7 +234,7 @@ end
 local function drop_holder(p, slot_id)
   redis.call('ZREM', p.hkey, slot_id)
   redis.call('HDEL', p.skey, slot_id)
-  p.held = p.held - 1
+  if p.held then p.held = p.held - 1 end
 end
 
 -- Reclaims the leases that ran out (deadline <= now); free while `due` lies ahead. Then
@@ -251,7 +258,7 @@ local function reclaim(p)
         table.insert(by_owner[owner], slot_id)
       end
     end
-    p.held = p.held - #expired
+    if p.held then p.held = p.held - #expired end
     for _, owner in ipairs(order) do
       local list, ids = events_of(owner), by_owner[owner]
       list[#list + 1] = 'r'
@@ -261,7 +268,7 @@ local function reclaim(p)
     end
   end
   p.due = false
-  if p.held > 0 then
+  if holders(p) > 0 then
     p.due = tonumber(redis.call('ZRANGE', p.hkey, 0, 0, 'WITHSCORES')[2])
     redis.call('HSET', p.key, 'due', fmt(p.due))
   else

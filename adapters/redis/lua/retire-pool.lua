@@ -8,7 +8,7 @@ load_group(p)
 serve(p)
 purge_expired_waiters(p)
 local queued = waiter_count(p)
-if p.held > 0 or queued > 0 then
+if holders(p) > 0 or queued > 0 then
   return finish({ 'busy', p.held, queued })
 end
 

@@ -12,7 +12,7 @@ for i = 1, #records, 2 do
 end
 table.sort(ordered, function(a, b) return a.seq < b.seq end)
 
-local result = { 'snapshot', p.held, waiter_count(p), effective_limit(p) }
+local result = { 'snapshot', holders(p), waiter_count(p), effective_limit(p) }
 push_learned(result, p)
 result[#result + 1] = #ordered
 for _, entry in ipairs(ordered) do result[#result + 1] = entry.id end
