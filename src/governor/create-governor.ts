@@ -158,7 +158,12 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
       caller.slotId = newSlotId();
       caller.waitMs = waitMs;
       caller.enqueuedAt = now;
-      const answer = this.store.acquire(pool, { slotId: caller.slotId, waitMs, waiter: caller });
+      const answer = this.store.acquire(pool, {
+        slotId: caller.slotId,
+        waitMs,
+        waiter: caller,
+        now: this.sharesClock ? now : undefined,
+      });
       if (answer instanceof Promise) {
         answer.then(
           (result) => {

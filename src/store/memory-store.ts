@@ -95,7 +95,7 @@ export class MemorySlotStore implements SlotStore {
   acquire(name: string, request: StoreAcquireRequest): StoreAcquireResult {
     const pool = this.pools.get(name);
     if (!pool) throw new PoolNotFoundError(name);
-    const now = this.clock.now();
+    const now = request.now ?? this.clock.now();
     const { waitMs } = request;
     const queueSize = pool.config.queueSize;
     if (pool.waiters.size > 0) {
@@ -206,7 +206,7 @@ export class MemorySlotStore implements SlotStore {
   }
 
   private enqueue(pool: PoolState, request: StoreAcquireRequest, now: number): StoreAcquireResult {
-    pool.waiters.push(new Waiter(request.slotId, now, now + request.waitMs, request.waiter));
+    pool.waiters.push(new Waiter(request.slotId, now, request.waitMs, request.waiter));
     return { type: "queued", figures: this.figures(pool) };
   }
 

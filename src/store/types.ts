@@ -83,6 +83,12 @@ export interface StoreAcquireRequest {
    * a lookup by slot id. Other stores ignore it.
    */
   waiter?: unknown;
+  /**
+   * A reading of this store's own clock taken just before the call, by a caller that shares
+   * the clock (a governor over the memory store): the store uses it instead of reading again.
+   * Stores with a clock of their own (Redis) ignore it.
+   */
+  now?: number;
 }
 
 export type StoreRenewResult =

@@ -6,10 +6,15 @@ export class Waiter {
   constructor(
     readonly slotId: string,
     readonly enqueuedAt: number,
-    readonly waitDeadline: number,
+    /** The wait budget (ms): a small integer, so no number box per waiter as a deadline needs. */
+    readonly waitMs: number,
     /** The request's opaque `waiter`, handed back with the handoff. */
     readonly token: unknown,
   ) {}
+
+  get waitDeadline(): number {
+    return this.enqueuedAt + this.waitMs;
+  }
 }
 
 /**
@@ -20,13 +25,14 @@ export class Waiter {
  * @example
  * ```ts
  * const queue = new WaiterQueue();
- * queue.push(new Waiter("w1", now, now + 5_000));
+ * queue.push(new Waiter("w1", now, 5_000, caller));
  * const head = queue.peek(); // w1
  * queue.remove("w1"); // true: cancelled
  * ```
  */
 export class WaiterQueue {
-  private items: Waiter[] = [];
+  /** Entries before `head` are cleared: a served waiter (and its caller) is not kept alive. */
+  private items: (Waiter | undefined)[] = [];
   private head = 0;
   private live = 0;
   private index: Map<string, Waiter> | null = null;
@@ -48,6 +54,7 @@ export class WaiterQueue {
     while (this.head < items.length) {
       const head = items[this.head]!;
       if (head.live) return head;
+      items[this.head] = undefined;
       this.head++;
     }
     return undefined;
@@ -58,6 +65,7 @@ export class WaiterQueue {
     const head = this.items[this.head]!;
     head.live = false;
     this.index?.delete(head.slotId);
+    this.items[this.head] = undefined;
     this.head++;
     this.live--;
     this.tidy();

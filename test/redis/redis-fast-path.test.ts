@@ -167,22 +167,27 @@ describe.skipIf(!available)("RedisSlotStore shortcuts", () => {
 
   it("counts holders exactly when a release also reclaims, and serves every waiter it can", async () => {
     const start = 1_700_000_000_000;
+    const pool = { ...POOL, maxConcurrent: 2 };
+    // Each process's clock moves only when told to; the releaser defines the pool before
+    // any slot is held, so no wake-up timer of its own reclaims ahead of its release.
     const owner = await open(new ManualClock(start));
-    await owner.store.upsertPool("llm", { ...POOL, maxConcurrent: 2 });
+    const releaserClock = new ManualClock(start);
+    const releaser = await open(releaserClock);
+    await owner.store.upsertPool("llm", pool);
+    await releaser.store.upsertPool("llm", pool);
     await owner.store.acquire("llm", { slotId: "s1", waitMs: 0 }); // lease: start + 10 s
     await owner.store.acquire("llm", { slotId: "s2", waitMs: 0 });
     await owner.store.acquire("llm", { slotId: "w1", waitMs: 60_000 });
     await owner.store.acquire("llm", { slotId: "w2", waitMs: 60_000 });
+    const renewer = await open(new ManualClock(start + 9_500));
+    await renewer.store.upsertPool("llm", pool);
+    expect(await renewer.store.renew("llm", "s2")).toEqual({
+      type: "renewed",
+      leaseDeadline: start + 19_500,
+    });
 
-    // Processes whose clocks are later: one renews s2 (lease: start + 19.5 s), one releases
-    // it 0.5 s after s1's lease ran out: that script reclaims s1 (w1 gets it) and frees s2
-    // (w2 gets it).
-    const later = await open(new ManualClock(start + 9_500));
-    await later.store.upsertPool("llm", { ...POOL, maxConcurrent: 2 });
-    expect(await later.store.renew("llm", "s2")).toMatchObject({ type: "renewed" });
-    await later.store.whenIdle();
-    const releaser = await open(new ManualClock(start + 10_500));
-    await releaser.store.upsertPool("llm", { ...POOL, maxConcurrent: 2 });
+    // 0.5 s after s1's lease ran out, one script reclaims s1 (w1 gets it) and frees s2 (w2).
+    await releaserClock.advance(10_500);
     expect(await releaser.store.release("llm", "s2")).toMatchObject({ released: true });
     await expect.poll(() => owner.grants.map((slot) => slot.slotId)).toEqual(["w1", "w2"]);
     expect((await releaser.store.snapshot("llm"))?.slotIds).toEqual(["w1", "w2"]);

@@ -297,14 +297,10 @@ local function listening(owner)
   return known
 end
 
-local function drop_head(p, slot_id)
-  redis.call('LPOP', p.qkey)
-  redis.call('HDEL', p.wkey, slot_id)
-end
-
--- Serves the queue head-first: expired waiters leave, the head is granted while it can be,
--- and a head blocked by a time gate asks for a wake-up when the gate opens. Answers how
--- many waiters left the queue.
+-- Serves the queue head-first: waiters whose wait ran out or whose process stopped
+-- listening (see listening) leave, the head is granted while it can be, and a head blocked
+-- by a time gate asks for a wake-up when the gate opens. Answers how many waiters left the
+-- queue.
 --
 -- `minwait` is a lower bound of the waiters' deadlines, set whenever a waiter may be queued
 -- (enqueue sets it; only an empty queue clears it). Absent, nobody waits: nothing to read.
@@ -314,14 +310,23 @@ local function serve(p)
   local served = 0
   while true do
     if not p.minwait then return served end
+    -- `free`: the pool can grant now, so the head leaves the queue whatever it turns out to be
+    -- (taken with one LPOP instead of a look and a pop).
+    local free = false
     if p.minwait >= now then
       local blocked = obstacle(p)
       if blocked then
         if is_time_gate(blocked) then note_wake(now + gate_opens_in(p)) end
         return served
       end
+      free = true
     end
-    local head = redis.call('LINDEX', p.qkey, 0)
+    local head
+    if free then
+      head = redis.call('LPOP', p.qkey)
+    else
+      head = redis.call('LINDEX', p.qkey, 0)
+    end
     if not head then
       p.minwait = false
       redis.call('HDEL', p.key, 'minwait')
@@ -329,20 +334,21 @@ local function serve(p)
     end
     local record = redis.call('HGET', p.wkey, head)
     if not record then
-      redis.call('LPOP', p.qkey)
+      if not free then redis.call('LPOP', p.qkey) end
     else
       local enqueued_at, wait_deadline, owner = parse_waiter(record)
-      if wait_deadline < now or not listening(owner) then
-        drop_head(p, head)
-        served = served + 1
-      else
+      local leaves = wait_deadline < now or not listening(owner)
+      if not leaves and not free then
         local blocked = obstacle(p)
         if blocked then
           if is_time_gate(blocked) then note_wake(now + gate_opens_in(p)) end
           return served
         end
-        drop_head(p, head)
-        served = served + 1
+      end
+      if not free then redis.call('LPOP', p.qkey) end
+      redis.call('HDEL', p.wkey, head)
+      served = served + 1
+      if not leaves then
         local slot = grant(p, head, owner)
         local list = events_of(owner)
         list[#list + 1] = 'g'
