@@ -8,7 +8,6 @@ import {
   SlotCappedError,
   SlotNotFoundError,
 } from "../errors.js";
-import { initialLearnerState } from "../learning/learner.js";
 import { validateOutcomeReport } from "../learning/parse-outcome.js";
 import type { OutcomeReport } from "../learning/types.js";
 import { MetricsRecorder } from "../metrics/recorder.js";
@@ -25,9 +24,10 @@ import { fetchWithinHold } from "./governed-fetch.js";
 import { noteFigures, toGrant, waitBudget } from "./grants.js";
 import { Holds } from "./holds.js";
 import type { HoldOwner, LocalHold } from "./local-hold.js";
-import { learnFromOutcome, pushLearned } from "./pool-learning.js";
+import { learnFromOutcome, pushLearned, resetLearning } from "./pool-learning.js";
 import type { PoolEntry } from "./pool-registry.js";
-import { NOTHING_LEARNED, PoolRegistry, toStoreConfig } from "./pool-registry.js";
+import { PoolRegistry, toPoolStatus, toStoreConfig } from "./pool-registry.js";
+import { ignore, releaseQuietly } from "./release-quietly.js";
 import { RunStarter, startHold } from "./run-starter.js";
 import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
 import { BudgetSettingsSchema, parseOrThrow, parsePoolSettings } from "./settings.js";
@@ -187,6 +187,12 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     const entry = caller.entry!;
     noteFigures(entry, result.figures);
     if (result.type === "granted") {
+      if (caller.signal?.aborted) {
+        // Aborted while the store was answering: nobody takes the slot, it goes straight back.
+        releaseQuietly(this.store, entry.name, caller.slotId);
+        caller.failed(new AbortedError(caller.signal.reason));
+        return;
+      }
       entry.meter.admitted(caller.enqueuedAt, 0);
       caller.granted(toGrant(entry, result.slot, 0));
     } else if (result.type === "rejected") {
@@ -268,28 +274,19 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     init: RequestInit & AcquireOptions = {},
   ): Promise<Response> {
     const { waitMs, noQueue, signal, ...requestInit } = init;
-    const hold = await this.hold(pool, { waitMs, noQueue, signal: signal ?? undefined });
+    const options = { waitMs, noQueue, signal: signal ?? undefined };
+    const grant = await this.acquire(pool, options);
+    const hold = startHold(this.holds, this, pool, grant, options.signal, this.clock.now());
     return fetchWithinHold(hold, input, requestInit);
   }
 
   async status(pool: string): Promise<PoolStatus> {
     const entry = this.registry.get(pool);
-    const snapshot = await this.store.snapshot(pool);
-    return {
-      pool,
-      settings: entry.settings,
-      held: snapshot?.held ?? 0,
-      queued: snapshot?.queued ?? 0,
-      effectiveLimit: snapshot?.limit ?? entry.settings.maxConcurrent,
-      learned: snapshot?.learned ?? NOTHING_LEARNED,
-    };
+    return toPoolStatus(entry, await this.store.snapshot(pool));
   }
 
   async resetLearned(pool: string): Promise<void> {
-    const entry = this.registry.get(pool);
-    entry.learner = initialLearnerState();
-    entry.learnedInStore = NOTHING_LEARNED;
-    await this.store.setLearned(pool, NOTHING_LEARNED);
+    await resetLearning(this.store, this.registry.get(pool));
   }
 
   async close(): Promise<void> {
@@ -312,11 +309,4 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     // A failed release is left to the lease too.
     if (answer instanceof Promise) return answer.then(ignore, ignore);
   }
-
-  private async hold(pool: string, options: AcquireOptions | undefined): Promise<LocalHold> {
-    const grant = await this.acquire(pool, options);
-    return startHold(this.holds, this, pool, grant, options?.signal, this.clock.now());
-  }
 }
-
-function ignore(): void {}

@@ -1,8 +1,9 @@
-import { learn, toLearnedLimits } from "../learning/learner.js";
+import { initialLearnerState, learn, toLearnedLimits } from "../learning/learner.js";
 import { parseOutcome } from "../learning/parse-outcome.js";
 import type { OutcomeReport } from "../learning/types.js";
 import type { HeldSlot, LearnedLimits, MaybePromise, SlotStore } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
+import { NOTHING_LEARNED } from "./pool-registry.js";
 
 /**
  * Feeds one released slot's upstream outcome to the pool's learner, and writes the learned
@@ -50,6 +51,20 @@ export function pushLearned(store: SlotStore, entry: PoolEntry): MaybePromise<vo
   if (sameLimits(limits, entry.learnedInStore)) return;
   entry.learnedInStore = limits;
   return store.setLearned(entry.name, limits);
+}
+
+/**
+ * Forgets what the pool learned: its limits return to the configuration, in the store too.
+ *
+ * @example
+ * ```ts
+ * await resetLearning(store, entry);
+ * ```
+ */
+export function resetLearning(store: SlotStore, entry: PoolEntry): MaybePromise<void> {
+  entry.learner = initialLearnerState();
+  entry.learnedInStore = NOTHING_LEARNED;
+  return store.setLearned(entry.name, NOTHING_LEARNED);
 }
 
 function sameLimits(a: LearnedLimits, b: LearnedLimits): boolean {

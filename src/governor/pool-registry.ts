@@ -3,8 +3,9 @@ import type { LearnerState } from "../learning/learner.js";
 import { initialLearnerState } from "../learning/learner.js";
 import type { PoolMeter } from "../metrics/pool-meter.js";
 import type { MetricsRecorder } from "../metrics/recorder.js";
-import type { LearnedLimits, StorePoolConfig } from "../store/types.js";
+import type { LearnedLimits, PoolSnapshot, StorePoolConfig } from "../store/types.js";
 import type { BudgetSettings, PoolSettings } from "./settings.js";
+import type { PoolStatus } from "./types.js";
 
 /** What the governor keeps about one pool in this process. */
 export interface PoolEntry {
@@ -126,5 +127,24 @@ export function toStoreConfig(settings: PoolSettings): StorePoolConfig {
     requestTimeoutMs: settings.requestTimeoutMs,
     rpm: settings.rpm,
     budget: settings.budget ? { ...settings.budget } : null,
+  };
+}
+
+/**
+ * A pool's status from its entry and the store's snapshot (null when the store lost the pool).
+ *
+ * @example
+ * ```ts
+ * const status = toPoolStatus(entry, await store.snapshot("llm"));
+ * ```
+ */
+export function toPoolStatus(entry: PoolEntry, snapshot: PoolSnapshot | null): PoolStatus {
+  return {
+    pool: entry.name,
+    settings: entry.settings,
+    held: snapshot?.held ?? 0,
+    queued: snapshot?.queued ?? 0,
+    effectiveLimit: snapshot?.limit ?? entry.settings.maxConcurrent,
+    learned: snapshot?.learned ?? NOTHING_LEARNED,
   };
 }

@@ -5,6 +5,7 @@ import type { HeldSlot, SlotStore, StoreCancelResult } from "../store/types.js";
 import { Caller } from "./caller.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { PoolEntry } from "./pool-registry.js";
+import { releaseQuietly } from "./release-quietly.js";
 import type { SlotGrant } from "./types.js";
 
 /** How a granted slot becomes a caller's grant (owned by the governor). */
@@ -56,6 +57,12 @@ export class WaitingRoom {
     const early = waiter.handoff ?? this.takeEarlyGrant(waiter.slotId);
     if (early) {
       waiter.handoff = undefined;
+      if (waiter.signal?.aborted) {
+        // Aborted before the store's answers arrived: the slot handed over goes back.
+        this.settleAborted(waiter);
+        this.giveBack(waiter);
+        return;
+      }
       this.settleGranted(waiter, early.slot, early.queuedMs);
       return;
     }
@@ -231,13 +238,6 @@ export class WaitingRoom {
   }
 
   private giveBack(waiter: Caller): void {
-    try {
-      const answer = this.store.release(waiter.entry!.name, waiter.slotId);
-      if (answer instanceof Promise) answer.catch(ignore);
-    } catch {
-      // The store is unreachable: the lease frees the slot within one term.
-    }
+    releaseQuietly(this.store, waiter.entry!.name, waiter.slotId);
   }
 }
-
-function ignore(): void {}

@@ -3,7 +3,7 @@ import { flushMicrotasks, ManualClock } from "../../src/clock/manual-clock.js";
 import { AbortedError } from "../../src/errors.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
-import type { SlotStore, StoreCancelResult } from "../../src/store/types.js";
+import type { SlotStore, StoreAcquireResult, StoreCancelResult } from "../../src/store/types.js";
 import { track } from "./helpers.js";
 
 /**
@@ -101,6 +101,62 @@ describe("a wait that runs out while the slot is handed over", () => {
     // The store still queues the rejected caller: the release hands it the slot, which comes back.
     await store.release("p", holder.slotId);
     await flushMicrotasks();
+    expect(await store.snapshot("p")).toMatchObject({ held: 0, queued: 0 });
+  });
+});
+
+/** The memory store whose acquire answers arrive only when the test says so (the work is done at once). */
+function storeWithLateAcquireAnswers(clock: ManualClock) {
+  const store: SlotStore = new MemorySlotStore({ clock });
+  const acquireNow = store.acquire.bind(store);
+  const held: (() => void)[] = [];
+  let holdAnswers = false;
+  store.acquire = (pool, request) => {
+    const result = acquireNow(pool, request) as StoreAcquireResult;
+    if (!holdAnswers) return result;
+    return new Promise<StoreAcquireResult>((resolve) => held.push(() => resolve(result)));
+  };
+  const answerAcquires = async () => {
+    for (const answer of held.splice(0)) answer();
+    await flushMicrotasks();
+  };
+  const startHolding = () => {
+    holdAnswers = true;
+  };
+  return { store, answerAcquires, holdAnswers: startHolding };
+}
+
+describe("an abort while the store's answer to an acquire is on its way", () => {
+  async function setupLate() {
+    const clock = new ManualClock(1_000_000);
+    const late = storeWithLateAcquireAnswers(clock);
+    const governor = createGovernor({ clock, store: late.store });
+    await governor.definePool("p", { maxConcurrent: 1, queue: { size: 5, timeoutMs: 5_000 } });
+    return { clock, governor, ...late };
+  }
+
+  it("rejects a caller granted at once, and frees its slot", async () => {
+    const { store, governor, answerAcquires, holdAnswers } = await setupLate();
+    holdAnswers();
+    const controller = new AbortController();
+    const caller = track(governor.acquire("p", { signal: controller.signal }));
+    controller.abort();
+    await answerAcquires();
+    await expect(caller.promise).rejects.toBeInstanceOf(AbortedError);
+    expect(await store.snapshot("p")).toMatchObject({ held: 0, queued: 0 });
+  });
+
+  it("rejects a queued caller handed a slot before the answer, and frees the slot", async () => {
+    const { store, governor, answerAcquires, holdAnswers } = await setupLate();
+    const holder = await governor.acquire("p");
+    holdAnswers();
+    const controller = new AbortController();
+    const caller = track(governor.acquire("p", { waitMs: 1_000, signal: controller.signal }));
+    // The store queued the caller and hands it the freed slot before its "queued" answer lands.
+    await governor.release("p", holder.slotId);
+    controller.abort();
+    await answerAcquires();
+    await expect(caller.promise).rejects.toBeInstanceOf(AbortedError);
     expect(await store.snapshot("p")).toMatchObject({ held: 0, queued: 0 });
   });
 });

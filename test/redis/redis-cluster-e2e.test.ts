@@ -23,8 +23,12 @@ const POOLS = ["e2e-a", "e2e-b"] as const;
 /** Each pool's limit, and the budget's ceiling over both (lower than their sum, so it binds). */
 const POOL_LIMIT = 6;
 const BUDGET_LIMIT = 8;
-/** A short lease, so "reclaimed within one term" is seconds, not half a minute. */
-const TERM_MS = 2_000;
+/**
+ * A short lease, so "reclaimed within one term" is seconds, not half a minute; long enough that
+ * a live client renewing every RENEW_MS never loses its lease to a stalled event loop on a
+ * loaded 2-core machine (2 s did, once in a dozen runs).
+ */
+const TERM_MS = 3_000;
 const RENEW_MS = 500;
 /** Allowance for timers and polling on a loaded machine, on top of the term. */
 const RECLAIM_MARGIN_MS = 1_500;
