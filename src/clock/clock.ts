@@ -16,6 +16,13 @@ export interface Clock {
   /** Runs `fn` once after `ms` milliseconds. Timers never keep the process alive. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
+  /**
+   * Keeps the process alive until the returned function is called. The governor holds one
+   * while any caller of this process waits in a queue: a wait that only a timer can end (an
+   * RPM turn, a Retry-After pause, a lease running out) must not let Node exit under the
+   * caller's feet. Optional: clocks without a process to keep (ManualClock) leave it out.
+   */
+  keepAlive?(): () => void;
 }
 
 /** Node runs a timer longer than this (about 24.8 days) after 1 ms instead: such waits are chained. */
@@ -48,7 +55,8 @@ class LongTimer {
 }
 
 /**
- * Wall-clock time with unref'd Node timers. Delays beyond Node's timer range (~24.8 days,
+ * Wall-clock time with unref'd Node timers (a queued caller keeps the process alive through
+ * `keepAlive`, not through them). Delays beyond Node's timer range (~24.8 days,
  * e.g. a far Retry-After date) are honoured, not cut to 1 ms.
  *
  * @example
@@ -68,4 +76,11 @@ export const systemClock: Clock = {
     if (handle instanceof LongTimer) handle.cancel();
     else clearTimeout(handle as ReturnType<typeof setTimeout>);
   },
+  keepAlive() {
+    // A ref'd timer that never fires in practice: it only holds the event loop open.
+    const holder = setInterval(ignore, MAX_NODE_TIMER_MS);
+    return () => clearInterval(holder);
+  },
 };
+
+function ignore(): void {}

@@ -34,9 +34,11 @@ export class WaitingRoom {
   private readonly timeouts: DeadlineTimer<Caller>;
   /** Handoffs that arrived before their acquire answered "queued" (indexed stores only). */
   private earlyGrants: LRUCache<string, { slot: HeldSlot; queuedMs: number }> | undefined;
+  /** Ends the clock's keep-alive; set while the room holds anyone (see `Clock.keepAlive`). */
+  private letProcessExit: (() => void) | undefined;
 
   constructor(
-    clock: Clock,
+    private readonly clock: Clock,
     private readonly store: SlotStore,
     private readonly makeGrant: GrantMaker,
   ) {
@@ -130,7 +132,7 @@ export class WaitingRoom {
     waiter.nextInRoom = this.first;
     if (this.first !== null) this.first.prevInRoom = waiter;
     this.first = waiter;
-    this.count++;
+    if (this.count++ === 0) this.letProcessExit = this.clock.keepAlive?.();
   }
 
   /** The store no longer knows the caller as a waiter of ours. */
@@ -144,7 +146,10 @@ export class WaitingRoom {
     if (nextInRoom !== null) nextInRoom.prevInRoom = prevInRoom;
     waiter.prevInRoom = null;
     waiter.nextInRoom = null;
-    this.count--;
+    if (--this.count === 0) {
+      this.letProcessExit?.();
+      this.letProcessExit = undefined;
+    }
   }
 
   private settleGranted(waiter: Caller, slot: HeldSlot, queuedMs: number): void {
