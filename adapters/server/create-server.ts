@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { AccessLog } from "../../src/access-log/types.js";
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
@@ -18,6 +19,7 @@ import { openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
+import { createServerAccessLog, type ServerAccessLog } from "./server-access-log.js";
 import { describeSlotStore, slotStoreFor } from "./slot-store.js";
 
 /** What the Lock API and proxy app factories receive. */
@@ -25,6 +27,8 @@ export interface ServerAppDeps {
   governor: Governor;
   catalog: CatalogService;
   metrics: MetricsRecorder;
+  /** The pool access log the Lock API and proxy append to (the server writes and closes it). */
+  accessLog: AccessLog;
   clock: Clock;
   config: ServerConfig;
 }
@@ -61,6 +65,8 @@ export interface SluiceServer {
   readonly governor: Governor;
   readonly catalog: CatalogService;
   readonly metrics: MetricsRecorder;
+  /** Every pool's acquire attempts; `accessLog.list(subdomain)` reads one pool's, newest first. */
+  readonly accessLog: AccessLog;
   /** Binds the port and starts the metrics flush and catalog sync timers. */
   listen(): Promise<ListenResult>;
   /** Re-applies the catalog to the governor now (what SIGHUP does). */
@@ -104,6 +110,13 @@ export async function createSluiceServer(
     });
     const loaded = persistence.load();
     if (loaded > 0) log(`Loaded ${loaded} metric buckets`);
+    const access = createServerAccessLog({
+      database: data.database,
+      catalog: data.catalog.store,
+      clock,
+      log,
+    });
+    cleanups.unshift(() => access.close());
     const governor = createGovernor({ store: await slotStoreFor(config, log), clock, metrics });
     cleanups.unshift(() => governor.close());
     log(`Governor: ${describeSlotStore(config)}`);
@@ -112,11 +125,19 @@ export async function createSluiceServer(
       governor,
       clock,
       log,
-      onPoolRemoved: (subdomain) => persistence.forgetPool(subdomain),
+      onPoolRemoved: (subdomain) =>
+        forgetPoolEverywhere(subdomain, [persistence, access.accessLog]),
     });
     log(describeSync(await sync.syncNow()));
 
-    const deps: ServerAppDeps = { governor, catalog: data.catalog, metrics, clock, config };
+    const deps: ServerAppDeps = {
+      governor,
+      catalog: data.catalog,
+      metrics,
+      accessLog: access.accessLog,
+      clock,
+      config,
+    };
     const app = createHostRouter({
       baseUrl: config.baseUrl,
       lockUrl: config.lockUrl,
@@ -125,7 +146,7 @@ export async function createSluiceServer(
       lockApp: options.lockApp?.(deps),
       proxyApp: options.proxyApp?.(deps),
     });
-    return assemble({ config, app, data, governor, metrics, sync, persistence, log });
+    return assemble({ config, app, data, governor, metrics, sync, persistence, access, log });
   } catch (error) {
     for (const cleanup of cleanups) await cleanup();
     throw error;
@@ -140,11 +161,12 @@ interface Parts {
   metrics: MetricsRecorder;
   sync: CatalogSync;
   persistence: MetricsPersistence;
+  access: ServerAccessLog;
   log: (line: string) => void;
 }
 
 function assemble(parts: Parts): SluiceServer {
-  const { config, app, data, governor, metrics, sync, persistence, log } = parts;
+  const { config, app, data, governor, metrics, sync, persistence, access, log } = parts;
   let listener: HttpListener | null = null;
   let closing: Promise<void> | null = null;
 
@@ -166,6 +188,8 @@ function assemble(parts: Parts): SluiceServer {
     log(`Saved ${persistence.flush()} metric buckets`);
     await governor.close();
     log("Closed the governor");
+    // After the governor: callers it turned away on closing are still logged.
+    access.close();
     data.close();
     log("Closed the database");
   }
@@ -176,10 +200,12 @@ function assemble(parts: Parts): SluiceServer {
     governor,
     catalog: data.catalog,
     metrics,
+    accessLog: access.accessLog,
     async listen() {
       if (listener) throw new InvalidArgumentError("listen() may be called only once.");
       listener = await listenHttp({ app, hostname: config.host, port: config.port });
       persistence.start(config.metricsFlushMs);
+      access.startRetention();
       sync.start(config.catalogSyncMs);
       log(`Listening on ${config.host}:${listener.port}`);
       return {
@@ -194,6 +220,29 @@ function assemble(parts: Parts): SluiceServer {
       return closing;
     },
   };
+}
+
+/**
+ * Drops what each holder keeps under a removed pool's subdomain. Every holder is asked even
+ * when one fails, so a failing metrics delete never leaves the access log to the next pool.
+ */
+function forgetPoolEverywhere(
+  subdomain: string,
+  holders: readonly { forgetPool(pool: string): unknown }[],
+): void {
+  const failures: unknown[] = [];
+  for (const holder of holders) {
+    try {
+      holder.forgetPool(subdomain);
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) {
+    const messages = failures.map((error) => (error as Error).message).join("; ");
+    throw new AggregateError(failures, messages);
+  }
 }
 
 /** With port 0 the default base URL says `:0`; the real port is only known after binding. */

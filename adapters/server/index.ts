@@ -39,3 +39,5 @@ export type { HttpListener } from "./http-listener.js";
 export { listenHttp } from "./http-listener.js";
 export type { MetricsPersistence, MetricsPersistenceOptions } from "./metrics-persistence.js";
 export { createMetricsPersistence } from "./metrics-persistence.js";
+export type { ServerAccessLog, ServerAccessLogOptions } from "./server-access-log.js";
+export { createServerAccessLog } from "./server-access-log.js";

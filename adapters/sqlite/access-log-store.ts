@@ -43,6 +43,7 @@ export class SqliteAccessLogStore implements AccessLogStore {
   private readonly insertOne: Statement;
   private readonly selectRange: Statement<[string, number, number, number]>;
   private readonly deleteBefore: Statement<[string, number]>;
+  private readonly deleteAll: Statement<[string]>;
   private readonly insertAll: Database.Transaction<(entries: readonly AccessLogEntry[]) => void>;
 
   constructor(database: Database.Database) {
@@ -56,6 +57,7 @@ export class SqliteAccessLogStore implements AccessLogStore {
        WHERE pool = ? AND at >= ? AND at < ? ORDER BY at DESC, id DESC LIMIT ?`,
     );
     this.deleteBefore = database.prepare("DELETE FROM access_log WHERE pool = ? AND at < ?");
+    this.deleteAll = database.prepare("DELETE FROM access_log WHERE pool = ?");
     this.insertAll = database.transaction((entries: readonly AccessLogEntry[]) => {
       for (const entry of entries) this.insertOne.run(entry);
     });
@@ -73,6 +75,10 @@ export class SqliteAccessLogStore implements AccessLogStore {
 
   pruneBefore(pool: string, beforeMs: number): number {
     return guardedWrite("access log", () => this.deleteBefore.run(pool, beforeMs).changes);
+  }
+
+  deletePool(pool: string): number {
+    return guardedWrite("access log", () => this.deleteAll.run(pool).changes);
   }
 }
 

@@ -1,5 +1,5 @@
 import { type Clock, systemClock, type TimerHandle } from "../clock/clock.js";
-import { resolveAccessLogQuery, retentionCutoff } from "./query.js";
+import { oldestKept, resolveAccessLogQuery, sinceCreation } from "./query.js";
 import type {
   AccessLog,
   AccessLogEntry,
@@ -20,6 +20,13 @@ export interface BufferedAccessLogOptions {
   maxBuffered?: number;
   /** Called when a batch write fails (the entries stay buffered for the next try). */
   onError?: (error: unknown) => void;
+  /**
+   * When the pool now named `pool` was created (epoch ms), or undefined when there is none.
+   * Reads never reach further back, so an earlier pool's entries under the same subdomain
+   * stay hidden even if deleting them failed (e.g. a crash before {@link AccessLog.forgetPool}).
+   * Default: every pool exists since the beginning of time.
+   */
+  poolCreatedAt?: (pool: string) => number | undefined;
 }
 
 /**
@@ -42,6 +49,7 @@ export class BufferedAccessLog implements AccessLog {
   private readonly batchSize: number;
   private readonly maxBuffered: number;
   private readonly onError: (error: unknown) => void;
+  private readonly poolCreatedAt: (pool: string) => number | undefined;
   private buffer: AccessLogEntry[] = [];
   private timer: TimerHandle | null = null;
   private timerDelay = 0;
@@ -55,6 +63,7 @@ export class BufferedAccessLog implements AccessLog {
     this.batchSize = options.batchSize ?? 500;
     this.maxBuffered = options.maxBuffered ?? 50_000;
     this.onError = options.onError ?? (() => {});
+    this.poolCreatedAt = options.poolCreatedAt ?? (() => Number.NEGATIVE_INFINITY);
   }
 
   /** Entries dropped so far (buffer overflow while the store failed, or appends after close). */
@@ -83,17 +92,27 @@ export class BufferedAccessLog implements AccessLog {
 
   list(pool: string, query?: AccessLogQuery): AccessLogEntry[] {
     const resolved = resolveAccessLogQuery(query);
+    const createdAt = this.poolCreatedAt(pool);
+    if (createdAt === undefined) return [];
     this.flush();
-    return this.store.list(pool, resolved);
+    return this.store.list(pool, sinceCreation(resolved, createdAt));
   }
 
   prune(retention: Iterable<AccessLogRetention>, now: number): number {
     this.flush();
     let pruned = 0;
-    for (const { pool, retentionDays } of retention) {
-      pruned += this.store.pruneBefore(pool, retentionCutoff(retentionDays, now));
+    for (const poolRetention of retention) {
+      pruned += this.store.pruneBefore(poolRetention.pool, oldestKept(poolRetention, now));
     }
     return pruned;
+  }
+
+  forgetPool(pool: string): number {
+    // Buffered entries go first: a failing delete must not leave them to be written later.
+    const kept = this.buffer.filter((entry) => entry.pool !== pool);
+    const dropped = this.buffer.length - kept.length;
+    this.buffer = kept;
+    return dropped + this.store.deletePool(pool);
   }
 
   flush(): void {

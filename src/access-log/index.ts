@@ -8,8 +8,10 @@ export { MemoryAccessLogStore } from "./memory-access-log-store.js";
 export {
   DEFAULT_ACCESS_LOG_LIMIT,
   MAX_ACCESS_LOG_LIMIT,
+  oldestKept,
   resolveAccessLogQuery,
   retentionCutoff,
+  sinceCreation,
 } from "./query.js";
 export type { AccessLogRetentionJob, AccessLogRetentionOptions } from "./retention.js";
 export { retentionOfPools, startAccessLogRetention } from "./retention.js";

@@ -43,4 +43,10 @@ export class MemoryAccessLogStore implements AccessLogStore {
     this.byPool.set(pool, kept);
     return list.length - kept.length;
   }
+
+  deletePool(pool: string): number {
+    const deleted = this.byPool.get(pool)?.length ?? 0;
+    this.byPool.delete(pool);
+    return deleted;
+  }
 }

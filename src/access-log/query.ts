@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "../errors.js";
-import type { AccessLogQuery, ResolvedAccessLogQuery } from "./types.js";
+import type { AccessLogQuery, AccessLogRetention, ResolvedAccessLogQuery } from "./types.js";
 
 export const DEFAULT_ACCESS_LOG_LIMIT = 100;
 export const MAX_ACCESS_LOG_LIMIT = 10_000;
@@ -31,6 +31,22 @@ export function resolveAccessLogQuery(query: AccessLogQuery = {}): ResolvedAcces
 }
 
 /**
+ * The query narrowed to what happened since `createdAt`: entries older than a pool were
+ * written under its subdomain by an earlier pool (maybe another team's).
+ *
+ * @example
+ * ```ts
+ * sinceCreation({ from: 0, to: 9_000, limit: 5 }, 4_000); // { from: 4_000, to: 9_000, limit: 5 }
+ * ```
+ */
+export function sinceCreation(
+  query: ResolvedAccessLogQuery,
+  createdAt: number,
+): ResolvedAccessLogQuery {
+  return { ...query, from: Math.max(query.from, createdAt) };
+}
+
+/**
  * The oldest instant a pool keeps, for a retention in days.
  *
  * @example
@@ -40,4 +56,17 @@ export function resolveAccessLogQuery(query: AccessLogQuery = {}): ResolvedAcces
  */
 export function retentionCutoff(retentionDays: number, now: number): number {
   return now - Math.max(0, retentionDays) * DAY_MS;
+}
+
+/**
+ * The oldest instant a pool keeps: within its retention, and not before the pool was created.
+ *
+ * @example
+ * ```ts
+ * oldestKept({ pool: "llm", retentionDays: 30, createdAt: Date.now() - 3_600_000 }, Date.now()); // an hour ago
+ * ```
+ */
+export function oldestKept(retention: AccessLogRetention, now: number): number {
+  const cutoff = retentionCutoff(retention.retentionDays, now);
+  return retention.createdAt === undefined ? cutoff : Math.max(cutoff, retention.createdAt);
 }

@@ -20,8 +20,8 @@ export interface AccessLogRetentionJob {
 }
 
 /**
- * Keeps the access log within each pool's retention (a pool's `metricsRetentionDays`):
- * prunes once at start and then every `intervalMs`.
+ * Keeps the access log within each pool's retention (a pool's `metricsRetentionDays`, and
+ * nothing from before the pool's creation): prunes once at start and then every `intervalMs`.
  *
  * @example
  * ```ts
@@ -63,11 +63,15 @@ export function startAccessLogRetention(options: AccessLogRetentionOptions): Acc
  *
  * @example
  * ```ts
- * retentionOfPools(catalog.store.listAllPools()); // [{ pool: "llm", retentionDays: 30 }]
+ * retentionOfPools(catalog.store.listAllPools()); // [{ pool: "llm", retentionDays: 30, createdAt: 1767225600000 }]
  * ```
  */
 export function retentionOfPools(
-  pools: readonly { subdomain: string; metricsRetentionDays: number }[],
+  pools: readonly { subdomain: string; metricsRetentionDays: number; createdAt: number }[],
 ): AccessLogRetention[] {
-  return pools.map((pool) => ({ pool: pool.subdomain, retentionDays: pool.metricsRetentionDays }));
+  return pools.map((pool) => ({
+    pool: pool.subdomain,
+    retentionDays: pool.metricsRetentionDays,
+    createdAt: pool.createdAt,
+  }));
 }

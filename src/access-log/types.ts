@@ -57,12 +57,19 @@ export interface AccessLogStore {
   list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[];
   /** Deletes the pool's entries older than `beforeMs`; returns how many went. */
   pruneBefore(pool: string, beforeMs: number): number;
+  /** Deletes every entry of the pool; returns how many went. */
+  deletePool(pool: string): number;
 }
 
 /** Per-pool retention: entries older than `retentionDays` are pruned. */
 export interface AccessLogRetention {
   pool: string;
   retentionDays: number;
+  /**
+   * When the pool was created (epoch ms): older entries were written by an earlier pool of
+   * the same subdomain and are pruned too. Absent: only `retentionDays` applies.
+   */
+  createdAt?: number;
 }
 
 /**
@@ -76,6 +83,11 @@ export interface AccessLog {
   list(pool: string, query?: AccessLogQuery): AccessLogEntry[];
   /** Deletes entries older than each pool's retention, measured from `now`. */
   prune(retention: Iterable<AccessLogRetention>, now: number): number;
+  /**
+   * Deletes every entry of a pool that is gone (buffered and stored); returns how many went.
+   * A subdomain may later name another pool, maybe another team's, which must not see them.
+   */
+  forgetPool(pool: string): number;
   /** Writes the buffered entries now. */
   flush(): void;
   /** Flushes and stops the flush timer; later appends are dropped (the store may be closing). */

@@ -1,24 +1,32 @@
 import type { HeldSlot } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
-import type { RunContext, SlotGrant } from "./types.js";
+import type { RunContext } from "./types.js";
 
 /** The function given to `run()`, with its result type erased. */
 export type RunFn = (context: RunContext) => unknown;
 
-/** What a caller needs from its governor once it holds a slot. */
-export interface CallerOwner {
-  /** Runs `caller.fn` in the granted slot (on a later tick) and settles the caller's promise. */
-  startRun(caller: Caller): void;
+/** A handoff the waiting room saw before it could apply it (rare: async stores, races). */
+export interface EarlyHandoff {
+  slot: HeldSlot;
+  queuedMs: number;
 }
+
+const SETTLED = 1;
+const WITHDRAWING = 2;
+const IN_ROOM = 4;
 
 /**
  * One `acquire()` or `run()` call, from its admission until it holds a slot or fails. It is
  * also the queue entry of the waiting room: one object per call keeps a queued caller small
  * (no promise or closure of its own beyond the promise handed back to the caller).
  *
+ * Why so few fields: a burst queues every caller at once, and each byte of a queued caller is
+ * copied and marked by the garbage collector while it waits. What only some callers need
+ * (the grant before its run starts, a handoff seen early) lives elsewhere or in one field.
+ *
  * @example
  * ```ts
- * const grant = await new Promise((resolve, reject) => admit(new Caller(resolve, reject, undefined, signal, owner)));
+ * const grant = await new Promise((resolve, reject) => admit(new Caller(resolve, reject, undefined, signal)));
  * ```
  */
 export class Caller {
@@ -27,24 +35,18 @@ export class Caller {
   /** The wait budget in ms (already clamped). */
   waitMs = 0;
   enqueuedAt = 0;
-  /** Resolved or rejected: nothing more may happen to it. */
-  settled = false;
-  /** A cancel is in flight: its answer, not a racing grant, decides the outcome. */
-  withdrawing = false;
   /**
-   * The store's own queue wait of a handoff that raced the cancel in flight (-1: none seen):
-   * measured at the handoff on the store's clock, so it is exact even when the answer is late.
+   * A handoff that arrived before the acquire's "queued" answer (async stores), or one that
+   * raced the cancel in flight: its `queuedMs` is the store's own queue wait, measured at the
+   * handoff on the store's clock, so it is exact even when the cancel's answer is late.
    */
-  handoffQueuedMs = -1;
-  /** A handoff that arrived before the acquire's "queued" answer (async stores). */
-  handoff: { slot: HeldSlot; queuedMs: number } | undefined = undefined;
+  handoff: EarlyHandoff | undefined = undefined;
   /** In the waiting room, linked to the others there (owned by the room). */
-  inRoom = false;
   prevInRoom: Caller | null = null;
   nextInRoom: Caller | null = null;
   onAbort: (() => void) | undefined = undefined;
-  /** Set when a slot is granted to a `run()` caller, until its function starts. */
-  grant: SlotGrant | undefined = undefined;
+  /** {@link SETTLED}, {@link WITHDRAWING}, {@link IN_ROOM}: one small integer, not three fields. */
+  private flags = 0;
 
   constructor(
     readonly resolve: (value: never) => void,
@@ -52,17 +54,33 @@ export class Caller {
     /** `run()`'s function; undefined for `acquire()`, which resolves with the grant. */
     readonly fn: RunFn | undefined,
     readonly signal: AbortSignal | undefined,
-    private readonly owner: CallerOwner,
   ) {}
 
-  /** The caller holds a slot now. */
-  granted(grant: SlotGrant): void {
-    if (this.fn === undefined) {
-      (this.resolve as (value: SlotGrant) => void)(grant);
-      return;
-    }
-    this.grant = grant;
-    this.owner.startRun(this);
+  /** Resolved or rejected: nothing more may happen to it. */
+  get settled(): boolean {
+    return (this.flags & SETTLED) !== 0;
+  }
+
+  set settled(value: boolean) {
+    this.flags = value ? this.flags | SETTLED : this.flags & ~SETTLED;
+  }
+
+  /** A cancel is in flight: its answer, not a racing grant, decides the outcome. */
+  get withdrawing(): boolean {
+    return (this.flags & WITHDRAWING) !== 0;
+  }
+
+  set withdrawing(value: boolean) {
+    this.flags = value ? this.flags | WITHDRAWING : this.flags & ~WITHDRAWING;
+  }
+
+  /** In the waiting room (owned by the room). */
+  get inRoom(): boolean {
+    return (this.flags & IN_ROOM) !== 0;
+  }
+
+  set inRoom(value: boolean) {
+    this.flags = value ? this.flags | IN_ROOM : this.flags & ~IN_ROOM;
   }
 
   failed(error: unknown): void {

@@ -18,7 +18,7 @@ import type {
   StoreAcquireResult,
   StoreReleaseResult,
 } from "../store/types.js";
-import type { CallerOwner, RunFn } from "./caller.js";
+import type { RunFn } from "./caller.js";
 import { Caller } from "./caller.js";
 import { fetchWithinHold } from "./governed-fetch.js";
 import { noteFigures, toGrant, waitBudget } from "./grants.js";
@@ -64,7 +64,7 @@ export function createGovernor(options: GovernorOptions = {}): Governor {
   return new SluiceGovernor(options);
 }
 
-class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
+class SluiceGovernor implements Governor, HoldOwner {
   readonly clock: Clock;
   readonly store: SlotStore;
   readonly metrics: MetricsRecorder;
@@ -84,7 +84,9 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
     this.sharesClock = this.store instanceof MemorySlotStore && this.store.clock === this.clock;
     this.holds = new Holds(this.clock, this.store);
     this.runs = new RunStarter(this.holds, this);
-    this.room = new WaitingRoom(this.clock, this.store, toGrant);
+    this.room = new WaitingRoom(this.clock, this.store, toGrant, (caller, grant) =>
+      this.deliver(caller, grant),
+    );
     this.store.setListener({
       granted: (_pool, slot, queuedMs, waiter) => this.room.granted(slot, queuedMs, waiter),
       reclaimed: (_pool, slotIds) => {
@@ -139,7 +141,7 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
   acquire(pool: string, options?: AcquireOptions): Promise<SlotGrant> {
     return new Promise<SlotGrant>((resolve, reject) => {
       const opts = options ?? NO_OPTIONS;
-      this.admit(pool, opts, new Caller(resolve, reject, undefined, opts.signal, this));
+      this.admit(pool, opts, new Caller(resolve, reject, undefined, opts.signal));
     });
   }
 
@@ -194,7 +196,7 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
         return;
       }
       entry.meter.admitted(caller.enqueuedAt, 0);
-      caller.granted(toGrant(entry, result.slot, 0));
+      this.deliver(caller, toGrant(entry, result.slot, 0));
     } else if (result.type === "rejected") {
       entry.meter.rejected(caller.enqueuedAt);
       caller.failed(new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS));
@@ -259,13 +261,14 @@ class SluiceGovernor implements Governor, HoldOwner, CallerOwner {
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const opts = options ?? NO_OPTIONS;
-      this.admit(pool, opts, new Caller(resolve, reject, fn as RunFn, opts.signal, this));
+      this.admit(pool, opts, new Caller(resolve, reject, fn as RunFn, opts.signal));
     });
   }
 
-  /** A `run()` caller got its slot: see {@link RunStarter}. */
-  startRun(caller: Caller): void {
-    this.runs.start(caller);
+  /** The caller holds a slot now: an `acquire()` resolves, a `run()` starts (see {@link RunStarter}). */
+  private deliver(caller: Caller, grant: SlotGrant): void {
+    if (caller.fn === undefined) (caller.resolve as (value: SlotGrant) => void)(grant);
+    else this.runs.start(caller, grant);
   }
 
   async fetch(

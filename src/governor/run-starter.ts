@@ -12,11 +12,13 @@ import type { SlotGrant } from "./types.js";
  * @example
  * ```ts
  * const runs = new RunStarter(holds, governor);
- * runs.start(caller); // caller.grant is set; caller.fn runs in the slot, then it is released
+ * runs.start(caller, grant); // caller.fn runs in the slot, then it is released
  * ```
  */
 export class RunStarter {
   private readonly callers: Caller[] = [];
+  /** The grant of each caller in `callers`, at the same index. */
+  private readonly grants: SlotGrant[] = [];
   private readonly startAll = () => this.startBatch();
 
   constructor(
@@ -24,18 +26,19 @@ export class RunStarter {
     private readonly owner: HoldOwner,
   ) {}
 
-  start(caller: Caller): void {
+  start(caller: Caller, grant: SlotGrant): void {
     this.callers.push(caller);
+    this.grants.push(grant);
     if (this.callers.length === 1) queueMicrotask(this.startAll);
   }
 
   private startBatch(): void {
     const callers = this.callers;
+    const grants = this.grants;
     // Runs that finish synchronously may grant (and append) more callers: read the length anew.
     for (let index = 0; index < callers.length; index++) {
       const caller = callers[index]!;
-      const grant = caller.grant!;
-      caller.grant = undefined;
+      const grant = grants[index]!;
       // The grant's instant on this process's clock (admission plus the store's queue wait),
       // which only schedules the first renewal: no clock read needed.
       const grantedAt = caller.enqueuedAt + grant.queuedMs;
@@ -50,6 +53,7 @@ export class RunStarter {
       hold.run(caller.fn!, caller.resolve as (value: unknown) => void, caller.reject);
     }
     callers.length = 0;
+    grants.length = 0;
   }
 }
 

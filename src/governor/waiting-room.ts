@@ -2,6 +2,7 @@ import { LRUCache } from "lru-cache";
 import type { Clock } from "../clock/clock.js";
 import { AbortedError, QueueTimeoutError } from "../errors.js";
 import type { HeldSlot, SlotStore, StoreCancelResult } from "../store/types.js";
+import type { EarlyHandoff } from "./caller.js";
 import { Caller } from "./caller.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { PoolEntry } from "./pool-registry.js";
@@ -10,6 +11,9 @@ import type { SlotGrant } from "./types.js";
 
 /** How a granted slot becomes a caller's grant (owned by the governor). */
 export type GrantMaker = (entry: PoolEntry, slot: HeldSlot, queuedMs: number) => SlotGrant;
+
+/** Hands a grant to its caller: resolves an `acquire()`, starts a `run()` (owned by the governor). */
+export type GrantDelivery = (caller: Caller, grant: SlotGrant) => void;
 
 /**
  * The callers of this process that wait in a store's queue. The store hands slots over
@@ -33,7 +37,7 @@ export class WaitingRoom {
   private count = 0;
   private readonly timeouts: DeadlineTimer<Caller>;
   /** Handoffs that arrived before their acquire answered "queued" (indexed stores only). */
-  private earlyGrants: LRUCache<string, { slot: HeldSlot; queuedMs: number }> | undefined;
+  private earlyGrants: LRUCache<string, EarlyHandoff> | undefined;
   /** Ends the clock's keep-alive; set while the room holds anyone (see `Clock.keepAlive`). */
   private letProcessExit: (() => void) | undefined;
 
@@ -41,6 +45,7 @@ export class WaitingRoom {
     private readonly clock: Clock,
     private readonly store: SlotStore,
     private readonly makeGrant: GrantMaker,
+    private readonly deliver: GrantDelivery,
   ) {
     this.index = store.returnsWaiters === true ? null : new Map();
     this.timeouts = new DeadlineTimer(
@@ -91,7 +96,7 @@ export class WaitingRoom {
     }
     if (waiter.withdrawing) {
       // The cancel in flight will answer "granted" and decide; keep the store's exact wait for it.
-      waiter.handoffQueuedMs = queuedMs;
+      waiter.handoff = { slot, queuedMs };
       return;
     }
     if (waiter.settled) {
@@ -120,7 +125,7 @@ export class WaitingRoom {
     if (!entry) this.timeouts.clear();
   }
 
-  private takeEarlyGrant(slotId: string): { slot: HeldSlot; queuedMs: number } | undefined {
+  private takeEarlyGrant(slotId: string): EarlyHandoff | undefined {
     const early = this.earlyGrants?.get(slotId);
     if (early) this.earlyGrants!.delete(slotId);
     return early;
@@ -157,7 +162,7 @@ export class WaitingRoom {
     const entry = waiter.entry!;
     // enqueuedAt + queuedMs is the time of the handoff: no clock read needed.
     entry.meter.admitted(waiter.enqueuedAt + queuedMs, queuedMs);
-    waiter.granted(this.makeGrant(entry, slot, queuedMs));
+    this.deliver(waiter, this.makeGrant(entry, slot, queuedMs));
   }
 
   /**
@@ -210,8 +215,8 @@ export class WaitingRoom {
         // A timeout lost to a handoff by a hair: the caller keeps its slot. The wait ends at
         // the handoff, not at this answer; the store's clock may differ from ours, hence ≥ 0.
         const queuedMs =
-          waiter.handoffQueuedMs >= 0
-            ? waiter.handoffQueuedMs
+          waiter.handoff !== undefined
+            ? waiter.handoff.queuedMs
             : Math.max(0, result.slot.acquiredAt - waiter.enqueuedAt);
         this.settleGranted(waiter, result.slot, queuedMs);
         return;

@@ -17,7 +17,6 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "./types.js";
-import { Waiter } from "./waiter-queue.js";
 
 const NOT_RELEASED: StoreReleaseResult = Object.freeze({ released: false });
 const NOT_FOUND: StoreRenewResult = Object.freeze({ type: "not_found" });
@@ -206,7 +205,7 @@ export class MemorySlotStore implements SlotStore {
   }
 
   private enqueue(pool: PoolState, request: StoreAcquireRequest, now: number): StoreAcquireResult {
-    pool.waiters.push(new Waiter(request.slotId, now, request.waitMs, request.waiter));
+    pool.waiters.push(request.slotId, now, request.waitMs, request.waiter);
     return { type: "queued", figures: this.figures(pool) };
   }
 
@@ -244,14 +243,14 @@ export class MemorySlotStore implements SlotStore {
 
   /** Serves the pool's queue head-first; see "Serving waiters" in SEMANTICS.md. */
   private serve(pool: PoolState, now: number): void {
+    const waiters = pool.waiters;
     for (;;) {
-      const head = pool.waiters.peek();
-      if (!head) {
+      if (!waiters.peek()) {
         this.clearGateTimer(pool);
         return;
       }
-      if (head.waitDeadline < now) {
-        pool.waiters.shift();
+      if (waiters.headDeadline < now) {
+        waiters.shift();
         continue;
       }
       const obstacle = this.obstacle(pool, now);
@@ -259,9 +258,12 @@ export class MemorySlotStore implements SlotStore {
         if (isTimeGate(obstacle)) this.armGateTimer(pool, now + this.gateOpensIn(pool, now));
         return;
       }
-      pool.waiters.shift();
-      const slot = this.grant(pool, head.slotId, now);
-      this.listener.granted(pool.name, slot, now - head.enqueuedAt, head.token);
+      const slotId = waiters.headSlotId;
+      const queuedMs = now - waiters.headEnqueuedAt;
+      const token = waiters.headToken;
+      waiters.shift();
+      const slot = this.grant(pool, slotId, now);
+      this.listener.granted(pool.name, slot, queuedMs, token);
     }
   }
 

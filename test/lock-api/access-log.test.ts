@@ -7,7 +7,7 @@ import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js"
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
 import { MemoryAccessLogStore } from "../../src/access-log/memory-access-log-store.js";
-import { startAccessLogRetention } from "../../src/access-log/retention.js";
+import { retentionOfPools, startAccessLogRetention } from "../../src/access-log/retention.js";
 import type { AccessLogEntry, AccessLogStore } from "../../src/access-log/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
@@ -75,6 +75,17 @@ describe.each([
     expect(store.list("llm", { from: 0, to: 1_000, limit: 10 }).map((e) => e.at)).toEqual([200]);
     expect(store.list("other", { from: 0, to: 1_000, limit: 10 })).toHaveLength(1);
   });
+
+  it("deletes every entry of one pool, and only that pool's", () => {
+    store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
+    expect(store.deletePool("llm")).toBe(2);
+    expect(store.list("llm", { from: 0, to: 1_000, limit: 10 })).toEqual([]);
+    expect(store.list("other", { from: 0, to: 1_000, limit: 10 })).toHaveLength(1);
+    expect(store.deletePool("llm")).toBe(0);
+    // The subdomain is usable again: a new pool's entries start from nothing.
+    store.insert([entry({ at: 300 })]);
+    expect(store.list("llm", { from: 0, to: 1_000, limit: 10 }).map((e) => e.at)).toEqual([300]);
+  });
 });
 
 describe("BufferedAccessLog", () => {
@@ -114,6 +125,7 @@ describe("BufferedAccessLog", () => {
       },
       list: (pool, query) => inner.list(pool, query),
       pruneBefore: (pool, before) => inner.pruneBefore(pool, before),
+      deletePool: (pool) => inner.deletePool(pool),
     };
     const log = new BufferedAccessLog({ store, clock, onError: (e) => errors.push(e) });
     log.append(entry({ at: 1 }));
@@ -127,6 +139,60 @@ describe("BufferedAccessLog", () => {
     log.append(entry({ at: 2 }));
     expect(log.dropped).toBe(1);
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("forgets a pool's entries, stored and still buffered, and keeps other pools'", () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryAccessLogStore();
+    const log = new BufferedAccessLog({ store, clock });
+    log.append(entry({ at: 1 }));
+    log.append(entry({ at: 1, pool: "other" }));
+    log.flush();
+    log.append(entry({ at: 2 }));
+    log.append(entry({ at: 2, pool: "other" }));
+    expect(log.forgetPool("llm")).toBe(2);
+    expect(log.pending).toBe(1);
+    expect(log.list("llm")).toEqual([]);
+    expect(log.list("other").map((e) => e.at)).toEqual([2, 1]);
+    expect(log.dropped).toBe(0);
+  });
+
+  it("forgets buffered entries even when deleting the stored ones fails", () => {
+    const clock = new ManualClock(0);
+    const inner = new MemoryAccessLogStore();
+    const store: AccessLogStore = {
+      insert: (entries) => inner.insert(entries),
+      list: (pool, query) => inner.list(pool, query),
+      pruneBefore: (pool, before) => inner.pruneBefore(pool, before),
+      deletePool: () => {
+        throw new Error("database is locked");
+      },
+    };
+    const log = new BufferedAccessLog({ store, clock });
+    log.append(entry({ at: 1 }));
+    expect(() => log.forgetPool("llm")).toThrow("database is locked");
+    log.flush();
+    expect(inner.list("llm", { from: 0, to: 10, limit: 10 })).toEqual([]);
+  });
+
+  it("reads a pool's log from the pool's creation on, and nothing for a pool that does not exist", () => {
+    const clock = new ManualClock(0);
+    const createdAt = new Map([["llm", 200]]);
+    const log = new BufferedAccessLog({
+      store: new MemoryAccessLogStore(),
+      clock,
+      poolCreatedAt: (pool) => createdAt.get(pool),
+    });
+    // Entries of an earlier pool under the same subdomain, never deleted (e.g. a crash).
+    log.append(entry({ at: 100 }));
+    log.append(entry({ at: 199 }));
+    log.append(entry({ at: 200 }));
+    log.append(entry({ at: 300 }));
+    log.append(entry({ at: 150, pool: "gone" }));
+    expect(log.list("llm").map((e) => e.at)).toEqual([300, 200]);
+    expect(log.list("llm", { from: 0, to: 250 }).map((e) => e.at)).toEqual([200]);
+    expect(log.list("llm", { from: 250 }).map((e) => e.at)).toEqual([300]);
+    expect(log.list("gone")).toEqual([]);
   });
 
   it("rejects a bad query", () => {
@@ -158,5 +224,19 @@ describe("BufferedAccessLog", () => {
     expect(log.list("short")).toHaveLength(0);
     job.stop();
     expect(clock.pendingTimers).toBe(0);
+  });
+  it("retention also prunes what a pool's subdomain logged before the pool was created", () => {
+    const clock = new ManualClock(100 * DAY);
+    const store = new MemoryAccessLogStore();
+    const log = new BufferedAccessLog({ store, clock });
+    log.append(entry({ at: 100 * DAY - 2 * 3_600_000 }));
+    log.append(entry({ at: 100 * DAY - 3_600_000 }));
+    log.append(entry({ at: 100 * DAY - 30 * 60_000 }));
+    const pools = [
+      { subdomain: "llm", metricsRetentionDays: 30, createdAt: 100 * DAY - 3_600_000 },
+    ];
+    expect(log.prune(retentionOfPools(pools), clock.now())).toBe(1);
+    const all = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
+    expect(store.list("llm", all).map((e) => 100 * DAY - e.at)).toEqual([30 * 60_000, 3_600_000]);
   });
 });
