@@ -23,10 +23,12 @@ const IN_ROOM = 4;
  * Why so few fields: a burst queues every caller at once, and each byte of a queued caller is
  * copied and marked by the garbage collector while it waits. What only some callers need
  * (the grant before its run starts, a handoff seen early) lives elsewhere or in one field.
+ * The promise's `reject` function is not kept either (it would stay alive with its caller):
+ * a failure resolves the promise with a rejected one, which settles it the same way.
  *
  * @example
  * ```ts
- * const grant = await new Promise((resolve, reject) => admit(new Caller(resolve, reject, undefined, signal)));
+ * const grant = await new Promise((resolve) => admit(new Caller(resolve, undefined, signal)));
  * ```
  */
 export class Caller {
@@ -49,8 +51,8 @@ export class Caller {
   private flags = 0;
 
   constructor(
+    /** Settles the caller's promise: with a value, or with a rejected promise on failure. */
     readonly resolve: (value: never) => void,
-    readonly reject: (error: unknown) => void,
     /** `run()`'s function; undefined for `acquire()`, which resolves with the grant. */
     readonly fn: RunFn | undefined,
     readonly signal: AbortSignal | undefined,
@@ -84,6 +86,24 @@ export class Caller {
   }
 
   failed(error: unknown): void {
-    this.reject(error);
+    (this.resolve as (value: unknown) => void)(rejectedWith(error));
   }
 }
+
+/**
+ * A rejected promise to settle a caller's promise with. It is marked handled at once: should
+ * the caller's promise be settled already, it must not surface as an unhandled rejection (the
+ * caller's own promise still reports one when nobody handles it).
+ *
+ * @example
+ * ```ts
+ * resolve(rejectedWith(new QueueTimeoutError(waitMs))); // the caller's promise rejects with it
+ * ```
+ */
+export function rejectedWith(error: unknown): Promise<never> {
+  const rejected = Promise.reject(error);
+  rejected.catch(ignore);
+  return rejected;
+}
+
+function ignore(): void {}

@@ -75,6 +75,9 @@ class SluiceGovernor implements Governor, HoldOwner {
   /** The store reads this governor's clock: its reading at a release serves both. */
   private readonly sharesClock: boolean;
   private closed = false;
+  /** The caller that {@link admitNow} is admitting, and its promise executor's `reject`. */
+  private admitting: Caller | undefined;
+  private admittingReject: ((error: unknown) => void) | undefined;
 
   constructor(options: GovernorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -141,8 +144,37 @@ class SluiceGovernor implements Governor, HoldOwner {
   acquire(pool: string, options?: AcquireOptions): Promise<SlotGrant> {
     return new Promise<SlotGrant>((resolve, reject) => {
       const opts = options ?? NO_OPTIONS;
-      this.admit(pool, opts, new Caller(resolve, reject, undefined, opts.signal));
+      this.admitNow(pool, opts, new Caller(resolve, undefined, opts.signal), reject);
     });
+  }
+
+  /**
+   * {@link admit} inside the caller's promise executor: a failure known before `admit` returns
+   * (bad input, a turn-away by a synchronous store) rejects through the executor's `reject`,
+   * at once and without the rejected promise that {@link Caller.failed} needs later on.
+   */
+  private admitNow(
+    pool: string,
+    options: AcquireOptions,
+    caller: Caller,
+    reject: (error: unknown) => void,
+  ): void {
+    const outerCaller = this.admitting;
+    const outerReject = this.admittingReject;
+    this.admitting = caller;
+    this.admittingReject = reject;
+    try {
+      this.admit(pool, options, caller);
+    } finally {
+      this.admitting = outerCaller;
+      this.admittingReject = outerReject;
+    }
+  }
+
+  /** Fails a caller: through its executor's `reject` while it is being admitted. */
+  private fail(caller: Caller, error: unknown): void {
+    if (this.admitting === caller) this.admittingReject!(error);
+    else caller.failed(error);
   }
 
   /**
@@ -172,16 +204,16 @@ class SluiceGovernor implements Governor, HoldOwner {
             try {
               this.afterAcquire(caller, result);
             } catch (error) {
-              caller.failed(error);
+              this.fail(caller, error);
             }
           },
-          (error: unknown) => caller.failed(error),
+          (error: unknown) => this.fail(caller, error),
         );
       } else {
         this.afterAcquire(caller, answer);
       }
     } catch (error) {
-      caller.failed(error);
+      this.fail(caller, error);
     }
   }
 
@@ -192,14 +224,17 @@ class SluiceGovernor implements Governor, HoldOwner {
       if (caller.signal?.aborted) {
         // Aborted while the store was answering: nobody takes the slot, it goes straight back.
         releaseQuietly(this.store, entry.name, caller.slotId);
-        caller.failed(new AbortedError(caller.signal.reason));
+        this.fail(caller, new AbortedError(caller.signal.reason));
         return;
       }
       entry.meter.admitted(caller.enqueuedAt, 0);
       this.deliver(caller, toGrant(entry, result.slot, 0));
     } else if (result.type === "rejected") {
       entry.meter.rejected(caller.enqueuedAt);
-      caller.failed(new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS));
+      this.fail(
+        caller,
+        new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS),
+      );
     } else {
       entry.meter.queued(caller.enqueuedAt);
       this.room.wait(caller);
@@ -261,7 +296,7 @@ class SluiceGovernor implements Governor, HoldOwner {
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const opts = options ?? NO_OPTIONS;
-      this.admit(pool, opts, new Caller(resolve, reject, fn as RunFn, opts.signal));
+      this.admitNow(pool, opts, new Caller(resolve, fn as RunFn, opts.signal), reject);
     });
   }
 

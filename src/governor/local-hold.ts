@@ -3,6 +3,7 @@ import { AbortedError, SlotCappedError, SlotNotFoundError } from "../errors.js";
 import type { OutcomeReport } from "../learning/types.js";
 import type { MaybePromise } from "../store/types.js";
 import type { RunFn } from "./caller.js";
+import { rejectedWith } from "./caller.js";
 import type { KeptLease, LeaseKeeper } from "./lease-keeper.js";
 import type { RunContext, SlotGrant } from "./types.js";
 
@@ -82,24 +83,25 @@ export class LocalHold implements RunContext, KeptLease {
 
   /**
    * Runs `fn` in this slot, releases it when `fn` returns, throws or rejects, and only then
-   * settles with `fn`'s result. Does not start `fn` when the caller has already aborted.
+   * settles with `fn`'s result through `resolve` (a failure as a rejected promise, see
+   * {@link rejectedWith}). Does not start `fn` when the caller has already aborted.
    */
-  run(fn: RunFn, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  run(fn: RunFn, resolve: (value: unknown) => void): void {
     let result: unknown;
     try {
       if (this.callerSignal?.aborted) throw new AbortedError(this.callerSignal.reason);
       result = fn(this);
     } catch (error) {
-      this.finishThen(reject, error);
+      this.finishThen(resolve, error, true);
       return;
     }
     if (isThenable(result)) {
       result.then(
-        (value) => this.finishThen(resolve, value),
-        (error) => this.finishThen(reject, error),
+        (value) => this.finishThen(resolve, value, false),
+        (error) => this.finishThen(resolve, error, true),
       );
     } else {
-      this.finishThen(resolve, result);
+      this.finishThen(resolve, result, false);
     }
   }
 
@@ -113,10 +115,11 @@ export class LocalHold implements RunContext, KeptLease {
     return this.owner.finishHold(this);
   }
 
-  private finishThen(settle: (value: unknown) => void, value: unknown): void {
+  /** Releases the slot, then settles: with `value`, or rejected with it when `failed`. */
+  private finishThen(settle: (value: unknown) => void, value: unknown, failed: boolean): void {
     const done = this.finish();
-    if (done instanceof Promise) done.then(() => settle(value));
-    else settle(value);
+    if (done instanceof Promise) done.then(() => settle(failed ? rejectedWith(value) : value));
+    else settle(failed ? rejectedWith(value) : value);
   }
 
   get isFinished(): boolean {

@@ -50,7 +50,7 @@ export class RunStarter {
         caller.signal,
         grantedAt,
       );
-      hold.run(caller.fn!, caller.resolve as (value: unknown) => void, caller.reject);
+      hold.run(caller.fn!, caller.resolve as (value: unknown) => void);
     }
     callers.length = 0;
     grants.length = 0;

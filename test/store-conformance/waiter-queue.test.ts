@@ -50,6 +50,29 @@ describe("WaiterQueue", () => {
     expect(ids).not.toContain("w4001");
   });
 
+  it("serves and cancels across compactions, in batches of any length", () => {
+    const queue = new WaiterQueue();
+    let next = 0;
+    for (const batch of [1_024, 1_500, 2_048, 700]) {
+      const ids: string[] = [];
+      for (let i = 0; i < batch; i++) {
+        const id = `w${next++}`;
+        push(queue, id);
+        ids.push(id);
+      }
+      // Cancel every third waiter (the first cancel builds the index), serve the rest.
+      for (let i = 0; i < batch; i += 3) expect(queue.remove(ids[i]!)).toBe(true);
+      for (let i = 0; i < batch; i++) {
+        if (i % 3 === 0) continue;
+        expect(head(queue)).toBe(ids[i]);
+        queue.shift();
+      }
+      expect(queue.size).toBe(0);
+      expect(head(queue)).toBeUndefined();
+      expect(queue.remove(ids[1]!)).toBe(false);
+    }
+  });
+
   it("behaves as a plain FIFO with removals under any sequence of operations", () => {
     const op = fc.oneof(
       fc.constant({ kind: "push" as const }),
@@ -57,7 +80,7 @@ describe("WaiterQueue", () => {
       fc.record({ kind: fc.constant("remove" as const), pick: fc.nat(5_000) }),
     );
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 3_000 }), (ops) => {
+      fc.property(fc.array(op, { maxLength: 5_000 }), (ops) => {
         const queue = new WaiterQueue();
         const model: string[] = [];
         let next = 0;
