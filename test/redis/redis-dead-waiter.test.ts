@@ -1,8 +1,7 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { RedisSlotStore } from "../../adapters/redis/index.js";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock/manual-clock.js";
-import type { HeldSlot, StorePoolConfig } from "../../src/store/types.js";
-import { deleteKeys, openStore, requireRedis, uniquePrefix } from "./redis-harness.js";
+import type { StorePoolConfig } from "../../src/store/types.js";
+import { recordingStores, requireRedis } from "./redis-harness.js";
 
 // A process that dies leaves its waiters queued in Redis (nobody cancels them). A handoff to
 // one of them would hold a slot nobody uses until its lease ran out; the scripts skip a
@@ -20,23 +19,13 @@ const POOL: StorePoolConfig = {
 };
 
 describe.skipIf(!available)("RedisSlotStore with a dead process's waiters", () => {
-  const prefix = uniquePrefix("dead-waiter");
-  const stores: RedisSlotStore[] = [];
+  const stores = recordingStores("dead-waiter");
 
   async function open(clock: ManualClock) {
-    const opened = await openStore(prefix, { clock });
-    stores.push(opened.store);
-    const grants: HeldSlot[] = [];
-    opened.store.setListener({ granted: (_pool, slot) => grants.push(slot), reclaimed() {} });
+    const opened = await stores.open(clock);
     await opened.store.upsertPool("llm", POOL);
-    return { store: opened.store, grants };
+    return opened;
   }
-
-  afterEach(async () => {
-    for (const store of stores.splice(0)) await store.close();
-    await deleteKeys(prefix);
-  });
-  afterAll(() => deleteKeys(prefix));
 
   it("hands a released slot past a dead process's waiter to the next live one at once", async () => {
     const clock = new ManualClock();

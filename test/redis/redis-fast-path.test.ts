@@ -1,9 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { RedisSlotStore } from "../../adapters/redis/index.js";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock/manual-clock.js";
-import type { HeldSlot, StorePoolConfig } from "../../src/store/types.js";
-import { deleteKeys, openStore, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
+import type { StorePoolConfig } from "../../src/store/types.js";
+import { REDIS_URL, recordingStores, requireRedis } from "./redis-harness.js";
 
 // The scripts skip work while it cannot change the answer: no reclaim scan while the pool's
 // lower bound of lease deadlines (`due`) lies ahead, no queue read while no waiter can have
@@ -22,22 +21,7 @@ const POOL: StorePoolConfig = {
 };
 
 describe.skipIf(!available)("RedisSlotStore shortcuts", () => {
-  const prefix = uniquePrefix("fast-path");
-  const stores: RedisSlotStore[] = [];
-
-  async function open(clock: ManualClock) {
-    const opened = await openStore(prefix, { clock });
-    stores.push(opened.store);
-    const grants: HeldSlot[] = [];
-    opened.store.setListener({ granted: (_pool, slot) => grants.push(slot), reclaimed() {} });
-    return { store: opened.store, grants };
-  }
-
-  afterEach(async () => {
-    for (const store of stores.splice(0)) await store.close();
-    await deleteKeys(prefix);
-  });
-  afterAll(() => deleteKeys(prefix));
+  const { prefix, open } = recordingStores("fast-path");
 
   it("keeps holders in grant order while the grant log is trimmed", async () => {
     const { store } = await open(new ManualClock());

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { afterAll, afterEach } from "vitest";
 import {
   createRedisSlotStore,
   RedisKeys,
@@ -7,6 +8,7 @@ import {
   type RedisSlotStoreOptions,
 } from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
+import type { HeldSlot } from "../../src/store/types.js";
 
 /** The Redis the tests use. */
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -83,4 +85,34 @@ export async function openStore(
   const store = createRedisSlotStore({ url: REDIS_URL, prefix, clock, ...options });
   await store.ready();
   return { store, clock };
+}
+
+/**
+ * The stores one describe block opens under its own fresh prefix, each recording the
+ * handoffs it reports; they are closed, and their keys deleted, after every test.
+ *
+ * @example
+ * ```ts
+ * const stores = recordingStores("fast-path");
+ * const { store, grants } = await stores.open(new ManualClock());
+ * ```
+ */
+export function recordingStores(suite: string) {
+  const prefix = uniquePrefix(suite);
+  const opened: RedisSlotStore[] = [];
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    await deleteKeys(prefix);
+  });
+  afterAll(() => deleteKeys(prefix));
+  return {
+    prefix,
+    async open(clock: ManualClock): Promise<{ store: RedisSlotStore; grants: HeldSlot[] }> {
+      const { store } = await openStore(prefix, { clock });
+      opened.push(store);
+      const grants: HeldSlot[] = [];
+      store.setListener({ granted: (_pool, slot) => grants.push(slot), reclaimed() {} });
+      return { store, grants };
+    },
+  };
 }
