@@ -1,6 +1,7 @@
 import type { TimerHandle } from "../../src/clock/clock.js";
 import { flushMicrotasks, ManualClock } from "../../src/clock/manual-clock.js";
 import type { SlotStore } from "../../src/store/types.js";
+import { STORE_COMMANDS } from "../store-conformance/async-boundary-store.js";
 
 /**
  * A {@link ManualClock} for stores that answer over the network: at every instant where
@@ -95,18 +96,7 @@ export class SettlingClock extends ManualClock {
  */
 export function trackCalls<S extends SlotStore>(store: S, clock: SettlingClock): S {
   const tracked = store as unknown as Record<string, unknown>;
-  for (const method of [
-    "upsertBudget",
-    "removeBudget",
-    "upsertPool",
-    "removePool",
-    "acquire",
-    "cancel",
-    "renew",
-    "release",
-    "setLearned",
-    "snapshot",
-  ] as const) {
+  for (const method of STORE_COMMANDS) {
     const call = store[method].bind(store) as (...args: unknown[]) => unknown;
     tracked[method] = (...args: unknown[]) => {
       const answer = call(...args);

@@ -1,8 +1,7 @@
 import type { SlotStore } from "../../src/store/types.js";
 
-/** Methods whose answers are deferred; `setListener` and `whenIdle` stay as they are. */
-const DEFERRED = [
-  "now",
+/** The store operations that change or read slot state: what a networked store sends as commands. */
+export const STORE_COMMANDS = [
   "upsertBudget",
   "removeBudget",
   "upsertPool",
@@ -13,8 +12,10 @@ const DEFERRED = [
   "release",
   "setLearned",
   "snapshot",
-  "close",
 ] as const;
+
+/** Methods whose answers are deferred; `setListener` and `whenIdle` stay as they are. */
+const DEFERRED = ["now", ...STORE_COMMANDS, "close"] as const;
 
 /**
  * Puts a synchronous store behind an asynchronous boundary, as a networked store is: each
