@@ -5,7 +5,7 @@ import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { admitCaller } from "../lock/admit-caller.js";
-import { jsonReply, lockErrorResponse } from "../lock/lock-responses.js";
+import { jsonReply, lockErrorResponse, REJECTED_BY_HEADER } from "../lock/lock-responses.js";
 import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
@@ -13,6 +13,7 @@ import { readBodyLimited } from "../lock/request-body.js";
 import { requestHeaders } from "../lock/request-headers.js";
 import { waitRequest } from "../lock/wait-options.js";
 import { forwardInSlot } from "./forward.js";
+import { applyForwardsLeft, FORWARDED_METHODS, methodRule } from "./max-forwards.js";
 import { type ProxyAppDeps, SIGNED_BODY_LIMIT_BYTES } from "./proxy-deps.js";
 import { upstreamRequestHeaders } from "./request-headers.js";
 import { holdSlot } from "./slot-hold.js";
@@ -80,6 +81,18 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
         `This key is read-only: ${method} ${target.path} is not a read on this pool.`,
       );
     }
+    const rule = methodRule(method, headers);
+    if (rule.action === "refuse") {
+      const message = `${method} is not proxied: the origin would echo the managed credential.`;
+      return jsonReply({ error: "method_not_allowed", message }, 405, {
+        allow: FORWARDED_METHODS,
+        [REJECTED_BY_HEADER]: "sluice",
+      });
+    }
+    if (rule.action === "answer") {
+      // Max-Forwards: 0 makes Sluice the final recipient (RFC 9110 7.6.2).
+      return new Response(null, { status: 200, headers: { allow: FORWARDED_METHODS } });
+    }
     const wait = waitRequest(headers);
     const signed = await signedBody(request, env, directory, pool, key, signedLimit);
     const caller = {
@@ -118,6 +131,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       bodyLength: signed?.body.byteLength,
       extra,
     });
+    applyForwardsLeft(outgoing, rule.forwardsLeft);
     return forwardInSlot({
       hold,
       clock,

@@ -82,7 +82,12 @@ export async function forwardInSlot(input: ForwardInput): Promise<Response> {
   }
   const status = upstream.statusCode ?? 502;
   const outcome: OutcomeReport = { status, headers: upstream.headers };
-  const headers = clientResponseHeaders(upstream.rawHeaders, input.credential, hold.grant);
+  const headers = clientResponseHeaders(
+    upstream.rawHeaders,
+    input.credential,
+    hold.grant,
+    upstream.httpVersion,
+  );
   const bodyless = input.call.method === "HEAD" || NULL_BODY_STATUSES.has(status);
   if (input.nodeResponse) {
     return pipeToNodeResponse(input.nodeResponse, upstream, status, headers, bodyless, () =>

@@ -23,8 +23,8 @@ export interface UpstreamHeaderInput {
   httpVersion?: string | undefined;
 }
 
-/** Who Sluice is in `Via` (RFC 9110 7.6.3: a gateway names itself on every inbound request). */
-const VIA_NAME = "sluice";
+/** Who Sluice is in `Via` (RFC 9110 7.6.3: a gateway names itself in every message it forwards). */
+export const VIA_NAME = "sluice";
 
 /** Rebuilt below, never copied: the caller's own values cannot be trusted or are replaced. */
 const REBUILT = new Set([

@@ -2,6 +2,7 @@ import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
 import { grantHeaders } from "../lock/lock-responses.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
+import { VIA_NAME } from "./request-headers.js";
 
 /** Response headers as `@hono/node-server` passes them to `writeHead` (repeated names as arrays). */
 export type ResponseHeaderRecord = Record<string, string | string[]>;
@@ -15,13 +16,14 @@ export type ResponseHeaderRecord = Record<string, string | string[]>;
  *
  * @example
  * ```ts
- * clientResponseHeaders(upstream.rawHeaders, credential, grant);
+ * clientResponseHeaders(upstream.rawHeaders, credential, grant, upstream.httpVersion);
  * ```
  */
 export function clientResponseHeaders(
   rawHeaders: readonly string[],
   credential: UpstreamCredential | null,
   grant: SlotGrant,
+  httpVersion = "1.1",
 ): ResponseHeaderRecord {
   const listed = connectionListed(valuesOf(rawHeaders, "connection"));
   const secret = credential && credential.value.length > 0 ? credential.value : null;
@@ -36,6 +38,10 @@ export function clientResponseHeaders(
     else if (Array.isArray(previous)) previous.push(value);
     else out[name] = [previous, value];
   }
+  // A gateway appends itself to Via on responses too (RFC 9110 7.6.3).
+  const hop = `${httpVersion} ${VIA_NAME}`;
+  const via = out.via;
+  out.via = via === undefined ? hop : `${Array.isArray(via) ? via.join(", ") : via}, ${hop}`;
   return Object.assign(out, grantHeaders(grant));
 }
 
