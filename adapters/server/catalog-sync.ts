@@ -15,6 +15,8 @@ export interface SyncReport {
   definedBudgets: string[];
   updatedBudgets: string[];
   removedBudgets: string[];
+  /** The catalog name of each budget id above, for people reading the log. */
+  budgetNames?: Record<string, string>;
 }
 
 /** Keeps a governor's pools and budgets equal to the catalog's. */
@@ -52,6 +54,7 @@ function emptyReport(): SyncReport {
     definedBudgets: [],
     updatedBudgets: [],
     removedBudgets: [],
+    budgetNames: {},
   };
 }
 
@@ -77,6 +80,8 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   // Catalog id behind each subdomain the governor knows: a new id is a different pool.
   const appliedPoolIds = new Map<string, number>();
   const appliedBudgets = new Map<string, string>();
+  // Catalog name of each applied budget id, kept so a removal can still be named.
+  const budgetNames = new Map<string, string>();
   let lastMarker: number | null = null;
   let running: Promise<unknown> = Promise.resolve();
   let timer: TimerHandle | null = null;
@@ -105,9 +110,11 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       const settings = budgetToGovernorSettings(budget);
       const fingerprint = JSON.stringify(settings);
       const previous = appliedBudgets.get(name);
+      budgetNames.set(name, budget.name);
       if (previous === fingerprint) continue;
       await governor.defineBudget(name, settings);
       appliedBudgets.set(name, fingerprint);
+      report.budgetNames![name] = budget.name;
       (previous === undefined ? report.definedBudgets : report.updatedBudgets).push(name);
     }
 
@@ -156,6 +163,8 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       }
       appliedBudgets.delete(name);
       report.removedBudgets.push(name);
+      report.budgetNames![name] = budgetNames.get(name) ?? name;
+      budgetNames.delete(name);
     }
     return report;
   }
@@ -203,7 +212,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
  *
  * @example
  * ```ts
- * describeSync(await sync.syncNow()); // "Catalog synced: 2 pools defined (chat, embed), 1 budget defined (1)"
+ * describeSync(await sync.syncNow()); // "Catalog synced: 2 pools defined (chat, embed), 1 budget defined (local-llm #1)"
  * ```
  */
 export function describeSync(report: SyncReport): string {
@@ -211,10 +220,14 @@ export function describeSync(report: SyncReport): string {
     describeList("pool", "defined", report.definedPools),
     describeList("pool", "updated", report.updatedPools),
     describeList("pool", "removed", report.removedPools),
-    describeList("budget", "defined", report.definedBudgets),
-    describeList("budget", "updated", report.updatedBudgets),
-    describeList("budget", "removed", report.removedBudgets),
+    describeList("budget", "defined", report.definedBudgets.map(budgetLabel)),
+    describeList("budget", "updated", report.updatedBudgets.map(budgetLabel)),
+    describeList("budget", "removed", report.removedBudgets.map(budgetLabel)),
   ].filter((part) => part !== "");
+  function budgetLabel(id: string): string {
+    const name = report.budgetNames?.[id];
+    return name === undefined ? id : `${name} #${id}`;
+  }
   return `Catalog synced: ${parts.length > 0 ? parts.join(", ") : "no changes"}`;
 }
 

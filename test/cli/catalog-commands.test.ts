@@ -313,7 +313,10 @@ describe("sluice token", () => {
       "--id",
       "99",
     );
-    expect(missing).toMatchObject({ code: 1, stderr: "Team acme has no API token with id 99.\n" });
+    expect(missing).toMatchObject({
+      code: 1,
+      stderr: "Error: team acme has no API token with id 99.\n",
+    });
     expect(
       (await sluice("token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "x"))
         .code,

@@ -103,7 +103,9 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     );
 
     // The running server's governor takes the pools in through the catalog sync.
-    await server.waitFor(/Catalog synced: 2 pools defined \(chat, embed\), 1 budget defined \(1\)/);
+    await server.waitFor(
+      /Catalog synced: 2 pools defined \(chat, embed\), 1 budget defined \(local-llm #1\)/,
+    );
     const pools = (await get("/api/v1/pools")).json<{ data: PoolBody[] }>().data;
     expect(
       pools.map((pool) => [pool.subdomain, pool.max_concurrent, pool.budget?.reserved_concurrent]),

@@ -36,6 +36,7 @@ describe("catalog → governor sync", () => {
     store.upsertPool(team.id, poolInput("embed"));
     const report = await newSync().syncNow();
     expect(report.definedBudgets).toEqual([String(budget.id)]);
+    expect(describeSync(report)).toContain(`1 budget defined (llm #${budget.id})`);
     expect(report.definedPools.sort()).toEqual(["chat", "embed"]);
     expect(governor.pools().sort()).toEqual(["chat", "embed"]);
     expect(governor.poolSettings("chat")?.budget).toEqual({
@@ -172,10 +173,12 @@ describe("catalog → governor sync", () => {
         removedPools: ["old"],
         definedBudgets: ["1"],
         updatedBudgets: [],
-        removedBudgets: [],
+        removedBudgets: ["2"],
+        budgetNames: { "1": "local-llm", "2": "old-budget" },
       }),
     ).toBe(
-      "Catalog synced: 2 pools defined (chat, embed), 1 pool removed (old), 1 budget defined (1)",
+      "Catalog synced: 2 pools defined (chat, embed), 1 pool removed (old), " +
+        "1 budget defined (local-llm #1), 1 budget removed (old-budget #2)",
     );
   });
 });

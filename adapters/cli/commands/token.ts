@@ -157,7 +157,7 @@ export const tokenRevokeCommand: CommandSpec = {
       const tokenId = parseTokenId(requiredString(args, "id"));
       const token = catalog.revokeApiToken({ teamId: team.id, actorUserId: user.id, tokenId });
       if (!token) {
-        io.err(`Team ${team.slug} has no API token with id ${tokenId}.`);
+        io.err(`Error: team ${team.slug} has no API token with id ${tokenId}.`);
         return 1;
       }
       io.out(`Revoked API token "${token.name}" (id ${token.id}) of team ${team.slug}.`);
