@@ -12,7 +12,7 @@ import type {
   ResolvedAccessLogQuery,
 } from "../../src/access-log/types.js";
 import type { RejectionReason } from "../../src/errors.js";
-import { guardedWrite } from "./sqlite-errors.js";
+import { backgroundWrite, guardedWrite } from "./sqlite-errors.js";
 
 interface AccessLogRow {
   pool: string;
@@ -46,7 +46,7 @@ export class SqliteAccessLogStore implements AccessLogStore {
   private readonly deleteAll: Statement<[string]>;
   private readonly insertAll: Database.Transaction<(entries: readonly AccessLogEntry[]) => void>;
 
-  constructor(database: Database.Database) {
+  constructor(private readonly database: Database.Database) {
     this.insertOne = database.prepare(
       `INSERT INTO access_log (${COLUMNS})
        VALUES (@pool, @at, @keyId, @outcome, @reason, @queuedMs, @remoteAddress, @source)`,
@@ -65,7 +65,7 @@ export class SqliteAccessLogStore implements AccessLogStore {
 
   insert(entries: readonly AccessLogEntry[]): void {
     if (entries.length === 0) return;
-    guardedWrite("access log", () => this.insertAll.immediate(entries));
+    backgroundWrite(this.database, "access log", () => this.insertAll.immediate(entries));
   }
 
   list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[] {
@@ -74,7 +74,11 @@ export class SqliteAccessLogStore implements AccessLogStore {
   }
 
   pruneBefore(pool: string, beforeMs: number): number {
-    return guardedWrite("access log", () => this.deleteBefore.run(pool, beforeMs).changes);
+    return backgroundWrite(
+      this.database,
+      "access log",
+      () => this.deleteBefore.run(pool, beforeMs).changes,
+    );
   }
 
   deletePool(pool: string): number {

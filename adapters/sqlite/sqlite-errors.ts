@@ -36,3 +36,31 @@ export function guardedWrite<T>(what: string, write: () => T): T {
     throw translateSqliteError(error, what);
   }
 }
+
+/**
+ * How long a background write (metrics and access-log flushes, pruning) waits for another
+ * process's write lock. better-sqlite3 waits synchronously, so the whole event loop (lock and
+ * proxy traffic included) stalls for as long as it waits; these writes lose nothing by
+ * failing, as their data stays buffered for the next flush.
+ */
+export const BACKGROUND_BUSY_TIMEOUT_MS = 50;
+
+/**
+ * {@link guardedWrite} for background writes: waits at most {@link BACKGROUND_BUSY_TIMEOUT_MS}
+ * for the write lock (then fails with a StoreUnavailableError), whatever the connection's own
+ * busy timeout is, and restores that afterwards.
+ *
+ * @example
+ * ```ts
+ * backgroundWrite(db, "metrics", () => saveAll.immediate(buckets));
+ * ```
+ */
+export function backgroundWrite<T>(db: Database.Database, what: string, write: () => T): T {
+  const usual = db.pragma("busy_timeout", { simple: true }) as number;
+  db.pragma(`busy_timeout = ${BACKGROUND_BUSY_TIMEOUT_MS}`);
+  try {
+    return guardedWrite(what, write);
+  } finally {
+    db.pragma(`busy_timeout = ${usual}`);
+  }
+}

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
 import type { MetricsBucket } from "../../src/metrics/types.js";
-import { guardedWrite } from "./sqlite-errors.js";
+import { backgroundWrite, guardedWrite } from "./sqlite-errors.js";
 
 interface BucketRow {
   pool: string;
@@ -43,7 +43,7 @@ export class SqliteMetricsStore {
   private readonly deleteOfPool: Statement<[string]>;
   private readonly saveAll: Database.Transaction<(buckets: readonly MetricsBucket[]) => void>;
 
-  constructor(database: Database.Database) {
+  constructor(private readonly database: Database.Database) {
     this.upsert = database.prepare(
       `INSERT INTO metrics_buckets (${BUCKET_COLUMNS})
        VALUES (@pool, @start, @requests, @admitted, @queued, @rejected, @timedOut, @throttled,
@@ -68,7 +68,7 @@ export class SqliteMetricsStore {
   /** Upserts buckets (each replaces the stored row for its pool and start) in one transaction. */
   saveBuckets(buckets: readonly MetricsBucket[]): void {
     if (buckets.length === 0) return;
-    guardedWrite("metrics", () => this.saveAll.immediate(buckets));
+    backgroundWrite(this.database, "metrics", () => this.saveAll.immediate(buckets));
   }
 
   /** Every bucket starting at or after `sinceMs`, ordered by pool then start. */
@@ -78,7 +78,7 @@ export class SqliteMetricsStore {
 
   /** Deletes buckets starting before `ms`; returns how many went. */
   pruneBefore(ms: number): number {
-    return guardedWrite("metrics", () => this.deleteBefore.run(ms).changes);
+    return backgroundWrite(this.database, "metrics", () => this.deleteBefore.run(ms).changes);
   }
 
   /**
