@@ -255,13 +255,23 @@ export class SqliteCatalogStore implements CatalogStore {
     return (this.sql("SELECT * FROM pools ORDER BY id").all() as PoolRow[]).map(poolFromRow);
   }
 
+  /**
+   * Deletes the pool and, in the same transaction, its metrics and access log (both keyed by
+   * subdomain). A server that is down when a pool is deleted (say by `sluice apply`) never
+   * sees the deletion; without this, a new pool taking the subdomain, maybe another team's,
+   * would inherit the rows of the old one's last minute.
+   */
   deletePool(teamId: number, poolId: number): boolean {
     return this.write("pool", () => {
-      const { changes } = this.sql("DELETE FROM pools WHERE id = ? AND team_id = ?").run(
+      const row = this.sql("SELECT subdomain FROM pools WHERE id = ? AND team_id = ?").get(
         poolId,
         teamId,
-      );
-      return changes > 0;
+      ) as { subdomain: string } | undefined;
+      if (!row) return false;
+      this.sql("DELETE FROM pools WHERE id = ?").run(poolId);
+      this.sql("DELETE FROM metrics_buckets WHERE pool = ?").run(row.subdomain);
+      this.sql("DELETE FROM access_log WHERE pool = ?").run(row.subdomain);
+      return true;
     });
   }
 

@@ -2,18 +2,46 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase, schemaVersion } from "../../adapters/sqlite/database.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../adapters/sqlite/migrations.js";
 import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
+import { SqliteMetricsStore } from "../../adapters/sqlite/sqlite-metrics-store.js";
+import type { AccessLogEntry } from "../../src/access-log/types.js";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { hashSecret } from "../../src/catalog/secrets.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
+import type { MetricsBucket } from "../../src/metrics/types.js";
 import { poolInput, testSecretKey } from "../catalog/fixtures.js";
 import { tempDirs } from "./temp-dir.js";
 
 const dirs = tempDirs();
+
+const EMPTY_BUCKET: MetricsBucket = {
+  pool: "",
+  start: 0,
+  requests: 0,
+  admitted: 0,
+  queued: 0,
+  rejected: 0,
+  timedOut: 0,
+  throttled: 0,
+  released: 0,
+  queueWaitMs: 0,
+  holdMs: 0,
+};
+const ADMITTED: AccessLogEntry = {
+  at: 0,
+  pool: "",
+  keyId: null,
+  outcome: "admitted",
+  reason: null,
+  queuedMs: 0,
+  remoteAddress: null,
+  source: "lock",
+};
 const open: { close(): void }[] = [];
 afterEach(() => {
   for (const handle of open.splice(0)) handle.close();
@@ -139,6 +167,28 @@ describe("SQLite catalog on disk", () => {
     const b = one.createTeam({ name: "B", slug: "b" });
     one.upsertPool(a.id, poolInput());
     expect(() => two.upsertPool(b.id, poolInput())).toThrow(/taken/);
+  });
+
+  it("deletes a pool's metrics and access log with the pool, and only that pool's", () => {
+    const db = openSluiceDatabase(join(dirs.make(), "sluice.db"));
+    open.push(db);
+    const store = new SqliteCatalogStore({ database: db });
+    const metrics = new SqliteMetricsStore(db);
+    const accessLog = new SqliteAccessLogStore(db);
+    const team = store.createTeam({ name: "A", slug: "a" });
+    const chat = store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
+    store.upsertPool(team.id, poolInput({ subdomain: "embed" }));
+    for (const pool of ["chat", "embed"]) {
+      metrics.saveBuckets([{ ...EMPTY_BUCKET, pool, start: 60_000, requests: 3 }]);
+      accessLog.insert([{ ...ADMITTED, pool, at: 60_500 }]);
+    }
+    // Deleted (and re-created) while no server runs: the new pool starts with no history.
+    expect(store.deletePool(team.id, chat.id)).toBe(true);
+    store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
+    expect(metrics.loadBuckets(0).map((bucket) => bucket.pool)).toEqual(["embed"]);
+    const everything = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
+    expect(accessLog.list("chat", everything)).toEqual([]);
+    expect(accessLog.list("embed", everything)).toHaveLength(1);
   });
 
   it("shares an open database without closing it", () => {
