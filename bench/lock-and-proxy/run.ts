@@ -19,152 +19,22 @@
  * per request in a `__name` call, and turns source maps on, costs a user does not pay.
  * Not a test: it prints numbers, it does not assert them.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
-import { formatCount, formatRatio, formatTable, median } from "../report.js";
+import { formatCount, formatRatio, formatTable } from "../report.js";
+import { RUNTIME, startChild, stopChildren } from "./children.js";
 import { type HaproxyRun, haproxyAvailable, startHaproxy } from "./haproxy.js";
-import { createClient, type LoadResult, runLoad } from "./load.js";
-import { processCpuMicros } from "./process-cpu.js";
+import { type Measured, measureInterleaved, pairedRatio, ROUNDS } from "./interleaved.js";
+import { createClient } from "./load.js";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const PART = process.env.BENCH_PART ?? "all";
-const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROF;
-const RUNTIME = process.env.BENCH_RUNTIME === "tsx" ? "tsx" : "build";
-// Many short rounds, each contender's round next to the others': neighbours' bursts of load
-// on a shared machine then hit a round of every contender alike, and the ratio of two
-// adjacent rounds cancels them (the median of those per-round ratios is what is reported).
-const ROUNDS = 5;
 const LIMIT = 16;
 const LOCK_PAIRS = Math.round(5_000 * SCALE);
 const FAST_REQUESTS = Math.round(10_000 * SCALE);
 const SLOW_REQUESTS = Math.round(4_000 * SCALE);
 const SLOW_ORIGIN_MS = 5;
-const HERE = dirname(fileURLToPath(import.meta.url));
 const LOCK_HOST = "lock.bench";
 const POOL_HOST = "proxied.pools.bench";
 const SLOW_POOL_HOST = "slow.pools.bench";
-
-const children: ChildProcess[] = [];
-// Whatever happens, no contender outlives the benchmark.
-process.once("exit", () => {
-  for (const child of children) child.kill("SIGTERM");
-});
-
-/**
- * How the contenders' entry point is run: `node <bundle>` from a tsup build (esm, node20,
- * dependencies external, as in `tsup.config.ts`), or `node --import tsx servers.ts`.
- */
-async function serverCommand(): Promise<string[]> {
-  const entry = join(HERE, "servers.ts");
-  if (RUNTIME === "tsx") return ["--import", import.meta.resolve("tsx"), entry];
-  // Inside the repository, so the bundle's bare imports resolve to its node_modules.
-  const outDir = join(HERE, "../../node_modules/.cache/bench-lock-and-proxy");
-  const { build } = await import("tsup");
-  await build({
-    entry: { servers: entry },
-    outDir,
-    format: ["esm"],
-    target: "node20",
-    config: false,
-    silent: true,
-    splitting: false,
-    dts: false,
-  });
-  return [join(outDir, "servers.js")];
-}
-
-let command: Promise<string[]> | undefined;
-
-/** Starts `servers.ts <args>` in a child process and waits for its READY line. */
-async function startChild(
-  ...args: string[]
-): Promise<Record<string, unknown> & { port: number; pid: number | undefined }> {
-  command ??= serverCommand();
-  const profile =
-    CPU_PROFILE_DIR && args[0] !== "upstream"
-      ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROFILE_DIR, args[0] as string)}`]
-      : [];
-  const child = spawn(process.execPath, [...profile, ...(await command), ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  for await (const line of lines) {
-    if (line.startsWith("READY ")) return { ...JSON.parse(line.slice(6)), pid: child.pid };
-  }
-  throw new Error(`servers.ts ${args.join(" ")} exited before it was ready`);
-}
-
-/**
- * A measured contender: its median round, every round's rate (in round order), and the CPU
- * its server process spent per operation.
- */
-type Measured = LoadResult & {
-  rates: number[];
-  cpuMicrosPerOp: number | null;
-  /** CPU the load generator (this process) spent per operation: is it the bottleneck? */
-  clientCpuMicrosPerOp: number;
-};
-
-/** The median over rounds of `run`'s rate divided by `reference`'s rate in the same round. */
-function pairedRatio(run: Measured, reference: Measured): number {
-  return median(run.rates.map((rate, round) => rate / (reference.rates[round] as number)));
-}
-
-/** One contender of an interleaved measurement. */
-interface Runner {
-  /** The process that serves the client: its CPU time is divided by the operations. */
-  pid: number | undefined;
-  operation: () => Promise<boolean>;
-}
-
-/**
- * Measures contenders side by side: a warm-up each, then ROUNDS rounds in which every
- * contender runs once in turn (interleaved, so a neighbour's burst of load on a shared
- * machine hits all of them alike). Keeps each contender's median round, plus the CPU its
- * server process spent per operation over all rounds (steadier than rates under contention).
- */
-async function measureInterleaved(
-  operations: number,
-  concurrency: number,
-  runners: readonly Runner[],
-): Promise<Measured[]> {
-  for (const runner of runners)
-    await runLoad(Math.max(200, Math.round(operations / 4)), concurrency, runner.operation);
-  const rounds = runners.map(() => [] as LoadResult[]);
-  const cpuSpent = runners.map(() => 0 as number | null);
-  const clientSpent = runners.map(() => 0);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [index, runner] of runners.entries()) {
-      const before = processCpuMicros(runner.pid);
-      const clientBefore = process.cpuUsage();
-      rounds[index]?.push(await runLoad(operations, concurrency, runner.operation));
-      const client = process.cpuUsage(clientBefore);
-      clientSpent[index] = (clientSpent[index] ?? 0) + client.user + client.system;
-      const after = processCpuMicros(runner.pid);
-      const spent = cpuSpent[index];
-      cpuSpent[index] =
-        before === null || after === null || spent === null || spent === undefined
-          ? null
-          : spent + after - before;
-    }
-  }
-  return rounds.map((results, index) => {
-    const rate = median(results.map((result) => result.perSecond));
-    const kept = results.find((result) => result.perSecond === rate) ?? (results[0] as LoadResult);
-    const spent = cpuSpent[index];
-    const cpuMicrosPerOp =
-      spent === null || spent === undefined ? null : spent / (operations * ROUNDS);
-    return {
-      ...kept,
-      rates: results.map((result) => result.perSecond),
-      cpuMicrosPerOp,
-      clientCpuMicrosPerOp: (clientSpent[index] ?? 0) / (operations * ROUNDS),
-    };
-  });
-}
 
 function cpu(value: number | null): string {
   return value === null ? "n/a" : value.toFixed(0);
@@ -440,7 +310,7 @@ async function main(): Promise<void> {
     );
   } finally {
     haproxy?.stop();
-    for (const child of children) child.kill("SIGTERM");
+    stopChildren();
   }
 }
 
