@@ -15,7 +15,12 @@
  * waiters sit in its Redis FIFO queue and are handed a slot by the release that frees it;
  * redis-semaphore retries its acquire script every `retryInterval` ms (its default, 10 ms).
  * Both run on one command connection. Round trips: Sluice counts its own (`stats()`), and
- * redis-semaphore's client is wrapped to count every command it sends.
+ * redis-semaphore's client is wrapped to count every command it sends. The column is every
+ * command sent (acquires and releases) divided by the acquires: Sluice coalesces the calls
+ * one process makes while its previous call is in flight into one script call, so one command
+ * may carry several acquires and releases (it counts once); redis-semaphore sends at least one
+ * command to acquire and one to release. A lone Sluice acquire, with nothing else in flight, is
+ * shown on its own: one command.
  */
 
 import { randomUUID } from "node:crypto";
@@ -236,11 +241,11 @@ async function scenario(workers: number, holdMs: number): Promise<number> {
     const rates = rounds.map((r) => (r.pairs * 1000) / r.elapsedMs);
     const pairs = rounds.reduce((sum, r) => sum + r.pairs, 0);
     const trips = rounds.reduce((sum, r) => sum + r.roundTrips, 0);
-    // Each pair ends with one release command; the rest were spent acquiring.
+    // Every command sent (acquires and releases, possibly several in one) per acquire.
     return {
       name,
       rate: median(rates),
-      perAcquire: (trips - pairs) / pairs,
+      perAcquire: trips / pairs,
       maxHeld: Math.max(...rounds.map((r) => r.maxHeld)),
       spread: `${formatCount(Math.min(...rates))}–${formatCount(Math.max(...rates))}`,
     };
@@ -251,7 +256,7 @@ async function scenario(workers: number, holdMs: number): Promise<number> {
   );
   console.log(
     formatTable(
-      ["contender", "pairs/s (median)", "range", "round trips / acquire", "max held", "vs sluice"],
+      ["contender", "pairs/s (median)", "range", "commands / acquire", "max held", "vs sluice"],
       rows.map((row) => [
         row.name,
         formatCount(row.rate),
@@ -289,7 +294,8 @@ console.log(
 );
 console.log(
   `Acquire+release pairs per second, ${ROUNDS} interleaved rounds of ${ROUND_MS} ms per contender ` +
-    "(after one warm-up round each); round trips = commands sent to Redis.",
+    "(after one warm-up round each); commands / acquire = every command sent to Redis " +
+    "(releases included) per acquire.",
 );
 const ratios: string[] = [];
 for (const { workers, holdMs } of SCENARIOS) {

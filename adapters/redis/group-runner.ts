@@ -3,6 +3,7 @@ import type { Clock } from "../../src/clock/clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
 import type { StoreListener } from "../../src/store/types.js";
 import { toStoreError } from "./connection.js";
+import { GroupBatcher } from "./group-batcher.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import {
   dispatchEvents,
@@ -75,36 +76,52 @@ export class GroupRunner {
   private lastNow = 0;
   private closed = false;
 
+  private readonly batcher: GroupBatcher;
+
   constructor(private readonly deps: GroupRunnerDeps) {
     this.wake = new WakeTimers(deps.timerClock, (route, at) => this.serveAt(route, at));
+    this.batcher = new GroupBatcher({
+      runner: deps.runner,
+      originId: deps.originId,
+      onReply: (route, fields) => this.afterReply(route, fields),
+      onError: (error) => this.unavailable(error),
+    });
   }
 
-  /** Runs `script` on the route's group; `at` runs it at that instant (a due wake-up). */
-  async run(
+  /**
+   * Runs `script` on the route's group; `at` runs it at that instant (a due wake-up). Calls
+   * of one group reach Redis in the order they were made; acquire, release, renew and cancel
+   * calls that wait for their turn share one script call (see {@link GroupBatcher}).
+   */
+  run(
     script: GroupScriptName,
     route: PoolRoute,
     args: readonly string[],
     at?: number,
   ): Promise<ScriptResult> {
-    const { runner, originId } = this.deps;
-    let fields: ReplyFields;
+    // Before this process's first call in a group it listens to the group's events: other
+    // processes hand its waiters slots only while it does (see `listening` in lib.lua).
+    if (!this.listening.has(route.tag)) return this.listenThenRun(script, route, args, at);
+    return this.batcher.submit(script, route, args, this.scriptNow(at));
+  }
+
+  private async listenThenRun(
+    script: GroupScriptName,
+    route: PoolRoute,
+    args: readonly string[],
+    at: number | undefined,
+  ): Promise<ScriptResult> {
     try {
-      // Before this process's first call in a group it listens to the group's events: other
-      // processes hand its waiters slots only while it does (see `listening` in lib.lua).
-      if (!this.listening.has(route.tag)) {
-        await this.deps.events.listen(route.tag);
-        this.listening.add(route.tag);
-      }
-      fields = (await runner.run(runner.scripts.group[script], route.base, [
-        this.scriptNow(at),
-        originId,
-        route.enc,
-        route.pool,
-        ...args,
-      ])) as ReplyFields;
+      await this.deps.events.listen(route.tag);
     } catch (error) {
       throw this.unavailable(error);
     }
+    this.listening.add(route.tag);
+    return this.batcher.submit(script, route, args, this.scriptNow(at));
+  }
+
+  /** Hands a reply's events to the listener and arms the wake-up; answers where its result starts. */
+  private afterReply(route: PoolRoute, fields: ReplyFields): number {
     const events = fields[REPLY_EVENT_COUNT] as number;
     if (!this.closed) {
       if (events > 0) {
@@ -113,7 +130,7 @@ export class GroupRunner {
       const wake = fields[REPLY_WAKE];
       if (typeof wake === "number") this.armWake(route, wake, fields[REPLY_NOW] as number);
     }
-    return { fields, at: REPLY_EVENTS + events };
+    return REPLY_EVENTS + events;
   }
 
   /** The group a pool lives in, claiming `target` when none is recorded. */

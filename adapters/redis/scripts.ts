@@ -24,7 +24,8 @@ export type GroupScriptName =
   | "upsert-budget"
   | "set-learned"
   | "serve"
-  | "snapshot";
+  | "snapshot"
+  | "batch";
 
 const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "acquire",
@@ -38,6 +39,7 @@ const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "set-learned",
   "serve",
   "snapshot",
+  "batch",
 ];
 
 /**

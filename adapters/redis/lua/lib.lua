@@ -50,6 +50,10 @@ local wake = false
 local group = {}
 -- Budget origin, read once per call: nil = not read yet, false = no shared ceiling.
 local budget_origin = nil
+-- Loaded pools by encoded name, kept across the operations of one batch (batch.lua sets it;
+-- false: every load reads Redis). Each operation keeps a loaded pool's fields in step with
+-- what it writes, so a later operation of the batch may reuse the table.
+local pool_cache = false
 
 -- An instant or a count as Redis stores it (Lua's own number-to-string keeps 14 digits).
 local function fmt(n)
@@ -87,6 +91,7 @@ end
 -- slots held). `trim` counts the grants trimmed off the log (see grant), `minwait` is a
 -- lower bound of the waiters' deadlines (see serve). `moved` is read only where needed.
 local function load_pool(enc)
+  if pool_cache and pool_cache[enc] then return pool_cache[enc] end
   local key = base .. K_POOL .. enc
   local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait')
   if not v[1] then return false, redis.call('HGET', key, 'moved') end
@@ -103,6 +108,7 @@ local function load_pool(enc)
     hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
     qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
   }
+  if pool_cache then pool_cache[enc] = p end
   return p
 end
 
@@ -484,4 +490,104 @@ end
 
 local function missing(moved)
   return finish({ 'missing', moved or '' })
+end
+
+-- The operations a process sends most, as functions of a loaded pool (after load_group) that
+-- answer their result list (without `finish`): the one-operation scripts (acquire.lua ...)
+-- and batch.lua share them. SEMANTICS.md gives the rules.
+
+-- acquire's answer: its type, the slot (granted), reason and retryAfterMs (rejected), then
+-- the figures held, queued, limit.
+local function acquire_answer(p, kind, waiting, reason, retry_after, slot)
+  local result = { kind }
+  if slot then push_slot(result, slot) end
+  if reason then
+    result[#result + 1] = reason
+    result[#result + 1] = retry_after
+  end
+  result[#result + 1] = holders(p)
+  result[#result + 1] = waiting
+  result[#result + 1] = effective_limit(p)
+  return result
+end
+
+local function acquire_op(p, slot_id, wait_ms)
+  -- Nobody waits while `minwait` is absent (see serve).
+  local waiting = p.minwait and waiter_count(p) or 0
+  if waiting > 0 then waiting = waiting - serve(p) end
+  if waiting > 0 then
+    -- A newcomer never overtakes waiters; behind them no turn can be estimated.
+    if wait_ms == 0 then return acquire_answer(p, 'rejected', waiting, 'concurrency', false) end
+    if waiting >= p.queue then
+      purge_expired_waiters(p)
+      waiting = waiter_count(p)
+    end
+    if waiting < p.queue then
+      enqueue_waiter(p, slot_id, wait_ms)
+      return acquire_answer(p, 'queued', waiting + 1)
+    end
+    return acquire_answer(p, 'rejected', waiting, 'queue_full', false)
+  end
+  local blocked = obstacle(p)
+  if not blocked then
+    local slot = grant(p, slot_id, caller)
+    return acquire_answer(p, 'granted', 0, false, false, slot)
+  end
+  local can_queue = wait_ms > 0 and p.queue > 0
+  if not is_time_gate(blocked) then
+    if can_queue then
+      enqueue_waiter(p, slot_id, wait_ms)
+      return acquire_answer(p, 'queued', 1)
+    end
+    return acquire_answer(p, 'rejected', 0, blocked, false)
+  end
+  local opens_in = gate_opens_in(p)
+  if can_queue and opens_in <= wait_ms then
+    note_wake(now + opens_in)
+    enqueue_waiter(p, slot_id, wait_ms)
+    return acquire_answer(p, 'queued', 1)
+  end
+  return acquire_answer(p, 'rejected', 0, blocked, opens_in)
+end
+
+-- A lease that ran out before the release arrived was reclaimed by load_group: released
+-- stays 0.
+local function release_op(p, slot_id)
+  local slot = held_slot(p, slot_id)
+  if not slot then return { 'released', 0 } end
+  drop_holder(p, slot_id)
+  serve_around(p)
+  local result = { 'released', 1 }
+  push_slot(result, slot)
+  return result
+end
+
+local function renew_op(p, slot_id)
+  local slot = held_slot(p, slot_id)
+  if not slot then return { 'not_found' } end
+  local current_lease, request_deadline = slot[3], slot[4]
+  if current_lease >= request_deadline then return { 'capped', request_deadline } end
+  local lease_deadline = math.min(now + p.term, request_deadline)
+  -- A renewed lease only moves later, so the pool's `due` (a lower bound of its leases)
+  -- stays one.
+  redis.call('ZADD', p.hkey, 'XX', lease_deadline, slot_id)
+  -- The record keeps the lease deadline too (seq:acquiredAt:leaseDeadline:...).
+  local record = redis.call('HGET', p.skey, slot_id)
+  local renewed = string.gsub(record, '^(%d+:%d+:)%d+', '%1' .. fmt(lease_deadline), 1)
+  redis.call('HSET', p.skey, slot_id, renewed)
+  return { 'renewed', lease_deadline }
+end
+
+local function cancel_op(p, slot_id)
+  if redis.call('HDEL', p.wkey, slot_id) == 1 then
+    redis.call('LREM', p.qkey, 1, slot_id)
+    return { 'cancelled' }
+  end
+  local slot = held_slot(p, slot_id)
+  if slot then
+    local result = { 'granted' }
+    push_slot(result, slot)
+    return result
+  end
+  return { 'unknown' }
 end
