@@ -1,7 +1,7 @@
 import { Sema } from "async-sema";
 import pLimit from "p-limit";
 import PQueue from "p-queue";
-import { createGovernor } from "../src/index.js";
+import { createGovernor, type Governor } from "../src/index.js";
 
 /** Concurrency every contender runs at. */
 export const BENCH_CONCURRENCY = 8;
@@ -21,8 +21,27 @@ export interface Contender {
 
 const emptyTask = async (): Promise<void> => {};
 
+let governor: Governor | undefined;
+let pools = 0;
+
 /**
- * The contenders of the throughput bench, Sluice first. Each `run` builds a fresh limiter, so
+ * The one governor of the bench process, as an application keeps one for its lifetime. Each
+ * round gets a fresh pool on it (defined before, removed after), as the other contenders get
+ * a fresh limiter: no round inherits another's queue, slots or metrics.
+ */
+function benchGovernor(): Governor {
+  governor ??= createGovernor();
+  return governor;
+}
+
+function freshPoolName(): string {
+  pools++;
+  return `bench-${pools}`;
+}
+
+/**
+ * The contenders of the throughput bench, Sluice first. Each `run` builds a fresh limiter (for
+ * Sluice, a fresh pool on the process's one governor, see `benchGovernor`), so
  * no round inherits another's queue or garbage.
  *
  * @example
@@ -56,15 +75,16 @@ export function steadyContenders(): Contender[] {
     {
       name: "sluice run()",
       run: async (tasks) => {
-        const governor = createGovernor();
-        await governor.definePool("bench", {
+        const governor = benchGovernor();
+        const pool = freshPoolName();
+        await governor.definePool(pool, {
           maxConcurrent: BENCH_CONCURRENCY,
           rpm: BENCH_RPM,
           queue: { size: STEADY_CALLERS, timeoutMs: 60_000 },
         });
         const options = { waitMs: 60_000 };
-        await closedLoop(tasks, () => governor.run("bench", emptyTask, options));
-        await governor.close();
+        await closedLoop(tasks, () => governor.run(pool, emptyTask, options));
+        await governor.removePool(pool);
       },
     },
     {
@@ -111,8 +131,9 @@ async function closedLoop(tasks: number, runOne: () => Promise<unknown>): Promis
 
 /** `governor.run()` with leases (default term), the RPM gate and default metrics all on. */
 async function runSluice(tasks: number): Promise<void> {
-  const governor = createGovernor();
-  await governor.definePool("bench", {
+  const governor = benchGovernor();
+  const pool = freshPoolName();
+  await governor.definePool(pool, {
     maxConcurrent: BENCH_CONCURRENCY,
     rpm: BENCH_RPM,
     queue: { size: tasks, timeoutMs: 60_000 },
@@ -120,10 +141,10 @@ async function runSluice(tasks: number): Promise<void> {
   const options = { waitMs: 60_000 };
   const pending = new Array<Promise<void>>(tasks);
   for (let index = 0; index < tasks; index++) {
-    pending[index] = governor.run("bench", emptyTask, options);
+    pending[index] = governor.run(pool, emptyTask, options);
   }
   await Promise.all(pending);
-  await governor.close();
+  await governor.removePool(pool);
 }
 
 async function runPLimit(tasks: number): Promise<void> {

@@ -1,5 +1,6 @@
 import type { HeldSlot } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
+import { anchorShape } from "./shape-anchors.js";
 import type { RunContext } from "./types.js";
 
 /** The function given to `run()`, with its result type erased. */
@@ -36,7 +37,12 @@ export class Caller {
   slotId = "";
   /** The wait budget in ms (already clamped). */
   waitMs = 0;
-  enqueuedAt = 0;
+  /**
+   * Epoch ms of the admission. It starts as a double (NaN until admission) because it holds
+   * one: a field that turns from small integer to double changes the hidden class of every
+   * caller, which throws away the optimised code built on it.
+   */
+  enqueuedAt = Number.NaN;
   /**
    * A handoff that arrived before the acquire's "queued" answer (async stores), or one that
    * raced the cancel in flight: its `queuedMs` is the store's own queue wait, measured at the
@@ -89,6 +95,9 @@ export class Caller {
     (this.resolve as (value: unknown) => void)(rejectedWith(error));
   }
 }
+
+// The class of callers outlives them (see `anchorShape`).
+anchorShape(new Caller(ignore, undefined, undefined));
 
 /**
  * A rejected promise to settle a caller's promise with. It is marked handled at once: should

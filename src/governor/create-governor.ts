@@ -13,8 +13,10 @@ import type { OutcomeReport } from "../learning/types.js";
 import { MetricsRecorder } from "../metrics/recorder.js";
 import { MemorySlotStore } from "../store/memory-store.js";
 import type {
+  HeldSlot,
   MaybePromise,
   SlotStore,
+  StoreAcquireRequest,
   StoreAcquireResult,
   StoreReleaseResult,
 } from "../store/types.js";
@@ -32,6 +34,7 @@ import { RunStarter, startHold } from "./run-starter.js";
 import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
 import { BudgetSettingsSchema, parseOrThrow, parsePoolSettings } from "./settings.js";
 import { newSlotId } from "./slot-id.js";
+import { StoreEvents } from "./store-events.js";
 import type {
   AcquireOptions,
   Governor,
@@ -40,6 +43,7 @@ import type {
   RunContext,
   SlotGrant,
 } from "./types.js";
+import type { GrantDelivery } from "./waiting-room.js";
 import { WaitingRoom } from "./waiting-room.js";
 
 /** Retry hint for turn-aways caused by busy slots, where no deadline is known. */
@@ -64,7 +68,7 @@ export function createGovernor(options: GovernorOptions = {}): Governor {
   return new SluiceGovernor(options);
 }
 
-class SluiceGovernor implements Governor, HoldOwner {
+class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   readonly clock: Clock;
   readonly store: SlotStore;
   readonly metrics: MetricsRecorder;
@@ -74,6 +78,8 @@ class SluiceGovernor implements Governor, HoldOwner {
   private readonly runs: RunStarter;
   /** The store reads this governor's clock: its reading at a release serves both. */
   private readonly sharesClock: boolean;
+  /** The one acquire request handed to a memory store (see {@link askStore}); else null. */
+  private readonly reusedRequest: StoreAcquireRequest | null;
   private closed = false;
   /** The caller that {@link admitNow} is admitting, and its promise executor's `reject`. */
   private admitting: Caller | undefined;
@@ -85,17 +91,21 @@ class SluiceGovernor implements Governor, HoldOwner {
     this.metrics = options.metrics ?? new MetricsRecorder();
     this.registry = new PoolRegistry(this.metrics);
     this.sharesClock = this.store instanceof MemorySlotStore && this.store.clock === this.clock;
+    // `now` holds what it will hold from the start (a double, or always undefined): a field
+    // whose kind of value changes would change the object's hidden class.
+    this.reusedRequest =
+      this.store instanceof MemorySlotStore
+        ? {
+            slotId: "",
+            waitMs: 0,
+            waiter: undefined,
+            now: this.sharesClock ? Number.NaN : undefined,
+          }
+        : null;
     this.holds = new Holds(this.clock, this.store);
     this.runs = new RunStarter(this.holds, this);
-    this.room = new WaitingRoom(this.clock, this.store, toGrant, (caller, grant) =>
-      this.deliver(caller, grant),
-    );
-    this.store.setListener({
-      granted: (_pool, slot, queuedMs, waiter) => this.room.granted(slot, queuedMs, waiter),
-      reclaimed: (_pool, slotIds) => {
-        this.holds.lost(slotIds);
-      },
-    });
+    this.room = new WaitingRoom(this.clock, this.store, this);
+    this.store.setListener(new StoreEvents(this.room, this.holds));
   }
 
   async definePool(pool: string, input: PoolSettingsInput): Promise<PoolSettings> {
@@ -192,12 +202,7 @@ class SluiceGovernor implements Governor, HoldOwner {
       caller.slotId = newSlotId();
       caller.waitMs = waitMs;
       caller.enqueuedAt = now;
-      const answer = this.store.acquire(pool, {
-        slotId: caller.slotId,
-        waitMs,
-        waiter: caller,
-        now: this.sharesClock ? now : undefined,
-      });
+      const answer = this.askStore(pool, caller, now);
       if (answer instanceof Promise) {
         answer.then(
           (result) => {
@@ -217,6 +222,28 @@ class SluiceGovernor implements Governor, HoldOwner {
     }
   }
 
+  /**
+   * The store's `acquire` for `caller`. The memory store reads the request before it answers
+   * and keeps nothing of it (nor calls back into `admit` meanwhile), so one request object
+   * serves every acquire, emptied of the caller after; other stores get a fresh one each time.
+   */
+  private askStore(pool: string, caller: Caller, now: number): MaybePromise<StoreAcquireResult> {
+    const reused = this.reusedRequest;
+    if (reused === null) {
+      const request = { slotId: caller.slotId, waitMs: caller.waitMs, waiter: caller };
+      return this.store.acquire(pool, request);
+    }
+    reused.slotId = caller.slotId;
+    reused.waitMs = caller.waitMs;
+    reused.waiter = caller;
+    reused.now = this.sharesClock ? now : undefined;
+    try {
+      return this.store.acquire(pool, reused);
+    } finally {
+      reused.waiter = undefined;
+    }
+  }
+
   private afterAcquire(caller: Caller, result: StoreAcquireResult): void {
     const entry = caller.entry!;
     noteFigures(entry, result.figures);
@@ -228,7 +255,7 @@ class SluiceGovernor implements Governor, HoldOwner {
         return;
       }
       entry.meter.admitted(caller.enqueuedAt, 0);
-      this.deliver(caller, toGrant(entry, result.slot, 0));
+      this.deliver(caller, result.slot, 0);
     } else if (result.type === "rejected") {
       entry.meter.rejected(caller.enqueuedAt);
       this.fail(
@@ -301,9 +328,9 @@ class SluiceGovernor implements Governor, HoldOwner {
   }
 
   /** The caller holds a slot now: an `acquire()` resolves, a `run()` starts (see {@link RunStarter}). */
-  private deliver(caller: Caller, grant: SlotGrant): void {
-    if (caller.fn === undefined) (caller.resolve as (value: SlotGrant) => void)(grant);
-    else this.runs.start(caller, grant);
+  deliver(caller: Caller, slot: HeldSlot, queuedMs: number): void {
+    if (caller.fn !== undefined) this.runs.start(caller, slot, queuedMs);
+    else (caller.resolve as (value: SlotGrant) => void)(toGrant(caller.entry!, slot, queuedMs));
   }
 
   async fetch(

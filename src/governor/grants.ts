@@ -13,15 +13,32 @@ import type { AcquireOptions, SlotGrant } from "./types.js";
  * ```
  */
 export function toGrant(entry: PoolEntry, slot: HeldSlot, queuedMs: number): SlotGrant {
-  const { settings } = entry;
+  return grantOf(entry.settings, entry.limit, slot, queuedMs);
+}
+
+/**
+ * {@link toGrant} from the pool's settings and effective limit as they were at the grant
+ * (for a grant made later, when first read).
+ *
+ * @example
+ * ```ts
+ * const grant = grantOf(entry.settings, entry.limit, slot, queuedMs);
+ * ```
+ */
+export function grantOf(
+  settings: PoolSettings,
+  limit: number,
+  slot: HeldSlot,
+  queuedMs: number,
+): SlotGrant {
   return {
     slotId: slot.slotId,
     leaseDeadline: slot.leaseDeadline,
     requestDeadline: slot.requestDeadline,
     termMs: settings.termMs,
     renewIntervalMs: settings.renewIntervalMs,
-    remainingSlots: Math.max(0, entry.limit - slot.heldAtGrant),
-    effectiveLimit: entry.limit,
+    remainingSlots: Math.max(0, limit - slot.heldAtGrant),
+    effectiveLimit: limit,
     queuedMs,
   };
 }

@@ -18,6 +18,7 @@ import type { LocalHold } from "./local-hold.js";
  */
 export class Holds {
   private readonly keepers = new Map<number, LeaseKeeper>();
+  private lastKeeper: LeaseKeeper | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -25,7 +26,7 @@ export class Holds {
   ) {}
 
   track(hold: LocalHold, now: number): void {
-    this.keeperFor(hold.grant.renewIntervalMs).track(hold, now);
+    this.keeperFor(hold.renewIntervalMs).track(hold, now);
   }
 
   untrack(hold: LocalHold): void {
@@ -55,11 +56,15 @@ export class Holds {
   }
 
   private keeperFor(renewIntervalMs: number): LeaseKeeper {
+    // Pools mostly share one renew interval: the last keeper saves a map lookup per hold.
+    const last = this.lastKeeper;
+    if (last !== null && last.renewIntervalMs === renewIntervalMs) return last;
     let keeper = this.keepers.get(renewIntervalMs);
     if (!keeper) {
       keeper = new LeaseKeeper(this.clock, renewIntervalMs, (lease) => this.renew(lease));
       this.keepers.set(renewIntervalMs, keeper);
     }
+    this.lastKeeper = keeper;
     return keeper;
   }
 

@@ -35,7 +35,7 @@ export class LeaseKeeper {
 
   constructor(
     private readonly clock: Clock,
-    private readonly renewIntervalMs: number,
+    readonly renewIntervalMs: number,
     private readonly renew: (lease: KeptLease) => void,
   ) {}
 

@@ -1,10 +1,14 @@
 import type { Clock, TimerHandle } from "../clock/clock.js";
+import { systemClock } from "../clock/clock.js";
 import { AbortedError, SlotCappedError, SlotNotFoundError } from "../errors.js";
 import type { OutcomeReport } from "../learning/types.js";
-import type { MaybePromise } from "../store/types.js";
+import type { HeldSlot, MaybePromise } from "../store/types.js";
 import type { RunFn } from "./caller.js";
 import { rejectedWith } from "./caller.js";
+import { grantOf } from "./grants.js";
 import type { KeptLease, LeaseKeeper } from "./lease-keeper.js";
+import type { PoolSettings } from "./settings.js";
+import { anchorShape } from "./shape-anchors.js";
 import type { RunContext, SlotGrant } from "./types.js";
 
 /** What a {@link LocalHold} needs from its governor. */
@@ -24,15 +28,19 @@ export interface HoldOwner {
  *
  * @example
  * ```ts
- * const hold = new LocalHold(owner, "llm", grant, options.signal);
+ * const hold = LocalHold.forGrant(owner, "llm", grant, options.signal);
  * try { await work(hold.signal); } finally { await hold.finish(); }
  * ```
  */
 export class LocalHold implements RunContext, KeptLease {
   outcome: OutcomeReport | undefined;
   readonly slotId: string;
-  /** When the lease keeper renews this slot next, and its list links (owned by the keeper). */
-  renewAt = 0;
+  readonly renewIntervalMs: number;
+  /**
+   * When the lease keeper renews this slot next, and its list links (owned by the keeper).
+   * A double from the start (NaN until tracked), as it holds one: see `Caller.enqueuedAt`.
+   */
+  renewAt = Number.NaN;
   keptPrev: KeptLease | null = null;
   keptNext: KeptLease | null = null;
   keptBy: LeaseKeeper | null = null;
@@ -42,14 +50,100 @@ export class LocalHold implements RunContext, KeptLease {
   private finished = false;
   private capTimer: TimerHandle | null = null;
   private callerListener: (() => void) | undefined;
+  /**
+   * The grant, once made. A `run()` hold makes it when `fn` first reads it (most never do),
+   * from what it was at the grant: the slot, the pool's settings and effective limit.
+   */
+  private grantMade: SlotGrant | undefined;
+  private readonly grantSlot: HeldSlot | undefined;
+  private readonly grantSettings: PoolSettings | undefined;
+  private readonly grantLimit: number;
+  private readonly grantQueuedMs: number;
 
-  constructor(
+  /** Use {@link LocalHold.forGrant} or {@link LocalHold.forSlot}. */
+  private constructor(
     private readonly owner: HoldOwner,
     readonly pool: string,
-    readonly grant: SlotGrant,
     private readonly callerSignal: AbortSignal | undefined,
+    slotId: string,
+    renewIntervalMs: number,
+    grant: SlotGrant | undefined,
+    slot: HeldSlot | undefined,
+    settings: PoolSettings | undefined,
+    limit: number,
+    queuedMs: number,
   ) {
-    this.slotId = grant.slotId;
+    this.slotId = slotId;
+    this.renewIntervalMs = renewIntervalMs;
+    this.grantMade = grant;
+    this.grantSlot = slot;
+    this.grantSettings = settings;
+    this.grantLimit = limit;
+    this.grantQueuedMs = queuedMs;
+  }
+
+  /** A hold on a slot whose grant is made already (`fetch()`). */
+  static forGrant(
+    owner: HoldOwner,
+    pool: string,
+    grant: SlotGrant,
+    callerSignal: AbortSignal | undefined,
+  ): LocalHold {
+    const { slotId, renewIntervalMs } = grant;
+    return new LocalHold(
+      owner,
+      pool,
+      callerSignal,
+      slotId,
+      renewIntervalMs,
+      grant,
+      undefined,
+      undefined,
+      0,
+      0,
+    );
+  }
+
+  /**
+   * A hold on a slot handed over now (`run()`): its grant is made when first read, from the
+   * pool's `settings` and effective `limit` as they are now.
+   */
+  static forSlot(
+    owner: HoldOwner,
+    pool: string,
+    slot: HeldSlot,
+    settings: PoolSettings,
+    limit: number,
+    queuedMs: number,
+    callerSignal: AbortSignal | undefined,
+  ): LocalHold {
+    return new LocalHold(
+      owner,
+      pool,
+      callerSignal,
+      slot.slotId,
+      settings.renewIntervalMs,
+      undefined,
+      slot,
+      settings,
+      limit,
+      queuedMs,
+    );
+  }
+
+  /** Time the slot's caller spent in the queue. */
+  get queuedMs(): number {
+    return this.grantMade === undefined ? this.grantQueuedMs : this.grantMade.queuedMs;
+  }
+
+  get grant(): SlotGrant {
+    this.grantMade ??= grantOf(
+      this.grantSettings!,
+      this.grantLimit,
+      this.grantSlot!,
+      this.grantQueuedMs,
+    );
+    return this.grantMade;
   }
 
   get signal(): AbortSignal {
@@ -78,7 +172,7 @@ export class LocalHold implements RunContext, KeptLease {
   /** The slot was reclaimed under us (the process stalled past a term): stop the work. */
   onLost(): void {
     if (this.finished) return;
-    this.abort(new SlotNotFoundError(this.grant.slotId));
+    this.abort(new SlotNotFoundError(this.slotId));
   }
 
   /**
@@ -144,6 +238,25 @@ export class LocalHold implements RunContext, KeptLease {
     caller.addEventListener("abort", this.callerListener, { once: true });
   }
 }
+
+// The class of holds outlives them (see `anchorShape`).
+anchorShape(
+  LocalHold.forGrant(
+    { clock: systemClock, finishHold: () => undefined },
+    "",
+    {
+      slotId: "",
+      leaseDeadline: 0,
+      requestDeadline: 0,
+      termMs: 0,
+      renewIntervalMs: 0,
+      remainingSlots: 0,
+      effectiveLimit: 0,
+      queuedMs: 0,
+    },
+    undefined,
+  ),
+);
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (

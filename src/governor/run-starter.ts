@@ -1,8 +1,11 @@
+import type { HeldSlot } from "../store/types.js";
 import type { Caller } from "./caller.js";
 import type { Holds } from "./holds.js";
 import type { HoldOwner } from "./local-hold.js";
 import { LocalHold } from "./local-hold.js";
 import type { SlotGrant } from "./types.js";
+
+const STARTED = Promise.resolve();
 
 /**
  * Starts the functions of `run()` callers that got their slot. A function starts on a later
@@ -12,48 +15,56 @@ import type { SlotGrant } from "./types.js";
  * @example
  * ```ts
  * const runs = new RunStarter(holds, governor);
- * runs.start(caller, grant); // caller.fn runs in the slot, then it is released
+ * runs.start(caller, slot, queuedMs); // caller.fn runs in the slot, then it is released
  * ```
  */
 export class RunStarter {
   private readonly callers: Caller[] = [];
-  /** The grant of each caller in `callers`, at the same index. */
-  private readonly grants: SlotGrant[] = [];
+  /** The hold of each caller in `callers`, at the same index. */
+  private readonly holds: LocalHold[] = [];
   private readonly startAll = () => this.startBatch();
 
   constructor(
-    private readonly holds: Holds,
+    private readonly tracker: Holds,
     private readonly owner: HoldOwner,
   ) {}
 
-  start(caller: Caller, grant: SlotGrant): void {
+  /**
+   * `caller` (its entry set) was handed `slot` after `queuedMs` in the queue. Its grant is
+   * made only if its function reads it, from the pool as it is now.
+   */
+  start(caller: Caller, slot: HeldSlot, queuedMs: number): void {
+    const entry = caller.entry!;
     this.callers.push(caller);
-    this.grants.push(grant);
-    if (this.callers.length === 1) queueMicrotask(this.startAll);
+    this.holds.push(
+      LocalHold.forSlot(
+        this.owner,
+        entry.name,
+        slot,
+        entry.settings,
+        entry.limit,
+        queuedMs,
+        caller.signal,
+      ),
+    );
+    // A resolved promise, not `queueMicrotask`: Node wraps each of those in an AsyncResource.
+    if (this.callers.length === 1) STARTED.then(this.startAll);
   }
 
   private startBatch(): void {
     const callers = this.callers;
-    const grants = this.grants;
+    const holds = this.holds;
     // Runs that finish synchronously may grant (and append) more callers: read the length anew.
     for (let index = 0; index < callers.length; index++) {
       const caller = callers[index]!;
-      const grant = grants[index]!;
+      const hold = holds[index]!;
       // The grant's instant on this process's clock (admission plus the store's queue wait),
       // which only schedules the first renewal: no clock read needed.
-      const grantedAt = caller.enqueuedAt + grant.queuedMs;
-      const hold = startHold(
-        this.holds,
-        this.owner,
-        caller.entry!.name,
-        grant,
-        caller.signal,
-        grantedAt,
-      );
+      this.tracker.track(hold, caller.enqueuedAt + hold.queuedMs);
       hold.run(caller.fn!, caller.resolve as (value: unknown) => void);
     }
     callers.length = 0;
-    grants.length = 0;
+    holds.length = 0;
   }
 }
 
@@ -73,7 +84,7 @@ export function startHold(
   signal: AbortSignal | undefined,
   grantedAt: number,
 ): LocalHold {
-  const hold = new LocalHold(owner, pool, grant, signal);
+  const hold = LocalHold.forGrant(owner, pool, grant, signal);
   holds.track(hold, grantedAt);
   return hold;
 }

@@ -1,7 +1,12 @@
 import { randomFillSync } from "node:crypto";
 
-/** Ids made per refill of the buffers (one `randomFillSync` per 256 ids). */
+/** Ids made per refill of the text. */
 const IDS_PER_REFILL = 256;
+/**
+ * Refills served by one `randomFillSync`: each call has a fixed cost that 4 KiB (one refill)
+ * does not amortise; 32 KiB mostly does.
+ */
+const REFILLS_PER_ENTROPY = 8;
 const UUID_LENGTH = 36;
 /** The two hex digits of each byte value, as latin1 char codes: one table read per byte. */
 const HEX_PAIRS = new Uint8Array(512);
@@ -13,7 +18,9 @@ for (let byte = 0; byte < 256; byte++) {
 /** Where the two hex digits of each of the 16 bytes go in `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
 const DIGITS_AT = new Uint8Array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]);
 
-const entropy = Buffer.allocUnsafeSlow(16 * IDS_PER_REFILL);
+const entropy = Buffer.allocUnsafeSlow(16 * IDS_PER_REFILL * REFILLS_PER_ENTROPY);
+/** Where the next refill's random bytes start in `entropy` (its length: none left). */
+let entropyAt = entropy.length;
 const text = Buffer.allocUnsafeSlow(UUID_LENGTH * IDS_PER_REFILL);
 // The dashes never move: written once, the refills only write the digits around them.
 for (let id = 0; id < IDS_PER_REFILL; id++) {
@@ -50,9 +57,15 @@ function refill(): void {
   const out = text;
   const hex = HEX_PAIRS;
   const digitsAt = DIGITS_AT;
-  randomFillSync(bytesIn);
+  if (entropyAt === bytesIn.length) {
+    randomFillSync(bytesIn);
+    entropyAt = 0;
+  }
+  const base = entropyAt;
+  // Each random byte is used once: this refill's share of the buffer is then spent.
+  entropyAt += 16 * IDS_PER_REFILL;
   for (let id = 0; id < IDS_PER_REFILL; id++) {
-    const first = id * 16;
+    const first = base + id * 16;
     const start = id * UUID_LENGTH;
     // RFC 9562: version 4 in the high nibble of byte 6, variant 10xx in byte 8.
     bytesIn[first + 6] = (bytesIn[first + 6]! & 0x0f) | 0x40;

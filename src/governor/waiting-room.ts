@@ -7,13 +7,15 @@ import { Caller } from "./caller.js";
 import { DeadlineTimer } from "./deadline-timer.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { releaseQuietly } from "./release-quietly.js";
-import type { SlotGrant } from "./types.js";
 
-/** How a granted slot becomes a caller's grant (owned by the governor). */
-export type GrantMaker = (entry: PoolEntry, slot: HeldSlot, queuedMs: number) => SlotGrant;
-
-/** Hands a grant to its caller: resolves an `acquire()`, starts a `run()` (owned by the governor). */
-export type GrantDelivery = (caller: Caller, grant: SlotGrant) => void;
+/** Where the room hands slots over (the governor). */
+export interface GrantDelivery {
+  /**
+   * Hands a slot to its caller after `queuedMs` in the queue: resolves an `acquire()` with
+   * its grant, starts a `run()`. A method, not a closure, for the reason given in `StoreEvents`.
+   */
+  deliver(caller: Caller, slot: HeldSlot, queuedMs: number): void;
+}
 
 /**
  * The callers of this process that wait in a store's queue. The store hands slots over
@@ -44,14 +46,13 @@ export class WaitingRoom {
   constructor(
     private readonly clock: Clock,
     private readonly store: SlotStore,
-    private readonly makeGrant: GrantMaker,
-    private readonly deliver: GrantDelivery,
+    private readonly delivery: GrantDelivery,
   ) {
     this.index = store.returnsWaiters === true ? null : new Map();
     this.timeouts = new DeadlineTimer(
       clock,
       (waiter) => this.withdraw(waiter, "timeout"),
-      (waiter) => !waiter.settled && !waiter.withdrawing,
+      isWaiting,
     );
   }
 
@@ -162,7 +163,7 @@ export class WaitingRoom {
     const entry = waiter.entry!;
     // enqueuedAt + queuedMs is the time of the handoff: no clock read needed.
     entry.meter.admitted(waiter.enqueuedAt + queuedMs, queuedMs);
-    this.deliver(waiter, this.makeGrant(entry, slot, queuedMs));
+    this.delivery.deliver(waiter, slot, queuedMs);
   }
 
   /**
@@ -250,4 +251,12 @@ export class WaitingRoom {
   private giveBack(waiter: Caller): void {
     releaseQuietly(this.store, waiter.entry!.name, waiter.slotId);
   }
+}
+
+/**
+ * A waiter whose wait still runs. A module function, not a closure per room: optimised code
+ * that inlines it then refers to nothing that dies with a governor.
+ */
+function isWaiting(waiter: Caller): boolean {
+  return !waiter.settled && !waiter.withdrawing;
 }

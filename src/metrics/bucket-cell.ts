@@ -13,15 +13,22 @@ export class BucketCell implements MetricsBucket {
   timedOut = 0;
   throttled = 0;
   released = 0;
-  queueWaitMs = 0;
-  holdMs = 0;
+  /** Sums of ms, which soon hold doubles: they start as doubles (see the constructor). */
+  queueWaitMs = Number.NaN;
+  holdMs = Number.NaN;
   /** Changed since the last drain; flips once per drain so the dirty log gets one entry. */
   dirty = false;
 
   constructor(
     readonly pool: string,
     readonly start: number,
-  ) {}
+  ) {
+    // NaN above made these fields doubles; 0 keeps them so. A field that turns from small
+    // integer to double later changes the hidden class of every cell, which throws away the
+    // optimised code of the meters.
+    this.queueWaitMs = 0;
+    this.holdMs = 0;
+  }
 
   snapshot(): MetricsBucket {
     return {

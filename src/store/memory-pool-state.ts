@@ -1,6 +1,7 @@
 import type { TimerHandle } from "../clock/clock.js";
 import { GrantLog } from "./grant-log.js";
-import type { HeldSlot, LearnedLimits, StorePoolConfig } from "./types.js";
+import { HolderIndex } from "./holder-index.js";
+import type { LearnedLimits, StorePoolConfig } from "./types.js";
 import { WaiterQueue } from "./waiter-queue.js";
 
 /** What keeps a pool from granting now (SEMANTICS.md, `canGrant`). */
@@ -12,7 +13,7 @@ export interface PoolState {
   config: StorePoolConfig;
   learned: LearnedLimits;
   /** Insertion order is grant order. */
-  holders: Map<string, HeldSlot>;
+  holders: HolderIndex;
   waiters: WaiterQueue;
   /** `effectiveLimit` and `effectiveRpm` of SEMANTICS.md, kept current by {@link refreshLimits}. */
   limit: number;
@@ -50,7 +51,7 @@ export function newPoolState(name: string, config: StorePoolConfig): PoolState {
     name,
     config,
     learned: NOTHING_LEARNED,
-    holders: new Map(),
+    holders: new HolderIndex(),
     waiters: new WaiterQueue(),
     limit: config.maxConcurrent,
     rpm: config.rpm,

@@ -153,7 +153,8 @@ export class MemorySlotStore implements SlotStore {
 
   release(name: string, slotId: string): StoreReleaseResult {
     const pool = this.pools.get(name);
-    const slot = pool?.holders.get(slotId);
+    // Taken out at once (one lookup); a lease that ran out still counts as reclaimed below.
+    const slot = pool?.holders.remove(slotId);
     if (!pool || !slot) return NOT_RELEASED;
     const now = this.clock.now();
     if (slot.leaseDeadline <= now) {
@@ -161,7 +162,6 @@ export class MemorySlotStore implements SlotStore {
       this.reclaimOne(pool, slot, now);
       return NOT_RELEASED;
     }
-    pool.holders.delete(slotId);
     this.serveAround(pool, now);
     return { released: true, slot, releasedAt: now };
   }
@@ -180,7 +180,7 @@ export class MemorySlotStore implements SlotStore {
     return {
       ...this.figures(pool),
       learned: { ...pool.learned },
-      slotIds: [...pool.holders.keys()],
+      slotIds: pool.holders.ids(),
       waiterIds: pool.waiters.ids(),
     };
   }
