@@ -103,7 +103,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
           }
         : null;
     this.holds = new Holds(this.clock, this.store);
-    this.runs = new RunStarter(this.holds, this);
+    this.runs = new RunStarter(this.holds, this, (caller) => this.runRefusal(caller));
     this.room = new WaitingRoom(this.clock, this.store, this);
     this.store.setListener(new StoreEvents(this.room, this.holds));
   }
@@ -360,6 +360,17 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     this.room.rejectAll(() => new AbortedError(new Error("The governor was closed.")));
     this.holds.stop();
     await this.store.close();
+  }
+
+  /**
+   * Why a `run()` caller granted a moment ago must not start: the governor closed, or its pool
+   * was removed (maybe re-defined: a new entry) since the grant.
+   */
+  private runRefusal(caller: Caller): Error | undefined {
+    if (this.closed) return new AbortedError(new Error("The governor was closed."));
+    const entry = caller.entry!;
+    if (this.registry.pools.get(entry.name) !== entry) return new PoolNotFoundError(entry.name);
+    return undefined;
   }
 
   finishHold(hold: LocalHold): MaybePromise<void> {

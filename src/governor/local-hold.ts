@@ -199,6 +199,11 @@ export class LocalHold implements RunContext, KeptLease {
     }
   }
 
+  /** Gives the slot back without running anything: the `run()` fails with `error`. */
+  refuse(error: unknown, resolve: (value: unknown) => void): void {
+    this.finishThen(resolve, error, true);
+  }
+
   /** Releases the slot once, with the reported outcome (or `outcome` when given). */
   finish(outcome?: OutcomeReport): MaybePromise<void> {
     if (this.finished) return;

@@ -14,7 +14,7 @@ const STARTED = Promise.resolve();
  *
  * @example
  * ```ts
- * const runs = new RunStarter(holds, governor);
+ * const runs = new RunStarter(holds, governor, () => undefined);
  * runs.start(caller, slot, queuedMs); // caller.fn runs in the slot, then it is released
  * ```
  */
@@ -24,9 +24,14 @@ export class RunStarter {
   private readonly holds: LocalHold[] = [];
   private readonly startAll = () => this.startBatch();
 
+  /**
+   * @param refusal Why a granted caller must not start after all (its governor closed or its
+   *   pool was removed since the grant, in the same microtask), or undefined.
+   */
   constructor(
     private readonly tracker: Holds,
     private readonly owner: HoldOwner,
+    private readonly refusal: (caller: Caller) => Error | undefined,
   ) {}
 
   /**
@@ -58,6 +63,11 @@ export class RunStarter {
     for (let index = 0; index < callers.length; index++) {
       const caller = callers[index]!;
       const hold = holds[index]!;
+      const refused = this.refusal(caller);
+      if (refused) {
+        hold.refuse(refused, caller.resolve as (value: unknown) => void);
+        continue;
+      }
       // The grant's instant on this process's clock (admission plus the store's queue wait),
       // which only schedules the first renewal: no clock read needed.
       this.tracker.track(hold, caller.enqueuedAt + hold.queuedMs);
