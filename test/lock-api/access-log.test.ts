@@ -11,22 +11,11 @@ import { retentionOfPools, startAccessLogRetention } from "../../src/access-log/
 import type { AccessLogEntry, AccessLogStore } from "../../src/access-log/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { accessLogEntry } from "./access-log-entry.js";
 
 const DAY = 86_400_000;
 
-function entry(overrides: Partial<AccessLogEntry> = {}): AccessLogEntry {
-  return {
-    at: 1_700_000_000_000,
-    pool: "llm",
-    keyId: 1,
-    outcome: "admitted",
-    reason: null,
-    queuedMs: 0,
-    remoteAddress: "127.0.0.1",
-    source: "lock",
-    ...overrides,
-  };
-}
+const entry = accessLogEntry;
 
 describe.each([
   ["memory", () => ({ store: new MemoryAccessLogStore() as AccessLogStore, close: () => {} })],

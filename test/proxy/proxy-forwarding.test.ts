@@ -1,34 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
-import { createHarness, type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
+import { type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
 import { poolRequest } from "./client.js";
-import { TestUpstream } from "./upstream.js";
-
-const HOST = `llm.${POOL_DOMAIN}`;
+import { type ForwardingFixture, HOST, useForwardingFixture } from "./forwarding-fixture.js";
+import type { TestUpstream } from "./upstream.js";
 
 describe("pool proxy forwarding", () => {
+  const fixture = useForwardingFixture();
   let h: Harness;
   let upstream: TestUpstream;
-  let key: string;
-
-  beforeEach(async () => {
-    upstream = await new TestUpstream().start();
-    h = await createHarness();
-    await h.addPool({
-      subdomain: "llm",
-      origin: `${upstream.url}/base/`,
-      maxConcurrent: 2,
-      credential: h.catalog.sealCredential("authorization", "Bearer sk-upstream-secret"),
-    });
-    key = h.mintKey("llm").plaintext;
+  let send: ForwardingFixture["send"];
+  beforeEach(() => {
+    ({ h, upstream, send } = fixture);
   });
-  afterEach(async () => {
-    await h.close();
-    await upstream.stop();
-  });
-
-  const send = (options: Parameters<typeof poolRequest>[1]) =>
-    poolRequest(h.proxy.port, { ...options, headers: { "x-svc-key": key, ...options.headers } });
 
   it("sends the request to origin + path + query, body included, and answers with the origin's response", async () => {
     const reply = await send({

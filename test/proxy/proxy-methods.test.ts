@@ -1,80 +1,60 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHarness, type Harness, POOL_DOMAIN } from "../lock-api/harness.js";
+import { describe, expect, it } from "vitest";
 import { poolRequest } from "./client.js";
-import { TestUpstream } from "./upstream.js";
-
-const HOST = `llm.${POOL_DOMAIN}`;
+import { HOST, useForwardingFixture } from "./forwarding-fixture.js";
 
 describe("pool proxy: Via, TRACE and Max-Forwards (RFC 9110 7.6)", () => {
-  let h: Harness;
-  let upstream: TestUpstream;
-  let key: string;
-
-  beforeEach(async () => {
-    upstream = await new TestUpstream().start();
-    h = await createHarness();
-    await h.addPool({
-      subdomain: "llm",
-      origin: upstream.url,
-      maxConcurrent: 2,
-      credential: h.catalog.sealCredential("authorization", "Bearer sk-upstream-secret"),
-    });
-    key = h.mintKey("llm").plaintext;
-  });
-  afterEach(async () => {
-    await h.close();
-    await upstream.stop();
-  });
-
-  const send = (options: Parameters<typeof poolRequest>[1]) =>
-    poolRequest(h.proxy.port, { ...options, headers: { "x-svc-key": key, ...options.headers } });
+  const fixture = useForwardingFixture();
   const requestsCounted = () =>
-    h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests;
+    fixture.h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests;
 
   it("names itself in Via on responses too, after the origin's own Via", async () => {
-    const plain = await send({ host: HOST, path: "/plain" });
+    const plain = await fixture.send({ host: HOST, path: "/plain" });
     expect(plain.headers.via).toBe("1.1 sluice");
-    upstream.on("/cached", (_request, response) => {
+    fixture.upstream.on("/base/cached", (_request, response) => {
       response.setHeader("via", "1.1 origin-cache");
       response.end("ok");
     });
-    const cached = await send({ host: HOST, path: "/cached" });
+    const cached = await fixture.send({ host: HOST, path: "/cached" });
     expect(cached.headers.via).toBe("1.1 origin-cache, 1.1 sluice");
   });
 
   it("refuses TRACE with 405 before the origin or a slot: the echo would carry the managed credential", async () => {
-    const reply = await send({ host: HOST, method: "TRACE", path: "/v1/anything" });
+    const reply = await fixture.send({ host: HOST, method: "TRACE", path: "/v1/anything" });
     expect(reply.status).toBe(405);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "method_not_allowed" });
     expect(reply.headers.allow).toContain("OPTIONS");
     expect(reply.headers.allow).not.toContain("TRACE");
     expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(reply.body).not.toContain("sk-upstream-secret");
-    expect(upstream.hits).toBe(0);
+    expect(fixture.upstream.hits).toBe(0);
     expect(requestsCounted()).toBe(0);
   });
 
   it("still checks the caller first: TRACE without a key is 401", async () => {
-    const reply = await poolRequest(h.proxy.port, { host: HOST, method: "TRACE" });
+    const reply = await poolRequest(fixture.h.proxy.port, { host: HOST, method: "TRACE" });
     expect(reply.status).toBe(401);
   });
 
   it("answers OPTIONS with Max-Forwards: 0 itself, without the origin or a slot", async () => {
-    const reply = await send({ host: HOST, method: "OPTIONS", headers: { "max-forwards": "0" } });
+    const reply = await fixture.send({
+      host: HOST,
+      method: "OPTIONS",
+      headers: { "max-forwards": "0" },
+    });
     expect(reply.status).toBe(200);
     expect(reply.headers.allow).toContain("GET");
-    expect(upstream.hits).toBe(0);
+    expect(fixture.upstream.hits).toBe(0);
     expect(requestsCounted()).toBe(0);
   });
 
   it("decrements Max-Forwards on OPTIONS and leaves it alone on other methods", async () => {
-    await send({ host: HOST, method: "OPTIONS", headers: { "max-forwards": "3" } });
-    expect(upstream.seen.at(-1)?.headers["max-forwards"]).toBe("2");
-    await send({ host: HOST, method: "GET", headers: { "max-forwards": "0" } });
-    expect(upstream.seen.at(-1)?.headers["max-forwards"]).toBe("0");
+    await fixture.send({ host: HOST, method: "OPTIONS", headers: { "max-forwards": "3" } });
+    expect(fixture.upstream.seen.at(-1)?.headers["max-forwards"]).toBe("2");
+    await fixture.send({ host: HOST, method: "GET", headers: { "max-forwards": "0" } });
+    expect(fixture.upstream.seen.at(-1)?.headers["max-forwards"]).toBe("0");
     // Not a number: passed through untouched rather than guessed at.
-    await send({ host: HOST, method: "OPTIONS", headers: { "max-forwards": "many" } });
-    expect(upstream.seen.at(-1)?.headers["max-forwards"]).toBe("many");
-    expect(upstream.hits).toBe(3);
+    await fixture.send({ host: HOST, method: "OPTIONS", headers: { "max-forwards": "many" } });
+    expect(fixture.upstream.seen.at(-1)?.headers["max-forwards"]).toBe("many");
+    expect(fixture.upstream.hits).toBe(3);
   });
 });

@@ -4,8 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteAccessLog } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { SqliteMetricsStore } from "../../adapters/sqlite/sqlite-metrics-store.js";
-import type { AccessLogEntry } from "../../src/access-log/types.js";
 import { StoreUnavailableError } from "../../src/errors.js";
+import { emptyMetricCounts } from "../../src/metrics/types.js";
+import { accessLogEntry } from "../lock-api/access-log-entry.js";
 import { tempDirs } from "./temp-dir.js";
 
 const dirs = tempDirs();
@@ -24,19 +25,6 @@ function twoConnections(): { server: Database.Database; other: Database.Database
   return { server, other };
 }
 
-function entry(at: number): AccessLogEntry {
-  return {
-    at,
-    pool: "llm",
-    keyId: 1,
-    outcome: "admitted",
-    reason: null,
-    queuedMs: 0,
-    remoteAddress: "127.0.0.1",
-    source: "lock",
-  };
-}
-
 /** Runs `write` and answers how long it blocked the (synchronous) caller. */
 function blockedMs(write: () => void): number {
   const startedAt = performance.now();
@@ -51,7 +39,7 @@ describe("background SQLite writes while another process holds the write lock", 
     const { server, other } = twoConnections();
     const errors: unknown[] = [];
     const accessLog = createSqliteAccessLog(server, { onError: (error) => errors.push(error) });
-    accessLog.append(entry(1_000));
+    accessLog.append(accessLogEntry({ at: 1_000 }));
     other.exec("BEGIN IMMEDIATE");
     expect(blockedMs(() => accessLog.flush())).toBeLessThan(1_000);
     expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
@@ -65,19 +53,7 @@ describe("background SQLite writes while another process holds the write lock", 
     const { server, other } = twoConnections();
     const metrics = new SqliteMetricsStore(server);
     other.exec("BEGIN IMMEDIATE");
-    const bucket = {
-      pool: "llm",
-      start: 60_000,
-      requests: 1,
-      admitted: 1,
-      queued: 0,
-      rejected: 0,
-      timedOut: 0,
-      throttled: 0,
-      released: 1,
-      queueWaitMs: 0,
-      holdMs: 5,
-    };
+    const bucket = { pool: "llm", start: 60_000, ...emptyMetricCounts(), requests: 1 };
     let thrown: unknown;
     const took = blockedMs(() => {
       try {

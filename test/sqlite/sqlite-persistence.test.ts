@@ -7,41 +7,18 @@ import { openSluiceDatabase, schemaVersion } from "../../adapters/sqlite/databas
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../adapters/sqlite/migrations.js";
 import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
 import { SqliteMetricsStore } from "../../adapters/sqlite/sqlite-metrics-store.js";
-import type { AccessLogEntry } from "../../src/access-log/types.js";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { hashSecret } from "../../src/catalog/secrets.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
-import type { MetricsBucket } from "../../src/metrics/types.js";
+import { emptyMetricCounts } from "../../src/metrics/types.js";
 import { poolInput, testSecretKey } from "../catalog/fixtures.js";
+import { accessLogEntry } from "../lock-api/access-log-entry.js";
 import { tempDirs } from "./temp-dir.js";
 
 const dirs = tempDirs();
 
-const EMPTY_BUCKET: MetricsBucket = {
-  pool: "",
-  start: 0,
-  requests: 0,
-  admitted: 0,
-  queued: 0,
-  rejected: 0,
-  timedOut: 0,
-  throttled: 0,
-  released: 0,
-  queueWaitMs: 0,
-  holdMs: 0,
-};
-const ADMITTED: AccessLogEntry = {
-  at: 0,
-  pool: "",
-  keyId: null,
-  outcome: "admitted",
-  reason: null,
-  queuedMs: 0,
-  remoteAddress: null,
-  source: "lock",
-};
 const open: { close(): void }[] = [];
 afterEach(() => {
   for (const handle of open.splice(0)) handle.close();
@@ -179,8 +156,8 @@ describe("SQLite catalog on disk", () => {
     const chat = store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
     store.upsertPool(team.id, poolInput({ subdomain: "embed" }));
     for (const pool of ["chat", "embed"]) {
-      metrics.saveBuckets([{ ...EMPTY_BUCKET, pool, start: 60_000, requests: 3 }]);
-      accessLog.insert([{ ...ADMITTED, pool, at: 60_500 }]);
+      metrics.saveBuckets([{ pool, start: 60_000, ...emptyMetricCounts(), requests: 3 }]);
+      accessLog.insert([accessLogEntry({ pool, at: 60_500 })]);
     }
     // Deleted (and re-created) while no server runs: the new pool starts with no history.
     expect(store.deletePool(team.id, chat.id)).toBe(true);
