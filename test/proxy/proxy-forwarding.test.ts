@@ -215,6 +215,8 @@ describe("pool proxy forwarding", () => {
     const reply = await pending;
     expect(reply.status).toBe(504);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "upstream_timeout" });
+    // Sluice's own 504, not one the origin sent.
+    expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(reply.headers["x-svc-effective-limit"]).toBe("1");
     expect(reply.headers["x-svc-queued-ms"]).toBe("0");
     expect((await h.governor.status("slow")).held).toBe(0);
@@ -229,13 +231,16 @@ describe("pool proxy forwarding", () => {
     });
     expect(reply.status).toBe(502);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "bad_gateway" });
+    expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(reply.headers["x-svc-remaining-slots"]).toBe("0");
     expect(reply.headers["x-svc-effective-limit"]).toBe("1");
     expect((await h.governor.status("down")).held).toBe(0);
   });
 
   it("refuses before the origin: unknown pool 404, missing key 401, postgres pool 501", async () => {
-    expect((await poolRequest(h.proxy.port, { host: `nope.${POOL_DOMAIN}` })).status).toBe(404);
+    const unknown = await poolRequest(h.proxy.port, { host: `nope.${POOL_DOMAIN}` });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers["x-svc-rejected-by"]).toBe("sluice");
     expect((await poolRequest(h.proxy.port, { host: "elsewhere.test" })).status).toBe(404);
     expect((await poolRequest(h.proxy.port, { host: HOST })).status).toBe(401);
     await h.addPool({
@@ -251,6 +256,7 @@ describe("pool proxy forwarding", () => {
     });
     expect(db.status).toBe(501);
     expect(JSON.parse(db.body)).toMatchObject({ error: "not_implemented" });
+    expect(db.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(upstream.hits).toBe(0);
   });
 

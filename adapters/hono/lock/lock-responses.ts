@@ -45,6 +45,25 @@ export function retryAfterSeconds(retryAfterMs: number): string {
 }
 
 /**
+ * A `{ error, message }` answer Sluice gives itself on the proxy (never the origin's), marked
+ * with `x-svc-rejected-by: sluice` like every refusal of {@link lockErrorResponse}: a 502 or
+ * 504 of Sluice's own stays distinguishable from one the origin sent.
+ *
+ * @example
+ * ```ts
+ * sluiceReply({ error: "bad_gateway", message: "The origin could not be reached." }, 502);
+ * ```
+ */
+export function sluiceReply(
+  body: { error: string; message: string },
+  status: number,
+  headers: HeaderRecord = {},
+): Response {
+  headers[REJECTED_BY_HEADER] = "sluice";
+  return jsonReply(body, status, headers);
+}
+
+/**
  * A JSON response with a string body (the fast path of `@hono/node-server`).
  *
  * @example

@@ -5,7 +5,7 @@ import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { admitCaller } from "../lock/admit-caller.js";
-import { jsonReply, lockErrorResponse, REJECTED_BY_HEADER } from "../lock/lock-responses.js";
+import { lockErrorResponse, sluiceReply } from "../lock/lock-responses.js";
 import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
@@ -66,13 +66,13 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     const headers = requestHeaders(env, request);
     const subdomain = poolSubdomainOf(headers.get("host"), deps.poolDomain);
     if (subdomain === null) {
-      return jsonReply({ error: "not_found", message: "No pool is served at this host." }, 404);
+      return sluiceReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
     const remoteAddress = remoteAddressOf(env);
     const { pool, key } = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
     if (pool.backend !== "http") {
       const message = "Database pools are not served by this version of the proxy.";
-      return jsonReply({ error: "not_implemented", message }, 501);
+      return sluiceReply({ error: "not_implemented", message }, 501);
     }
     const method = request.method;
     const target = requestTarget(request.url);
@@ -84,9 +84,8 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     const rule = methodRule(method, headers);
     if (rule.action === "refuse") {
       const message = `${method} is not proxied: the origin would echo the managed credential.`;
-      return jsonReply({ error: "method_not_allowed", message }, 405, {
+      return sluiceReply({ error: "method_not_allowed", message }, 405, {
         allow: FORWARDED_METHODS,
-        [REJECTED_BY_HEADER]: "sluice",
       });
     }
     if (rule.action === "answer") {

@@ -4,7 +4,7 @@ import type { Clock } from "../../../src/clock/clock.js";
 import { SlotCappedError, SlotNotFoundError } from "../../../src/errors.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
 import { CLIENT_CLOSED_REQUEST } from "../error-status.js";
-import { grantHeaders, jsonReply } from "../lock/lock-responses.js";
+import { grantHeaders, sluiceReply } from "../lock/lock-responses.js";
 import { pipeToNodeResponse } from "./node-response.js";
 import { clientResponseHeaders, type ResponseHeaderRecord } from "./response-headers.js";
 import { streamUpstreamBody } from "./response-stream.js";
@@ -119,20 +119,20 @@ function failureResponse(reason: unknown, hold: SlotHold, now: number): Response
   const late = aborted && now >= hold.grant.requestDeadline;
   if (late || reason instanceof UpstreamTimeoutError || reason instanceof SlotCappedError) {
     const message = new UpstreamTimeoutError().message;
-    return jsonReply({ error: "upstream_timeout", message }, 504, headers);
+    return sluiceReply({ error: "upstream_timeout", message }, 504, headers);
   }
   if (reason instanceof SlotNotFoundError) {
     // Only when this process stalled for a whole term: the slot went to someone else.
     const message = "The slot was reclaimed before the origin answered.";
-    return jsonReply({ error: "slot_lost", message }, 503, headers);
+    return sluiceReply({ error: "slot_lost", message }, 503, headers);
   }
   if (aborted) {
-    return jsonReply(
+    return sluiceReply(
       { error: "aborted", message: "The client went away." },
       CLIENT_CLOSED_REQUEST,
       headers,
     );
   }
   const message = "The origin could not be reached.";
-  return jsonReply({ error: "bad_gateway", message }, 502, headers);
+  return sluiceReply({ error: "bad_gateway", message }, 502, headers);
 }
