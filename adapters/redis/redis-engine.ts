@@ -14,6 +14,7 @@ import type {
 import { type GroupEvents, GroupRunner, isBudgetGroup, type PoolRoute } from "./group-runner.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import { encodeName, type RedisKeys } from "./keys.js";
+import type { RejoiningWaiter } from "./queued-waiters.js";
 import {
   dispatchEvents,
   movedTo,
@@ -22,6 +23,7 @@ import {
   type ReplyFields,
   readAcquire,
   readCancel,
+  readRejoin,
   readRelease,
   readRenew,
   readRetire,
@@ -141,6 +143,18 @@ export class RedisEngine {
   async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
     const reply = await this.poolOp(pool, "cancel", [slotId]);
     return reply ? readCancel(reply) : UNKNOWN;
+  }
+
+  /**
+   * Puts a waiter of this process back in the queue if another process dropped it while this
+   * one was not listening (see `lua/rejoin.lua`); a slot it was handed meanwhile goes to the
+   * listener now.
+   */
+  async rejoin(waiter: RejoiningWaiter): Promise<void> {
+    const { pool, slotId, waitedMs, waitLeftMs } = waiter;
+    const reply = await this.poolOp(pool, "rejoin", [slotId, String(waitedMs), String(waitLeftMs)]);
+    const held = reply ? readRejoin(reply) : null;
+    if (held && !this.closed) this.deps.listener().granted(pool, held.slot, held.queuedMs);
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {

@@ -22,11 +22,13 @@ import {
   toStoreError,
 } from "./connection.js";
 import { Definitions } from "./definitions.js";
+import { EventSubscriptions } from "./event-subscriptions.js";
 import { ConnectionHealth, type StoreHealth } from "./health.js";
 import { IdleTracker } from "./idle-tracker.js";
 import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
+import { QueuedWaiters } from "./queued-waiters.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
@@ -60,9 +62,12 @@ export class RedisSlotStore implements SlotStore {
   /** This process's id: the owner recorded with its slots and waiters, and its event channel. */
   private readonly originId = randomUUID();
   private listener: StoreListener = NOOP_LISTENER;
-  /** Subscriptions to the groups' event channels, by group tag. */
-  private readonly subscriptions = new Map<string, Promise<void>>();
+  private readonly events: EventSubscriptions;
   private readonly started: Promise<void>;
+  /** This process's waiters queued in Redis, to rejoin after a lost event subscription. */
+  private readonly queued: QueuedWaiters;
+  /** The event subscription's connection closed since it was last ready. */
+  private subscriberLost = false;
   private closed = false;
 
   constructor(options: RedisSlotStoreOptions = {}) {
@@ -83,20 +88,20 @@ export class RedisSlotStore implements SlotStore {
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
+    this.events = new EventSubscriptions(this.connections.subscriber, this.keys, this.originId);
+    this.queued = new QueuedWaiters(options.clock ?? systemClock);
+    const listener = this.queued.forgetting(() => this.listener);
     this.engine = new RedisEngine({
       runner: this.runner,
       keys: this.keys,
       clock: this.clock,
       timerClock: options.clock ?? systemClock,
       originId: this.originId,
-      events: {
-        listen: (tag) => this.listen(tag),
-        unlisten: (tag) => this.unlisten(tag),
-      },
+      events: this.events,
       idle: this.idle,
       pools: this.definitions.pools,
       budgets: this.definitions.budgets,
-      listener: () => this.listener,
+      listener: () => listener,
       onUnavailable: (error) => this.monitor.markDown(error),
     });
     this.watchConnections();
@@ -149,6 +154,7 @@ export class RedisSlotStore implements SlotStore {
 
   async removePool(pool: string): Promise<void> {
     this.definitions.removePool(pool);
+    this.queued.forgetPool(pool);
     this.local?.removePool(pool);
     await this.remote(async () => {
       await this.engine.removePool(pool);
@@ -160,12 +166,17 @@ export class RedisSlotStore implements SlotStore {
     const local = this.local;
     if (local && !this.monitor.up) return local.acquire(pool, request);
     return this.remote(
-      () => this.engine.acquire(pool, request),
+      async () => {
+        const result = await this.engine.acquire(pool, request);
+        if (result.type === "queued") this.queued.add(pool, request.slotId, request.waitMs);
+        return result;
+      },
       () => local!.acquire(pool, request),
     );
   }
 
   async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
+    this.queued.delete(slotId);
     if (this.local?.owns(slotId)) return this.local.cancel(pool, slotId);
     // A waiter queued in Redis cannot be reached: the governor gives up on it.
     return this.remote(
@@ -181,6 +192,8 @@ export class RedisSlotStore implements SlotStore {
   }
 
   async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
+    // A slot handed over before its "queued" answer arrived leaves a stale entry: gone now.
+    this.queued.delete(slotId);
     if (this.local?.owns(slotId)) return this.local.release(pool, slotId);
     // Unconfirmed: the Redis lease frees the slot within one term.
     return this.remote(
@@ -206,6 +219,7 @@ export class RedisSlotStore implements SlotStore {
     if (this.closed) return;
     this.closed = true;
     this.engine.close();
+    this.queued.clear();
     this.monitor.close();
     this.local?.close();
     const { command, subscriber } = this.connections;
@@ -270,32 +284,6 @@ export class RedisSlotStore implements SlotStore {
     }
   }
 
-  /**
-   * Listens to a group's events (sharded Pub/Sub: the channel shares the group's hash tag).
-   * A failed subscription is forgotten, so the next call in the group tries again.
-   */
-  private listen(tag: string): Promise<void> {
-    let pending = this.subscriptions.get(tag);
-    if (!pending) {
-      const channel = this.keys.eventChannel(tag, this.originId);
-      pending = this.connections.subscriber.ssubscribe(channel).then(
-        () => {},
-        (error: unknown) => {
-          this.subscriptions.delete(tag);
-          throw error;
-        },
-      );
-      this.subscriptions.set(tag, pending);
-    }
-    return pending;
-  }
-
-  private unlisten(tag: string): void {
-    if (!this.subscriptions.delete(tag)) return;
-    const channel = this.keys.eventChannel(tag, this.originId);
-    this.connections.subscriber.sunsubscribe(channel).catch(() => {});
-  }
-
   private onMessage(message: string): void {
     let events: ReplyFields;
     try {
@@ -315,6 +303,28 @@ export class RedisSlotStore implements SlotStore {
       if (!this.closed) this.monitor.markDown(new Error("connection to Redis lost"));
     });
     command.on("ready", () => this.monitor.nudge());
+    subscriber.on("close", () => {
+      if (!this.closed) this.subscriberLost = true;
+    });
+    subscriber.on("ready", () => {
+      if (!this.subscriberLost || this.closed) return;
+      this.subscriberLost = false;
+      this.idle.track(this.rejoinWaiters());
+    });
+  }
+
+  /**
+   * After the event subscription came back: subscribes again (resolves once Redis confirmed
+   * it; ioredis also does on its own) and sends every waiter of this process to `rejoin.lua`,
+   * all at once so they rejoin in the order they were queued.
+   */
+  private async rejoinWaiters(): Promise<void> {
+    try {
+      await this.events.renewAll();
+      await Promise.all(this.queued.rejoining().map((waiter) => this.engine.rejoin(waiter)));
+    } catch {
+      // Redis went away again: the next reconnect rejoins; a waiter's deadline still asks Redis.
+    }
   }
 
   private async probe(): Promise<void> {

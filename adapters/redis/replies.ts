@@ -136,6 +136,18 @@ export function readCancel({ fields, at }: ScriptResult): StoreCancelResult {
   return type === "cancelled" ? CANCELLED : UNKNOWN;
 }
 
+/**
+ * rejoin.lua's result: the slot a rejoining waiter was handed already (its handoff message was
+ * lost) and its time in the queue, else null (still queued, queued again, or its wait is over).
+ */
+export function readRejoin({
+  fields,
+  at,
+}: ScriptResult): { slot: HeldSlot; queuedMs: number } | null {
+  if (fields[at] !== "held") return null;
+  return { slot: readSlot(fields, at + 1), queuedMs: fields[at + 6] as number };
+}
+
 /** upsert-pool.lua's result: whether the pool was created. */
 export function readCreated({ fields, at }: ScriptResult): boolean {
   return fields[at + 1] === 1;

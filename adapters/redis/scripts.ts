@@ -25,7 +25,8 @@ export type GroupScriptName =
   | "set-learned"
   | "serve"
   | "snapshot"
-  | "batch";
+  | "batch"
+  | "rejoin";
 
 const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "acquire",
@@ -40,6 +41,7 @@ const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "serve",
   "snapshot",
   "batch",
+  "rejoin",
 ];
 
 /**

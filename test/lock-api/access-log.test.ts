@@ -8,7 +8,7 @@ import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
 import { MemoryAccessLogStore } from "../../src/access-log/memory-access-log-store.js";
 import { retentionOfPools, startAccessLogRetention } from "../../src/access-log/retention.js";
-import type { AccessLogEntry, AccessLogStore } from "../../src/access-log/types.js";
+import type { AccessLogStore } from "../../src/access-log/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { accessLogEntry } from "./access-log-entry.js";
