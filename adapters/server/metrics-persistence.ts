@@ -20,7 +20,10 @@ export interface MetricsPersistence {
   load(): number;
   /** Saves every bucket changed since the last flush; returns how many were written. */
   flush(): number;
-  /** Drops buckets older than the longest pool retention, in memory and on disk. */
+  /**
+   * Drops buckets older than the longest pool retention, in memory and on disk, and on disk
+   * each pool's buckets older than its own retention.
+   */
   prune(): number;
   /**
    * Forgets a pool deleted from the governor: its meter, its buckets in memory and on disk.
@@ -44,9 +47,8 @@ export interface MetricsPersistenceOptions {
 
 /**
  * Persistence of the governor's metrics: `drainDirty → saveBuckets` every flush interval,
- * load within retention at start, prune past retention. The metrics table has no per-pool
- * retention, so the longest retention of any pool applies to all; summaries clamp each
- * pool's range to its own retention anyway.
+ * load within retention at start, prune past retention: on disk each pool's own, in memory
+ * the longest of any pool (summaries clamp each pool's range to its own retention anyway).
  *
  * @example
  * ```ts
@@ -68,6 +70,9 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
       .reduce((longest, pool) => Math.max(longest, pool.metricsRetentionDays), 0);
     return clock.now() - (days > 0 ? days : DEFAULT_RETENTION_DAYS) * DAY_MS;
   };
+
+  // Whole buckets only, as the recorder prunes: the bucket holding a cutoff stays.
+  const bucketStart = (ms: number) => Math.floor(ms / recorder.bucketMs) * recorder.bucketMs;
 
   const persistence: MetricsPersistence = {
     load() {
@@ -93,10 +98,18 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
       return buckets.length;
     },
     prune() {
-      const cutoff = retentionStart();
-      lastPruneAt = clock.now();
+      const now = clock.now();
+      lastPruneAt = now;
+      const cutoff = bucketStart(retentionStart());
       recorder.prune(cutoff);
-      return store.pruneBefore(cutoff);
+      let pruned = store.pruneBefore(cutoff);
+      // On disk each pool keeps only its own retention (in memory the longest applies to all;
+      // reads clamp each pool to its own anyway).
+      for (const pool of catalog.listAllPools()) {
+        const poolCutoff = bucketStart(now - pool.metricsRetentionDays * DAY_MS);
+        if (poolCutoff > cutoff) pruned += store.pruneBefore(poolCutoff, pool.subdomain);
+      }
+      return pruned;
     },
     forgetPool(pool) {
       recorder.removePool(pool);

@@ -41,6 +41,7 @@ export class SqliteMetricsStore {
   private readonly selectSince: Statement<[number]>;
   private readonly deleteBefore: Statement<[number]>;
   private readonly deleteOfPool: Statement<[string]>;
+  private readonly deleteOfPoolBefore: Statement<[string, number]>;
   private readonly saveAll: Database.Transaction<(buckets: readonly MetricsBucket[]) => void>;
 
   constructor(private readonly database: Database.Database) {
@@ -59,6 +60,9 @@ export class SqliteMetricsStore {
     );
     this.deleteBefore = database.prepare("DELETE FROM metrics_buckets WHERE start < ?");
     this.deleteOfPool = database.prepare("DELETE FROM metrics_buckets WHERE pool = ?");
+    this.deleteOfPoolBefore = database.prepare(
+      "DELETE FROM metrics_buckets WHERE pool = ? AND start < ?",
+    );
     // One transaction per batch: one fsync-worthy commit instead of one per bucket.
     this.saveAll = database.transaction((buckets: readonly MetricsBucket[]) => {
       for (const bucket of buckets) this.upsert.run(bucketParams(bucket));
@@ -76,9 +80,13 @@ export class SqliteMetricsStore {
     return (this.selectSince.all(sinceMs) as BucketRow[]).map(bucketFromRow);
   }
 
-  /** Deletes buckets starting before `ms`; returns how many went. */
-  pruneBefore(ms: number): number {
-    return backgroundWrite(this.database, "metrics", () => this.deleteBefore.run(ms).changes);
+  /** Deletes buckets starting before `ms` (of one pool when given); returns how many went. */
+  pruneBefore(ms: number, pool?: string): number {
+    return backgroundWrite(this.database, "metrics", () =>
+      pool === undefined
+        ? this.deleteBefore.run(ms).changes
+        : this.deleteOfPoolBefore.run(pool, ms).changes,
+    );
   }
 
   /**

@@ -115,6 +115,31 @@ describe("metrics persistence (real SQLite)", () => {
     expect(store.loadBuckets(0)).toHaveLength(1);
     expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
   });
+  it("prunes each pool's buckets on disk at its own retention, not only the longest", () => {
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const catalog = new MemoryCatalogStore({ clock });
+    const persistence = createMetricsPersistence({ recorder, store, catalog, clock });
+    const team = catalog.createTeam({ name: "Acme", slug: "acme" });
+    catalog.upsertPool(team.id, poolInput("chat", { metricsRetentionDays: 7 }));
+    catalog.upsertPool(team.id, poolInput("embed", { metricsRetentionDays: 60 }));
+    for (const pool of ["chat", "embed"]) {
+      recorder.forPool(pool).request(clock.now() - 10 * DAY_MS);
+      recorder.forPool(pool).request(clock.now() - 3 * DAY_MS);
+    }
+    persistence.flush();
+
+    // chat keeps 7 days: its bucket of 10 days ago goes; embed keeps 60 days: both stay.
+    expect(persistence.prune()).toBe(1);
+    const kept = store.loadBuckets(0).map((bucket) => [bucket.pool, bucket.start]);
+    expect(kept).toEqual([
+      ["chat", clock.now() - 3 * DAY_MS],
+      ["embed", clock.now() - 10 * DAY_MS],
+      ["embed", clock.now() - 3 * DAY_MS],
+    ]);
+    expect(persistence.prune()).toBe(0);
+  });
+
   it("loads only the history of pools in the catalog, from the minute they were created", async () => {
     const recorder = new MetricsRecorder();
     const store = new SqliteMetricsStore(database);
