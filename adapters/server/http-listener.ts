@@ -1,5 +1,5 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { serve } from "@hono/node-server";
 import type { FetchApp } from "./host-router.js";
 
@@ -44,6 +44,7 @@ export async function listenHttp(options: {
     ) as Server;
     created.once("error", reject);
   });
+  server.on("connect", refuseConnect);
   server.on("request", (_request, response) => {
     inFlight++;
     response.once("close", () => {
@@ -73,4 +74,26 @@ export async function listenHttp(options: {
       });
     },
   };
+}
+
+const CONNECT_REFUSAL = JSON.stringify({
+  error: "method_not_allowed",
+  message: "CONNECT is not served: Sluice is a gateway to each pool's origin, not a tunnel.",
+});
+
+/**
+ * Answers CONNECT (which Node hands to a `connect` listener, or drops the socket without a
+ * word) with a 405 in the Lock API's error shape, and closes the connection.
+ */
+function refuseConnect(_request: unknown, socket: Socket): void {
+  socket.on("error", () => {});
+  socket.end(
+    "HTTP/1.1 405 Method Not Allowed\r\n" +
+      "allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n" +
+      "content-type: application/json\r\n" +
+      "x-svc-rejected-by: sluice\r\n" +
+      `content-length: ${Buffer.byteLength(CONNECT_REFUSAL)}\r\n` +
+      "connection: close\r\n\r\n" +
+      CONNECT_REFUSAL,
+  );
 }

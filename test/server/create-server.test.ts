@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { Hono } from "hono";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -102,6 +103,27 @@ describe("createSluiceServer over a real socket", () => {
       expect(answer.status).toBe(404);
       expect(answer.json()).toEqual({ error: "not_found", message: expect.any(String) });
     }
+  });
+
+  it("answers CONNECT with 405 in the error shape instead of dropping the connection", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const socket = connect(port, "127.0.0.1");
+    socket.write("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 405 /);
+    expect(answer).toContain("x-svc-rejected-by: sluice");
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      error: "method_not_allowed",
+    });
   });
 
   it("defines the catalog's pools in the governor at start", async () => {
