@@ -5,6 +5,7 @@ import { createRedisSlotStore, type RedisSlotStore } from "../../adapters/redis/
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
 import type { StoreAcquireResult, StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { deleteKeys, REDIS_URL, recordingStores, requireRedis } from "./redis-harness.js";
 import { TcpProxy } from "./tcp-proxy.js";
 
@@ -15,14 +16,7 @@ import { TcpProxy } from "./tcp-proxy.js";
 
 const available = await requireRedis("the Redis batching tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 3,
-  queueSize: 10,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = { ...BASE_POOL, maxConcurrent: 3 };
 
 function types(results: readonly StoreAcquireResult[]): string[] {
   return results.map((result) =>

@@ -3,18 +3,12 @@ import type { RedisSlotStore } from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { ConflictError } from "../../src/errors.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { deleteKeys, keysUnder, openStore, requireRedis, uniquePrefix } from "./redis-harness.js";
 
 const available = await requireRedis("the Redis budget move tests");
 
-const SOLO: StorePoolConfig = {
-  maxConcurrent: 2,
-  queueSize: 5,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: 2,
-  budget: null,
-};
+const SOLO: StorePoolConfig = { ...BASE_POOL, maxConcurrent: 2, queueSize: 5, rpm: 2 };
 const IN_TEAM: StorePoolConfig = { ...SOLO, budget: { id: "team", reservedConcurrent: 0 } };
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { recordingStores, requireRedis } from "./redis-harness.js";
 
 // A process that dies leaves its waiters queued in Redis (nobody cancels them). A handoff to
@@ -9,14 +10,7 @@ import { recordingStores, requireRedis } from "./redis-harness.js";
 
 const available = await requireRedis("the Redis dead-waiter tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 10,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = BASE_POOL;
 
 describe.skipIf(!available)("RedisSlotStore with a dead process's waiters", () => {
   const stores = recordingStores("dead-waiter");

@@ -4,19 +4,13 @@ import { createRedisSlotStore } from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
 import { closedPort, TcpProxy } from "./tcp-proxy.js";
 
 const available = await requireRedis("the Redis failure-policy tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 5,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = { ...BASE_POOL, queueSize: 5 };
 const FAST_PROBES = { min: 20, max: 100 };
 
 /** Outages are real: the store talks to Redis through a TCP proxy the test cuts and restores. */

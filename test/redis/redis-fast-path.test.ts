@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { REDIS_URL, recordingStores, requireRedis } from "./redis-harness.js";
 
 // The scripts skip work while it cannot change the answer: no reclaim scan while the pool's
@@ -11,14 +12,7 @@ import { REDIS_URL, recordingStores, requireRedis } from "./redis-harness.js";
 
 const available = await requireRedis("the Redis fast-path tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 5,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = { ...BASE_POOL, queueSize: 5 };
 
 describe.skipIf(!available)("RedisSlotStore shortcuts", () => {
   const { prefix, open } = recordingStores("fast-path");

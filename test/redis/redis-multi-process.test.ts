@@ -2,18 +2,12 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { RedisSlotStore } from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import type { HeldSlot, StoreListener, StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { deleteKeys, openStore, requireRedis, uniquePrefix } from "./redis-harness.js";
 
 const available = await requireRedis("the Redis multi-process tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 10,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = BASE_POOL;
 
 /** What one process's governor would hear from its store. */
 class Heard implements StoreListener {

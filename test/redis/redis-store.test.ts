@@ -5,6 +5,7 @@ import { createRedisSlotStore } from "../../adapters/redis/index.js";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { PoolNotFoundError } from "../../src/errors.js";
 import type { HeldSlot, StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import {
   deleteKeys,
   keysUnder,
@@ -16,14 +17,7 @@ import {
 
 const available = await requireRedis("the Redis store tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 5,
-  termMs: 10_000,
-  requestTimeoutMs: 25_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = { ...BASE_POOL, queueSize: 5, requestTimeoutMs: 25_000 };
 
 describe.skipIf(!available)("RedisSlotStore", () => {
   const prefix = uniquePrefix("store");

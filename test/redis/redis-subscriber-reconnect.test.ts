@@ -4,6 +4,7 @@ import type { StoreConnections } from "../../adapters/redis/connection.js";
 import type { RedisSlotStore } from "../../adapters/redis/redis-slot-store.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { REDIS_URL, recordingStores, requireRedis } from "./redis-harness.js";
 
 // While a process's event subscription is gone (a network blip on that connection), other
@@ -13,14 +14,7 @@ import { REDIS_URL, recordingStores, requireRedis } from "./redis-harness.js";
 
 const available = await requireRedis("the Redis subscriber-reconnect tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 10,
-  termMs: 10_000,
-  requestTimeoutMs: 60_000,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = BASE_POOL;
 
 describe.skipIf(!available)("a process whose event subscription drops and comes back", () => {
   const stores = recordingStores("rejoin");

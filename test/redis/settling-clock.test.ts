@@ -1,19 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createRedisSlotStore, type RedisSlotStore } from "../../adapters/redis/index.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
 import { SettlingClock, trackCalls } from "./settling-clock.js";
 
 const available = await requireRedis("the settling clock tests");
 
-const POOL: StorePoolConfig = {
-  maxConcurrent: 1,
-  queueSize: 2,
-  termMs: 100,
-  requestTimeoutMs: 100,
-  rpm: null,
-  budget: null,
-};
+const POOL: StorePoolConfig = { ...BASE_POOL, queueSize: 2, termMs: 100, requestTimeoutMs: 100 };
 
 /**
  * The clock the Redis conformance and property suites run on: each instant's scripts answer
