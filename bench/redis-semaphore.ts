@@ -29,7 +29,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { Semaphore } from "redis-semaphore";
-import { createRedisSlotStore, type RedisSlotStore } from "../adapters/redis/index.js";
+import {
+  createRedisSlotStore,
+  deleteKeysUnder,
+  type RedisSlotStore,
+} from "../adapters/redis/index.js";
 import { createGovernor } from "../src/governor/create-governor.js";
 import type { Governor } from "../src/governor/types.js";
 import { formatCount, formatTable, median } from "./report.js";
@@ -143,7 +147,7 @@ async function sluiceContender(workers: number) {
     loneAcquireTrips,
     close: async () => {
       await governor.close();
-      await deleteKeys(`${prefix}*`);
+      await deleteKeysUnder(prefix, REDIS_URL);
     },
   };
 }
@@ -197,20 +201,6 @@ async function redisSemaphoreContender(workers: number) {
       client.disconnect();
     },
   };
-}
-
-async function deleteKeys(pattern: string): Promise<void> {
-  const client = new Redis(REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await client.scan(cursor, "MATCH", pattern, "COUNT", 500);
-      cursor = next;
-      if (keys.length > 0) await client.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    client.disconnect();
-  }
 }
 
 async function scenario(workers: number, holdMs: number): Promise<number> {

@@ -12,8 +12,7 @@
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Redis } from "ioredis";
-import { createRedisGovernor } from "../adapters/redis/index.js";
+import { createRedisGovernor, deleteKeysUnder } from "../adapters/redis/index.js";
 import { startFakeUpstream } from "./fake-upstream.js";
 
 const POOL = "shared-upstream";
@@ -91,20 +90,7 @@ export async function main(options: SharedLimitOptions = {}): Promise<SharedLimi
     };
   } finally {
     await upstream.close();
-    await deleteKeys(task.prefix);
-  }
-}
-
-/** Removes what the run left in Redis (its pool's keys, under the run's own prefix). */
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    const stream = redis.scanStream({ match: `${prefix}*`, count: 100 });
-    for await (const keys of stream) {
-      if ((keys as string[]).length > 0) await redis.del(...(keys as string[]));
-    }
-  } finally {
-    redis.disconnect();
+    await deleteKeysUnder(task.prefix, REDIS_URL);
   }
 }
 

@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach } from "vitest";
 import {
   createRedisSlotStore,
+  deleteKeysUnder,
   RedisKeys,
   type RedisSlotStore,
   type RedisSlotStoreOptions,
@@ -52,18 +53,7 @@ export function uniquePrefix(suite: string): string {
 
 /** Deletes every key under `prefix`. */
 export async function deleteKeys(prefix: string): Promise<void> {
-  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    const pattern = new RedisKeys(prefix).pattern();
-    let cursor = "0";
-    do {
-      const [next, keys] = await client.scan(cursor, "MATCH", pattern, "COUNT", 500);
-      cursor = next;
-      if (keys.length > 0) await client.del(...keys);
-    } while (cursor !== "0");
-  } finally {
-    client.disconnect();
-  }
+  await deleteKeysUnder(prefix, REDIS_URL);
 }
 
 /** Keys left under `prefix` (to assert cleanup and layout). */
