@@ -8,7 +8,7 @@ import {
   type RunPlan,
   runPlanArb,
 } from "./governor-plan.js";
-import { GovernorScenario } from "./governor-scenario.js";
+import { playScenario } from "./governor-scenario.js";
 import type { StoreHarness } from "./store-fixture.js";
 
 /** Fixed by default so CI is reproducible; set SLUICE_PROPERTY_SEED to explore other cases. */
@@ -61,21 +61,7 @@ async function checkScenarios(
     plans,
     fc.array(commands, { minLength: 10, maxLength: MAX_COMMANDS, size: "max" }),
     async (plan, steps) => {
-      const harness = await makeHarness();
-      // Resizes mutate the plan; fast-check replays the same value while shrinking.
-      const scenario = new GovernorScenario(harness, structuredClone(plan));
-      try {
-        await scenario.setup();
-        await scenario.checkInvariants();
-        for (const [index, command] of steps.entries()) {
-          await scenario.run(index, command);
-          await scenario.checkInvariants();
-        }
-        await scenario.drain();
-      } finally {
-        await scenario.close();
-        await harness.cleanup();
-      }
+      await playScenario(makeHarness, plan, steps);
     },
   );
   await fc.assert(property, { seed: SEED, numRuns });

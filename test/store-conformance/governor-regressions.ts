@@ -1,6 +1,6 @@
 import { describe, it } from "vitest";
 import type { Command, RunPlan } from "./governor-plan.js";
-import { GovernorScenario } from "./governor-scenario.js";
+import { playScenario } from "./governor-scenario.js";
 import type { StoreHarness } from "./store-fixture.js";
 
 /** One shrunk counterexample of the governor properties, replayed step by step. */
@@ -123,20 +123,7 @@ export function describeGovernorRegressions(
   describe(`governor regressions: ${name}`, () => {
     for (const regression of REGRESSIONS) {
       it(regression.title, async () => {
-        const harness = await makeHarness();
-        const scenario = new GovernorScenario(harness, structuredClone(regression.plan));
-        try {
-          await scenario.setup();
-          await scenario.checkInvariants();
-          for (const [index, command] of regression.steps.entries()) {
-            await scenario.run(index, command);
-            await scenario.checkInvariants();
-          }
-          await scenario.drain();
-        } finally {
-          await scenario.close();
-          await harness.cleanup();
-        }
+        await playScenario(makeHarness, regression.plan, regression.steps);
       });
     }
   });

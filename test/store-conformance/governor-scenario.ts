@@ -19,6 +19,32 @@ import type { StoreHarness } from "./store-fixture.js";
 type AcquireCommand = Extract<Command, { kind: "acquire" }>;
 
 /**
+ * Plays `steps` of `plan` on a fresh harness, checking the invariants after setup and after
+ * every step, then drains; the property and every recorded regression run through here.
+ */
+export async function playScenario(
+  makeHarness: () => Promise<StoreHarness>,
+  plan: RunPlan,
+  steps: readonly Command[],
+): Promise<void> {
+  const harness = await makeHarness();
+  // Resizes mutate the plan; fast-check replays the same value while shrinking.
+  const scenario = new GovernorScenario(harness, structuredClone(plan));
+  try {
+    await scenario.setup();
+    await scenario.checkInvariants();
+    for (const [index, command] of steps.entries()) {
+      await scenario.run(index, command);
+      await scenario.checkInvariants();
+    }
+    await scenario.drain();
+  } finally {
+    await scenario.close();
+    await harness.cleanup();
+  }
+}
+
+/**
  * One property run: a governor over a recording store, the reference model beside it, and the
  * checks that must hold after every step. Any breach throws with the step that caused it.
  */
