@@ -6,7 +6,7 @@ import { TestUpstream } from "./upstream.js";
 /** The host of the fixture's pool. */
 export const HOST = `llm.${POOL_DOMAIN}`;
 /** The managed credential the fixture's pool injects upstream. */
-export const UPSTREAM_SECRET = "Bearer sk-upstream-secret";
+const UPSTREAM_SECRET = "Bearer sk-upstream-secret";
 
 /** What {@link useForwardingFixture} gives each test (fresh per test). */
 export interface ForwardingFixture {
