@@ -17,7 +17,7 @@ import type { BufferedAccessLog } from "../../src/access-log/buffered-access-log
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { poolToGovernorSettings } from "../../src/catalog/governor-mapping.js";
-import type { PoolInput, PoolRecord, TeamRecord } from "../../src/catalog/types.js";
+import type { PoolInput, PoolRecord, TeamRecord, UserRecord } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
@@ -85,6 +85,8 @@ export interface Harness {
   governor: Governor;
   accessLog: BufferedAccessLog;
   team: TeamRecord;
+  /** The team's owner (who creates Control API tokens in tests). */
+  owner: UserRecord;
   lock: Listening;
   proxy: Listening;
   /** The Lock API app served at `lock` (to mount it behind something else too). */
@@ -123,7 +125,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const catalog = new CatalogService({ store, secretBox: new SecretBox(randomBytes(32)), clock });
   const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
   const accessLog = createSqliteAccessLog(database, { clock });
-  const { team } = catalog.createTeamWithOwner({
+  const { team, owner } = catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
@@ -155,6 +157,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     governor,
     accessLog,
     team,
+    owner,
     lock,
     proxy,
     lockApp,

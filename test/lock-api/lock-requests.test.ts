@@ -103,6 +103,66 @@ describe("Lock API request handling", () => {
       expect(response.status).toBe(401);
     });
 
+    it("a key revoked or expired while its slot is held still releases it, but no longer renews it", async () => {
+      // Leases longer than the key's life, so the slot is still held when the key expires.
+      const twoHours = 7_200_000;
+      await h.addPool({
+        subdomain: "long",
+        maxConcurrent: 1,
+        termMs: twoHours,
+        requestTimeoutMs: twoHours,
+      });
+      const revoked = h.mintKey("long");
+      const expiring = h.mintKey("long", { expiresPreset: "1h" });
+      const retire = [
+        () => h.catalog.revokePoolKey(h.team.id, "long", revoked.key.id),
+        () => clock.advance(3_600_000),
+      ];
+      for (const [index, minted] of [revoked, expiring].entries()) {
+        const acquired = await h.lockPost("/pools/long/lock/acquire", { key: minted.plaintext });
+        expect(acquired.status).toBe(200);
+        const path = `/pools/long/lock/${(await readBody(acquired)).slotId}`;
+        await retire[index]!();
+        expect((await h.lockPost(`${path}/renew`, { key: minted.plaintext })).status).toBe(401);
+        const released = await h.lockPost(`${path}/release`, { key: minted.plaintext });
+        expect(released.status).toBe(200);
+        expect(await readBody(released)).toEqual({ released: true });
+        expect((await h.governor.status("long")).held).toBe(0);
+      }
+      // Another pool's key, live or not, still releases nothing.
+      const acquired = await h.lockPost("/pools/llm/lock/acquire", { key });
+      const path = `/pools/llm/lock/${(await readBody(acquired)).slotId}`;
+      await h.addPool({ subdomain: "other", maxConcurrent: 1 });
+      const foreign = h.mintKey("other").plaintext;
+      expect((await h.lockPost(`${path}/release`, { key: foreign })).status).toBe(401);
+      expect((await h.governor.status("llm")).held).toBe(1);
+    });
+
+    it("a Control API token is not a pool key: 401 wherever it is presented", async () => {
+      await h.addPool({ subdomain: "open", maxConcurrent: 1, requireKey: false });
+      const token = h.catalog.createApiToken({
+        teamId: h.team.id,
+        actorUserId: h.owner.id,
+        name: "ci",
+        abilities: ["pools:read"],
+        lifetime: "1y",
+      }).plaintext;
+      const carriers: Record<string, string>[] = [
+        { "x-svc-key": token },
+        { authorization: `Bearer ${token}` },
+      ];
+      for (const headers of carriers) {
+        for (const pool of ["llm", "open"]) {
+          const response = await h.lockPost(`/pools/${pool}/lock/acquire`, { headers });
+          expect(response.status).toBe(401);
+          const body = await readBody(response);
+          expect(body.error).toBe("unauthorized");
+          expect(body.message).toMatch(/not a pool key/);
+          expect(JSON.stringify(body)).not.toContain(token);
+        }
+      }
+    });
+
     it("a key of pool A never works on pool B", async () => {
       await h.addPool({ subdomain: "other", maxConcurrent: 1 });
       const response = await h.lockPost("/pools/other/lock/acquire", { key });

@@ -85,6 +85,41 @@ describe("pool proxy forwarding", () => {
     expect(upstream.seen[0]?.headers.authorization).toBeUndefined();
   });
 
+  it("a Control API token is refused (401) on any pool and never reaches the origin", async () => {
+    await h.addPool({
+      subdomain: "open",
+      origin: upstream.url,
+      maxConcurrent: 2,
+      requireKey: false,
+    });
+    const token = h.catalog.createApiToken({
+      teamId: h.team.id,
+      actorUserId: h.owner.id,
+      name: "ci",
+      abilities: ["pools:read"],
+      lifetime: "1y",
+    }).plaintext;
+    const carriers: Record<string, string>[] = [
+      { authorization: `Bearer ${token}` },
+      { authorization: `Service ${token}` },
+      { "x-svc-key": token },
+    ];
+    for (const headers of carriers) {
+      const reply = await poolRequest(h.proxy.port, { host: `open.${POOL_DOMAIN}`, headers });
+      expect(reply.status).toBe(401);
+      expect(JSON.parse(reply.body)).toMatchObject({ error: "unauthorized" });
+      expect(reply.body).not.toContain(token);
+    }
+    expect(upstream.seen).toHaveLength(0);
+    // The caller's own upstream token still passes on an open pool.
+    const own = await poolRequest(h.proxy.port, {
+      host: `open.${POOL_DOMAIN}`,
+      headers: { authorization: "Bearer sk-caller-own" },
+    });
+    expect(own.status).toBe(200);
+    expect(upstream.seen[0]?.headers.authorization).toBe("Bearer sk-caller-own");
+  });
+
   it("drops hop-by-hop headers both ways (RFC 9110 7.6.1)", async () => {
     upstream.on("/base/hop", (_request, response) => {
       response.setHeader("connection", "x-upstream-hop");

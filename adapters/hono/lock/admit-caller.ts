@@ -16,7 +16,8 @@ export interface AdmittedCaller {
 
 /**
  * The checks every Lock API and proxy request passes, in order: the pool exists (404
- * `not_found`), the caller's key (401 `unauthorized`), the IP policy (403 `unauthorized`).
+ * `not_found`), the caller's key (401 `unauthorized`; see {@link authenticateCaller}, whose
+ * `release` option this passes on), the IP policy (403 `unauthorized`).
  *
  * @example
  * ```ts
@@ -29,6 +30,7 @@ export function admitCaller(
   headers: HeaderLookup,
   remoteAddress: string | null,
   now: number,
+  options?: { release?: boolean },
 ): AdmittedCaller {
   // Pool subdomains are DNS labels (≤ 63 characters): a longer name is not looked up, and is
   // not echoed back whole in the error.
@@ -37,7 +39,7 @@ export function admitCaller(
   }
   const pool = checks.directory.pool(subdomain);
   if (!pool) throw new PoolNotFoundError(subdomain);
-  const key = authenticateCaller(checks.directory, pool, headers, now);
+  const key = authenticateCaller(checks.directory, pool, headers, now, options);
   if (checks.ipPolicy && !checks.ipPolicy(pool, remoteAddress)) {
     throw new ForbiddenError("Your address is not allowed to use this pool.");
   }

@@ -1,4 +1,8 @@
-import { POOL_KEY_PREFIX } from "../../../src/catalog/secrets.js";
+import {
+  API_TOKEN_PREFIX,
+  POOL_KEY_PREFIX,
+  SIGNING_SECRET_PREFIX,
+} from "../../../src/catalog/secrets.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { UnauthorizedError } from "../../../src/errors.js";
 import type { PoolDirectory } from "./pool-directory.js";
@@ -9,10 +13,32 @@ export const POOL_KEY_HEADER = "x-svc-key";
 
 const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
 
+/** Secrets of Sluice's own that are not pool keys: they never admit traffic. */
+const OTHER_SECRET_PREFIXES = [API_TOKEN_PREFIX, SIGNING_SECRET_PREFIX];
+
+/**
+ * The Sluice secret inside an `Authorization` value (`Bearer <secret>` or `Service <secret>`
+ * with a token starting `slc_key_`, `slc_tok_` or `slc_sig_`); null otherwise. Other tokens
+ * are the caller's own upstream credentials and are left alone; a Sluice secret is never
+ * sent upstream.
+ *
+ * @example
+ * ```ts
+ * sluiceSecretInAuthorization("Service slc_key_abc…"); // "slc_key_abc…"
+ * sluiceSecretInAuthorization("Bearer sk-upstream"); // null
+ * ```
+ */
+export function sluiceSecretInAuthorization(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const token = AUTHORIZATION_KEY.exec(value)?.[1];
+  if (!token) return null;
+  if (token.startsWith(POOL_KEY_PREFIX)) return token;
+  return OTHER_SECRET_PREFIXES.some((prefix) => token.startsWith(prefix)) ? token : null;
+}
+
 /**
  * The pool key inside an `Authorization` value, when it is `Bearer <key>` or `Service <key>`
- * with a token shaped like a pool key (`slc_key_…`); null otherwise. Other tokens are the
- * caller's own upstream credentials and are left alone.
+ * with a token shaped like a pool key (`slc_key_…`); null otherwise.
  *
  * @example
  * ```ts
@@ -21,9 +47,26 @@ const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
  * ```
  */
 export function poolKeyInAuthorization(value: string | null | undefined): string | null {
-  if (!value) return null;
-  const token = AUTHORIZATION_KEY.exec(value)?.[1];
-  return token?.startsWith(POOL_KEY_PREFIX) ? token : null;
+  const secret = sluiceSecretInAuthorization(value);
+  return secret?.startsWith(POOL_KEY_PREFIX) ? secret : null;
+}
+
+/**
+ * Turns away a Control API token or a signing secret presented where a pool key goes
+ * (`X-Svc-Key` or `Authorization`), on every pool: a token is not a pool key and never
+ * admits traffic (contract section 1), and the mistake is worth reporting rather than
+ * forwarding an admin secret to the origin.
+ */
+function refuseOtherSecrets(headers: HeaderLookup): void {
+  const direct = headers.get(POOL_KEY_HEADER)?.trim();
+  const inAuthorization = sluiceSecretInAuthorization(headers.get("authorization"));
+  for (const presented of [direct, inAuthorization]) {
+    if (presented && OTHER_SECRET_PREFIXES.some((prefix) => presented.startsWith(prefix))) {
+      throw new UnauthorizedError(
+        "A Control API token or signing secret is not a pool key: send a pool key (slc_key_…).",
+      );
+    }
+  }
 }
 
 /**
@@ -48,8 +91,11 @@ export function presentedPoolKey(
 /**
  * Authenticates the caller of a pool (Lock API and proxy alike). Returns the key, or null
  * for a keyless caller of a pool with `requireKey` off. Throws {@link UnauthorizedError}
- * (401) when a required key is missing, or when a presented key is not a live key of this
- * pool — also on an open pool: a revoked or foreign key is a mistake worth reporting.
+ * (401) when a required key is missing, when a presented key is not a live key of this
+ * pool — also on an open pool: a revoked or foreign key is a mistake worth reporting — and
+ * when a Control API token or signing secret is presented instead of a pool key. For a
+ * release (`options.release`), a key of this pool revoked or expired since it took its slot
+ * still authenticates: giving a slot back must always be possible.
  *
  * @example
  * ```ts
@@ -61,7 +107,9 @@ export function authenticateCaller(
   pool: PoolRecord,
   headers: HeaderLookup,
   now: number,
+  options?: { release?: boolean },
 ): PoolKeyRecord | null {
+  refuseOtherSecrets(headers);
   const presented = presentedPoolKey(headers, pool);
   if (presented === null) {
     if (!pool.requireKey) return null;
@@ -71,7 +119,7 @@ export function authenticateCaller(
         : "A pool key is required: send it in X-Svc-Key.",
     );
   }
-  const key = directory.key(pool, presented, now);
+  const key = directory.key(pool, presented, now, { retired: options?.release === true });
   if (!key)
     throw new UnauthorizedError(
       "The pool key is not valid for this pool (unknown, expired or revoked).",

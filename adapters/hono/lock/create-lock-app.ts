@@ -17,6 +17,8 @@ import { LOCK_BODY_LIMIT_BYTES, parseOptionalJsonObject, readBodyLimited } from 
 import { requestHeaders } from "./request-headers.js";
 import { waitRequest } from "./wait-options.js";
 
+const RELEASING = Object.freeze({ release: true });
+
 /**
  * The Concurrency Lock API (contract sections 4.2, 5 and 7) as a Hono app:
  * `POST /pools/{pool}/lock/acquire`, `/{slotId}/renew` and `/{slotId}/release`. Mount it on
@@ -25,7 +27,9 @@ import { waitRequest } from "./wait-options.js";
  *
  * Decisions the contract leaves open:
  * - Every lock route needs a live key of the pool (or none on an open pool), of any access:
- *   a slot is not an upstream call, so a read-only key may hold one.
+ *   a slot is not an upstream call, so a read-only key may hold one. Release also takes a
+ *   key of the pool revoked or expired since: its slot would otherwise stay taken until its
+ *   lease ran out. Renew does not (401): a retired key holds no slot longer.
  * - Release always releases, even when its outcome report is bad: a slot must never leak
  *   because of a client bug. A bad report is still answered as one, so the caller notices:
  *   400 `invalid_request` (malformed JSON, or a field out of range such as a status outside
@@ -57,7 +61,9 @@ export function createLockApp(deps: LockAppDeps): Hono {
   const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {
     try {
       const headers = requestHeaders(env, request);
-      const caller = admitCaller(checks, route.pool, headers, remoteAddressOf(env), clock.now());
+      const address = remoteAddressOf(env);
+      const purpose = route.action === "release" ? RELEASING : undefined;
+      const caller = admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
         const body = parseOptionalJsonObject(await readBodyLimited(request, bodyLimit, env));
         return await acquire(request, env, parts, caller, waitRequest(headers, body));

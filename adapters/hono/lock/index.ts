@@ -7,6 +7,7 @@ export {
   POOL_KEY_HEADER,
   poolKeyInAuthorization,
   presentedPoolKey,
+  sluiceSecretInAuthorization,
 } from "./caller-auth.js";
 export { createLockApp } from "./create-lock-app.js";
 export type { IpPolicy, LockAppDeps } from "./lock-deps.js";

@@ -18,8 +18,17 @@ export interface TrafficCatalog {
 export interface PoolDirectory {
   /** The pool served under `subdomain`, or undefined. */
   pool(subdomain: string): PoolRecord | undefined;
-  /** The live key of `pool` for `plaintext`; null when malformed, unknown, another pool's, revoked or expired. */
-  key(pool: PoolRecord, plaintext: string, now: number): PoolKeyRecord | null;
+  /**
+   * The live key of `pool` for `plaintext`; null when malformed, unknown, another pool's,
+   * revoked or expired. With `retired: true`, a revoked or expired key of `pool` is answered
+   * too (a release: a key retired while its slot was held must still give the slot back).
+   */
+  key(
+    pool: PoolRecord,
+    plaintext: string,
+    now: number,
+    options?: { retired?: boolean },
+  ): PoolKeyRecord | null;
   /** The pool's managed upstream credential in clear, or null. */
   credential(pool: PoolRecord): UpstreamCredential | null;
   /** The key's origin-signing secret in clear, or null. */
@@ -34,7 +43,7 @@ const MARKER_CHECK_INTERVAL_MS = 1;
  * until the catalog's change marker moves (any catalog write, in this or another process).
  * A request then costs at most one marker read (once per millisecond) instead of row reads,
  * a decryption and JSON parsing.
- * Only live keys are cached (by hash, never by plaintext); expiry is checked at every use.
+ * Keys are cached by hash, never by plaintext; revocation and expiry are checked at every use.
  *
  * @example
  * ```ts
@@ -63,7 +72,12 @@ export class CatalogPoolDirectory implements PoolDirectory {
     return pool;
   }
 
-  key(pool: PoolRecord, plaintext: string, now: number): PoolKeyRecord | null {
+  key(
+    pool: PoolRecord,
+    plaintext: string,
+    now: number,
+    options?: { retired?: boolean },
+  ): PoolKeyRecord | null {
     if (!hasSecretShape(plaintext, POOL_KEY_PREFIX)) return null;
     const hash = hashSecret(plaintext);
     let key = this.keys.get(hash);
@@ -72,7 +86,9 @@ export class CatalogPoolDirectory implements PoolDirectory {
       if (!key || key.keyHash !== hash) return null;
       this.keys.set(hash, key);
     }
-    if (key.poolId !== pool.id || key.revokedAt !== null) return null;
+    if (key.poolId !== pool.id) return null;
+    if (options?.retired) return key;
+    if (key.revokedAt !== null) return null;
     // A key is dead from its expiresAt on (the catalog's rule).
     if (key.expiresAt !== null && now >= key.expiresAt) return null;
     return key;

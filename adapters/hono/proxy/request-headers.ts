@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
-import { poolKeyInAuthorization } from "../lock/caller-auth.js";
+import { sluiceSecretInAuthorization } from "../lock/caller-auth.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
 
@@ -39,7 +39,7 @@ const REBUILT = new Set([
 
 /**
  * The headers of the origin request: the caller's, minus hop-by-hop fields (RFC 9110
- * 7.6.1), Sluice's own `X-Svc-*` controls, and a pool key in `Authorization`; plus the
+ * 7.6.1), Sluice's own `X-Svc-*` controls, and a Sluice secret in `Authorization`; plus the
  * managed credential, `X-Forwarded-For` (appended), `-Host` and `-Proto`, `Via` (appended,
  * RFC 9110 7.6.3), and `extra`.
  *
@@ -56,8 +56,8 @@ export function upstreamRequestHeaders(input: UpstreamHeaderInput): OutgoingHttp
   const copy = (name: string, value: string) => {
     if (isHopByHop(name, listed) || REBUILT.has(name) || name.startsWith("x-svc-")) return;
     if (name === credential?.header) return;
-    // A Sluice key is never sent upstream, whether or not the pool reads keys there.
-    if (name === "authorization" && poolKeyInAuthorization(value) !== null) return;
+    // A Sluice secret is never sent upstream, whether or not the pool reads keys there.
+    if (name === "authorization" && sluiceSecretInAuthorization(value) !== null) return;
     const previous = out[name];
     if (previous === undefined) out[name] = value;
     else if (Array.isArray(previous)) previous.push(value);
