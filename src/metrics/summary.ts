@@ -64,7 +64,6 @@ export interface SummarizePoolMetricsArgs {
  *   bound moved; defaults never set it.
  * - `from` later than `to` (both given) or an invalid Date throws `InvalidArgumentError`;
  *   validating the query is the caller's job, this is the last guard.
- * - `range.from` / `range.to` are the ISO strings of the effective range; never null.
  *
  * Counting rules (minute granularity, the recorder's bucket width):
  * - The range is half-open, `[from, to)`; a bucket counts in full when it overlaps it, i.e.
@@ -73,6 +72,10 @@ export interface SummarizePoolMetricsArgs {
  * - When `to` is now, the bucket in progress counts in full, including events stamped
  *   exactly `now`.
  * - An empty effective range (`from` equal to `to`, e.g. after collapsing) counts nothing.
+ * - `range.from` / `range.to` (ISO strings, never null) are the window the counts cover:
+ *   `from` rounded down to its minute, `to` rounded up to its minute but never past now. A
+ *   request for 12:00:30-12:01:10 answers with the range 12:00:00-12:02:00, so the counts
+ *   and the range they are reported for always agree.
  *
  * Rates: `admit_rate = admitted / requests` and `queued_pct = 100 × queued / requests`,
  * both 0 when there were no requests, rounded to 4 decimals.
@@ -97,8 +100,14 @@ export function summarizePoolMetrics(args: SummarizePoolMetricsArgs): PoolMetric
   const clamped =
     (requestedFrom !== null && requestedFrom !== from) ||
     (requestedTo !== null && requestedTo !== to);
-  const counts =
-    from === to ? emptyMetricCounts() : recorder.totals(pool, from, to === now ? now + 1 : to);
+  const empty = from === to;
+  const counts = empty
+    ? emptyMetricCounts()
+    : recorder.totals(pool, from, to === now ? now + 1 : to);
+  // The window the whole buckets counted cover (see "Counting rules").
+  const bucketMs = recorder.bucketMs;
+  const countedFrom = empty ? from : Math.floor(from / bucketMs) * bucketMs;
+  const countedTo = empty ? to : Math.min(Math.ceil(to / bucketMs) * bucketMs, now);
   return {
     pool_id: poolId,
     requests: counts.requests,
@@ -107,8 +116,8 @@ export function summarizePoolMetrics(args: SummarizePoolMetricsArgs): PoolMetric
     queued_count: counts.queued,
     queued_pct: ratio(100 * counts.queued, counts.requests),
     range: {
-      from: new Date(from).toISOString(),
-      to: new Date(to).toISOString(),
+      from: new Date(countedFrom).toISOString(),
+      to: new Date(countedTo).toISOString(),
       retention_days: retentionDays,
       clamped,
     },

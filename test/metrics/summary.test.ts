@@ -6,6 +6,7 @@ const MINUTE = 60_000;
 const DAY = 86_400_000;
 const NOW = 1_700_000_040_000 + 30 * MINUTE + 15_000; // mid-minute
 const iso = (ms: number) => new Date(ms).toISOString();
+const minuteStart = (ms: number) => Math.floor(ms / MINUTE) * MINUTE;
 
 /** Requests spread over time: 1 just outside retention, 2 a day ago, 3 a minute ago, 4 now. */
 function recorderWithHistory(): MetricsRecorder {
@@ -38,7 +39,7 @@ describe("summarizePoolMetrics range", () => {
     expect(summary.pool_id).toBe(7);
     expect(summary.requests).toBe(2 + 3 + 4);
     expect(summary.range).toEqual({
-      from: iso(NOW - 7 * DAY),
+      from: iso(minuteStart(NOW - 7 * DAY)),
       to: iso(NOW),
       retention_days: 7,
       clamped: false,
@@ -54,7 +55,11 @@ describe("summarizePoolMetrics range", () => {
   it("clamps a from before retention to the retention start", () => {
     const summary = summarize(recorderWithHistory(), { from: new Date(NOW - 30 * DAY) });
     expect(summary.requests).toBe(9);
-    expect(summary.range).toMatchObject({ from: iso(NOW - 7 * DAY), to: iso(NOW), clamped: true });
+    expect(summary.range).toMatchObject({
+      from: iso(minuteStart(NOW - 7 * DAY)),
+      to: iso(NOW),
+      clamped: true,
+    });
   });
 
   it("cuts a to later than now down to now", () => {
@@ -64,7 +69,7 @@ describe("summarizePoolMetrics range", () => {
     });
     expect(summary.requests).toBe(3 + 4);
     expect(summary.range).toMatchObject({
-      from: iso(NOW - 2 * MINUTE),
+      from: iso(minuteStart(NOW - 2 * MINUTE)),
       to: iso(NOW),
       clamped: true,
     });
@@ -77,8 +82,8 @@ describe("summarizePoolMetrics range", () => {
     });
     expect(summary.requests).toBe(2);
     expect(summary.range).toMatchObject({
-      from: iso(NOW - 2 * DAY),
-      to: iso(NOW - 2 * MINUTE),
+      from: iso(minuteStart(NOW - 2 * DAY)),
+      to: iso(minuteStart(NOW - 2 * MINUTE) + MINUTE),
       clamped: false,
     });
   });
@@ -91,6 +96,27 @@ describe("summarizePoolMetrics range", () => {
       to: new Date(minuteAgoStart + MINUTE + 1),
     });
     expect(summary.requests).toBe(3 + 4);
+    // The range answered is the one counted: whole minutes, never past now.
+    expect(summary.range).toMatchObject({ from: iso(minuteAgoStart), to: iso(NOW) });
+  });
+
+  it("answers the whole minutes it counted, so events before a mid-minute from show in range", () => {
+    const recorder = new MetricsRecorder();
+    const minute = minuteStart(NOW - 10 * MINUTE);
+    recorder.forPool("llm").request(minute + 21_000);
+    const summary = summarize(recorder, {
+      from: new Date(minute + 24_000),
+      to: new Date(minute + 26_000),
+    });
+    expect(summary.requests).toBe(1);
+    expect(summary.range).toMatchObject({
+      from: iso(minute),
+      to: iso(minute + MINUTE),
+      clamped: false,
+    });
+    const counted = [summary.range.from, summary.range.to].map((at) => Date.parse(at as string));
+    expect(minute + 21_000).toBeGreaterThanOrEqual(counted[0]!);
+    expect(minute + 21_000).toBeLessThan(counted[1]!);
   });
 
   it("counts the bucket in progress when now sits exactly on a minute boundary", () => {

@@ -120,8 +120,16 @@ export type PoolKeyResource = v.InferOutput<typeof PoolKeySchema>;
 
 /** The effective range of a metrics summary (contract: MetricsRange). */
 export const MetricsRangeSchema = v.object({
-  from: v.nullable(dateTime),
-  to: v.nullable(dateTime),
+  from: v.pipe(
+    v.nullable(dateTime),
+    v.description("Start of the window counted: the requested from, rounded down to its minute."),
+  ),
+  to: v.pipe(
+    v.nullable(dateTime),
+    v.description(
+      "End of the window counted: the requested to, rounded up to its minute, never past now.",
+    ),
+  ),
   retention_days: count,
   clamped: v.pipe(v.boolean(), v.description("True when a requested bound was cut to retention.")),
 });
