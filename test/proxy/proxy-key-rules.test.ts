@@ -88,6 +88,39 @@ describe("pool proxy key rules", () => {
     },
   );
 
+  it.each([
+    ["x-http-method-override", "GET", "DELETE"],
+    ["x-http-method", "POST", "put"],
+    ["x-method-override", "GET", "PATCH"],
+  ])(
+    "a read-only key cannot ask for a write through %s (403, origin untouched)",
+    async (header, method, overridden) => {
+      const reply = await poolRequest(h.proxy.port, {
+        host: HOST,
+        method,
+        path: "/v1/search",
+        headers: { "x-svc-key": readKey, [header]: overridden },
+      });
+      expect(reply.status).toBe(403);
+      expect(JSON.parse(reply.body).message).toMatch(/method-override header/);
+      expect(upstream.hits).toBe(0);
+      expect(slotsTaken()).toBe(0);
+    },
+  );
+
+  it("a method-override header naming a read, or sent with a write key, passes", async () => {
+    const withOverride = (key: string, overridden: string) =>
+      poolRequest(h.proxy.port, {
+        host: HOST,
+        method: "POST",
+        path: "/v1/search",
+        headers: { "x-svc-key": key, "x-http-method-override": overridden },
+      });
+    expect((await withOverride(readKey, "GET")).status).toBe(200);
+    expect((await withOverride(writeKey, "DELETE")).status).toBe(200);
+    expect(upstream.hits).toBe(2);
+  });
+
   it("a write key (the default) admits every method anywhere", async () => {
     for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
       expect((await send(writeKey, method, "/v1/chat", "{}")).status).toBe(200);

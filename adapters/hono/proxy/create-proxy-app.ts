@@ -10,10 +10,11 @@ import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindi
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
 import { readBodyLimited } from "../lock/request-body.js";
-import { requestHeaders } from "../lock/request-headers.js";
+import { type HeaderLookup, requestHeaders } from "../lock/request-headers.js";
 import { waitRequest } from "../lock/wait-options.js";
 import { forwardInSlot } from "./forward.js";
 import { applyForwardsLeft, FORWARDED_METHODS, methodRule } from "./max-forwards.js";
+import { overriddenMethods } from "./method-override.js";
 import { type ProxyAppDeps, SIGNED_BODY_LIMIT_BYTES } from "./proxy-deps.js";
 import { upstreamRequestHeaders } from "./request-headers.js";
 import { holdSlot } from "./slot-hold.js";
@@ -76,11 +77,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     }
     const method = request.method;
     const target = requestTarget(request.url);
-    if (key && !keyAllowsMethod(pool, key, method, target.path)) {
-      throw new ForbiddenError(
-        `This key is read-only: ${method} ${target.path} is not a read on this pool.`,
-      );
-    }
+    if (key && key.access === "read") checkReadKey(pool, key, method, target.path, headers);
     const rule = methodRule(method, headers);
     if (rule.action === "refuse") {
       const message = `${method} is not proxied: the origin would echo the managed credential.`;
@@ -159,6 +156,28 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       ? routed(request, env, executionContext)
       : proxy(request, env).catch(onError);
   return Object.assign(app, { close: () => agents.destroy() });
+}
+
+/** A read-only key's request (contract 4.1 rule 2): 403 unless every method it asks is a read. */
+function checkReadKey(
+  pool: PoolRecord,
+  key: PoolKeyRecord,
+  method: string,
+  path: string,
+  headers: HeaderLookup,
+): void {
+  if (!keyAllowsMethod(pool, key, method, path)) {
+    throw new ForbiddenError(
+      `This key is read-only: ${method} ${path} is not a read on this pool.`,
+    );
+  }
+  for (const overridden of overriddenMethods(headers)) {
+    if (!keyAllowsMethod(pool, key, overridden, path)) {
+      throw new ForbiddenError(
+        `This key is read-only: a method-override header asks for ${overridden.slice(0, 32)}, which is not a read on this pool.`,
+      );
+    }
+  }
 }
 
 interface SignedBody {
