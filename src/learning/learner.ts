@@ -6,8 +6,11 @@ import type { ParsedOutcome, RateInfo } from "./types.js";
 /*
  * How a pool learns from release outcomes (quoted by the README):
  *
- * - Pause: `Retry-After` → pausedUntil = max(pausedUntil, now + retryAfterMs), except for a
- *   concurrency throttle in an adaptive pool (below), which the limit decrease answers. A
+ * - Pause: `Retry-After` → pausedUntil = max(pausedUntil, now + retryAfterMs), except on a
+ *   success or redirect (status < 400: a 202 "poll later" or a 3xx's wait is about that one
+ *   resource, not the pool) and for a concurrency throttle in an adaptive pool (below), which
+ *   the limit decrease answers. A hint with no status counts (it is reported when throttling
+ *   was seen), and so does any 4xx (some APIs throttle with 403 + Retry-After). A
  *   rate window reported exhausted (remaining 0 with a reset; the same for tokens) pauses
  *   until its reset too. pausedUntil never moves back.
  * - A concurrency throttle is a throttle whose request window is reported with room left
@@ -108,7 +111,8 @@ export function learn(
 
   let { limit, lastDecreaseAt, successStreak, rpm, pausedUntil } = state;
   const concurrencyThrottle = context.adaptive && outcome.throttled && hasRoomLeft(rate);
-  if (retryAfterMs !== null && !concurrencyThrottle) {
+  const answeredFine = status !== null && status < 400 && !outcome.throttled;
+  if (retryAfterMs !== null && !concurrencyThrottle && !answeredFine) {
     pausedUntil = Math.max(pausedUntil, now + retryAfterMs);
   }
   if (rate !== null) {

@@ -106,15 +106,42 @@ describe("run() and aborts", () => {
 
 describe("learning through the governor, one dialect at a time", () => {
   const NOW = 1_700_000_000_000;
-  const cases: { name: string; headers: HeadersLike; rpm: number | null; pausedFor: number }[] = [
-    { name: "Retry-After seconds", headers: { "Retry-After": "7" }, rpm: null, pausedFor: 7000 },
+  // A Retry-After pauses only on a throttle (on a success it is about that one resource).
+  const cases: {
+    name: string;
+    status?: number;
+    headers: HeadersLike;
+    rpm: number | null;
+    pausedFor: number;
+  }[] = [
+    {
+      name: "Retry-After seconds",
+      status: 429,
+      headers: { "Retry-After": "7" },
+      rpm: null,
+      pausedFor: 7000,
+    },
     {
       name: "Retry-After HTTP-date",
+      status: 429,
       headers: { "retry-after": new Date(NOW + 9000).toUTCString() },
       rpm: null,
       pausedFor: 9000,
     },
-    { name: "retry-after-ms", headers: { "retry-after-ms": "1500" }, rpm: null, pausedFor: 1500 },
+    {
+      name: "retry-after-ms",
+      status: 429,
+      headers: { "retry-after-ms": "1500" },
+      rpm: null,
+      pausedFor: 1500,
+    },
+    {
+      name: "Retry-After on a 202 (poll later)",
+      headers: { "Retry-After": "7" },
+      status: 202,
+      rpm: null,
+      pausedFor: 0,
+    },
     {
       name: "OpenAI, requests exhausted (6m0s reset)",
       headers: {
@@ -172,12 +199,12 @@ describe("learning through the governor, one dialect at a time", () => {
     },
   ];
 
-  for (const { name, headers, rpm, pausedFor } of cases) {
+  for (const { name, status = 200, headers, rpm, pausedFor } of cases) {
     it(`${name}: learned values are visible in status() and reset by resetLearned()`, async () => {
       const { governor } = manualGovernor(NOW);
       await governor.definePool("llm", { maxConcurrent: 4 });
       const grant = await governor.acquire("llm");
-      await governor.release("llm", grant.slotId, { status: 200, headers });
+      await governor.release("llm", grant.slotId, { status, headers });
       const { learned } = await governor.status("llm");
       expect(learned.rpm).toBe(rpm);
       expect(learned.pausedUntil).toBe(pausedFor === 0 ? 0 : NOW + pausedFor);

@@ -198,6 +198,32 @@ describe("learn: pauses", () => {
     expect(shorter.pausedUntil).toBe(NOW + 30_000);
   });
 
+  it("a Retry-After on a success or redirect pauses nothing; on any 4xx or with no status it pauses", () => {
+    for (const status of [200, 202, 301, 303]) {
+      const next = learn(
+        initialLearnerState(),
+        outcome({ status, headers: { "retry-after": "5" } }),
+        context(),
+      );
+      expect(next.pausedUntil).toBe(0);
+    }
+    for (const reported of [{ status: 403 }, { status: 400 }, {}]) {
+      const next = learn(
+        initialLearnerState(),
+        outcome({ ...reported, retryAfterMs: 5000 }),
+        context(),
+      );
+      expect(next.pausedUntil).toBe(NOW + 5000);
+    }
+    // A success that also counts throttled attempts (retried internally) still pauses.
+    const retried = learn(
+      initialLearnerState(),
+      outcome({ status: 200, throttled: 2, retryAfterMs: 5000 }),
+      context(),
+    );
+    expect(retried.pausedUntil).toBe(NOW + 5000);
+  });
+
   it("pauses on a success that reports the request window exhausted", () => {
     const next = learn(
       initialLearnerState(),
