@@ -44,6 +44,10 @@ describe("pool proxy forwarding", () => {
       response.writeHead(200, {
         authorization: request.headers.authorization ?? "",
         "x-debug-auth": `seen ${request.headers.authorization}`,
+        // The token alone, without its scheme, and URL-encoded in a redirect target.
+        "x-token-only": String(request.headers.authorization).replace(/^Bearer /, ""),
+        location: `https://origin.test/next?k=${encodeURIComponent(String(request.headers.authorization))}`,
+        "x-harmless": "kept",
         "content-type": "text/plain",
       });
       response.end("ok");
@@ -60,6 +64,10 @@ describe("pool proxy forwarding", () => {
     expect(reply.status).toBe(200);
     expect(reply.headers.authorization).toBeUndefined();
     expect(reply.headers["x-debug-auth"]).toBeUndefined();
+    expect(reply.headers["x-token-only"]).toBeUndefined();
+    expect(reply.headers.location).toBeUndefined();
+    expect(reply.headers["x-harmless"]).toBe("kept");
+    expect(reply.rawHeaders.join("\n")).not.toContain("sk-upstream");
     expect(reply.rawHeaders.join("\n")).not.toContain("sk-upstream-secret");
     expect(reply.body).not.toContain("sk-upstream-secret");
     // Nor is it written to the access log.

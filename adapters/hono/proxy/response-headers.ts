@@ -11,7 +11,8 @@ export type ResponseHeaderRecord = Record<string, string | string[]>;
  * The headers the client gets for an upstream response (from Node's `rawHeaders` pairs):
  * hop-by-hop fields dropped (RFC 9110 7.6.1), any upstream `X-Svc-*` dropped (so Sluice's
  * own markers cannot be forged), the managed credential never echoed (its header name, or
- * any value containing it), then the governor headers of the grant added. Repeated headers
+ * any value containing it, its token without the auth scheme, or either URL-encoded), then
+ * the governor headers of the grant added. Repeated headers
  * (e.g. `Set-Cookie`) stay separate.
  *
  * @example
@@ -26,13 +27,13 @@ export function clientResponseHeaders(
   httpVersion = "1.1",
 ): ResponseHeaderRecord {
   const listed = connectionListed(valuesOf(rawHeaders, "connection"));
-  const secret = credential && credential.value.length > 0 ? credential.value : null;
+  const secrets = credential ? secretForms(credential) : NO_SECRETS;
   const out: ResponseHeaderRecord = {};
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
     const value = rawHeaders[i + 1] as string;
     if (isHopByHop(name, listed) || name.startsWith("x-svc-")) continue;
-    if (name === credential?.header || (secret !== null && value.includes(secret))) continue;
+    if (name === credential?.header || carriesSecret(value, secrets)) continue;
     const previous = out[name];
     if (previous === undefined) out[name] = value;
     else if (Array.isArray(previous)) previous.push(value);
@@ -43,6 +44,37 @@ export function clientResponseHeaders(
   const via = out.via;
   out.via = via === undefined ? hop : `${Array.isArray(via) ? via.join(", ") : via}, ${hop}`;
   return Object.assign(out, grantHeaders(grant));
+}
+
+const NO_SECRETS: readonly string[] = [];
+/** Shorter derived pieces are not looked for: they would drop ordinary headers by chance. */
+const MIN_SECRET_LENGTH = 8;
+const SCHEME_AND_TOKEN = /^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*[ \t]+(\S.*)$/;
+const formsByCredential = new WeakMap<UpstreamCredential, readonly string[]>();
+
+/**
+ * The forms in which a credential could come back in a header: its whole value, the token
+ * after an auth scheme (`Bearer <token>` → `<token>`: an origin may echo it alone, say in a
+ * redirect's query), and each of those URL-encoded. Computed once per credential object.
+ */
+function secretForms(credential: UpstreamCredential): readonly string[] {
+  let forms = formsByCredential.get(credential);
+  if (!forms) {
+    const value = credential.value;
+    const token = SCHEME_AND_TOKEN.exec(value.trim())?.[1]?.trim();
+    const derived = [token, encodeURIComponent(value), token && encodeURIComponent(token)];
+    const found = derived.filter(
+      (form): form is string => !!form && form !== value && form.length >= MIN_SECRET_LENGTH,
+    );
+    forms = [...new Set(value.length > 0 ? [value, ...found] : found)];
+    formsByCredential.set(credential, forms);
+  }
+  return forms;
+}
+
+function carriesSecret(value: string, secrets: readonly string[]): boolean {
+  for (const secret of secrets) if (value.includes(secret)) return true;
+  return false;
 }
 
 function valuesOf(rawHeaders: readonly string[], wanted: string): string[] {
