@@ -87,6 +87,8 @@ export interface Harness {
   team: TeamRecord;
   /** The team's owner (who creates Control API tokens in tests). */
   owner: UserRecord;
+  /** What the Lock API and the proxy logged as server errors (their `logError`). */
+  loggedErrors: unknown[];
   lock: Listening;
   proxy: Listening;
   /** The Lock API app served at `lock` (to mount it behind something else too). */
@@ -131,12 +133,14 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ownerName: "Ada",
     ownerEmail: "ada@acme.test",
   });
+  const loggedErrors: unknown[] = [];
+  const logError = (error: unknown) => loggedErrors.push(error);
   const lockApp = createLockApp({
     governor,
     catalog,
     accessLog,
     ipPolicy: options.ipPolicy,
-    logError: () => {},
+    logError,
   });
   const proxyApp = createProxyApp({
     governor,
@@ -144,7 +148,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     accessLog,
     poolDomain: POOL_DOMAIN,
     ipPolicy: options.ipPolicy,
-    logError: () => {},
+    logError,
   });
   const lock = await listen(lockApp.fetch);
   const proxy = await listen(proxyApp.fetch);
@@ -158,6 +162,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     accessLog,
     team,
     owner,
+    loggedErrors,
     lock,
     proxy,
     lockApp,

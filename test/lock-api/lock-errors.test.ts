@@ -90,6 +90,8 @@ describe("Lock API errors (contract section 7)", () => {
       await waitFor(async () => (await h.governor.status("llm")).queued === 1);
       await clock.advance(3_000);
       await expectError(await waiting, 504, "queue_timeout");
+      // An expected answer, not a server fault: nothing is logged (no stack per timeout).
+      expect(h.loggedErrors).toEqual([]);
     });
   });
 

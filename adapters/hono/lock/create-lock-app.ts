@@ -55,7 +55,9 @@ export function createLockApp(deps: LockAppDeps): Hono {
 
   const onError = (error: unknown): Response => {
     const response = lockErrorResponse(error);
-    if (response.status >= 500) logError(error);
+    // Only faults: a queue timeout (504) or Redis away (503, its health change is logged
+    // once) are answers, and logging each one with its stack would flood the log.
+    if (response.status === 500) logError(error);
     return response;
   };
   const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {

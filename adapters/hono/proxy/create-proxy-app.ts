@@ -60,7 +60,9 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
 
   const onError = (error: unknown): Response => {
     const response = lockErrorResponse(error);
-    if (response.status >= 500) logError(error);
+    // Only faults: a queue timeout (504) or Redis away (503, its health change is logged
+    // once) are answers, and logging each one with its stack would flood the log.
+    if (response.status === 500) logError(error);
     return response;
   };
   const proxy = async (request: Request, env: unknown): Promise<Response> => {
