@@ -17,8 +17,8 @@ export interface WaitRequest {
 }
 
 /**
- * `X-Svc-Queue-Timeout-Ms`: absent → undefined; otherwise whole milliseconds ≥ 0.
- * Throws {@link InvalidArgumentError} (400 `invalid_request`) for anything else.
+ * `X-Svc-Queue-Timeout-Ms`: absent → undefined; otherwise whole milliseconds ≥ 0 (one past
+ * 2^53 taken as 2^53 − 1; the governor clamps it to the pool's queue timeout). Throws {@link InvalidArgumentError} (400 `invalid_request`) for anything else.
  *
  * @example
  * ```ts
@@ -29,13 +29,13 @@ export interface WaitRequest {
 export function parseQueueTimeoutHeader(value: string | null): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
-  const waitMs = DIGITS.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(waitMs)) {
+  if (!DIGITS.test(text)) {
     throw new InvalidArgumentError(
       `X-Svc-Queue-Timeout-Ms must be a whole number of milliseconds (0 or more), got "${text.slice(0, 40)}".`,
     );
   }
-  return waitMs;
+  // Any whole number is a valid wait: a huge one is clamped (to the queue timeout, later).
+  return Math.min(Number(text), Number.MAX_SAFE_INTEGER);
 }
 
 /**
@@ -53,7 +53,8 @@ export function parseNoQueueHeader(value: string | null): boolean {
 }
 
 /**
- * The `waitMs` of an acquire body: absent or null → undefined; a JSON integer ≥ 0 → itself.
+ * The `waitMs` of an acquire body: absent or null → undefined; a JSON integer ≥ 0 → itself
+ * (at most 2^53 − 1; the governor clamps it to the pool's queue timeout).
  * Throws {@link InvalidArgumentError} for a negative, fractional or non-numeric value.
  *
  * @example
@@ -67,12 +68,12 @@ export function parseBodyWaitMs(
 ): number | undefined {
   const value = body?.waitMs;
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
     throw new InvalidArgumentError(
       `waitMs must be a whole number of milliseconds (0 or more), got ${describe(value)}.`,
     );
   }
-  return value;
+  return Math.min(value, Number.MAX_SAFE_INTEGER);
 }
 
 /**
