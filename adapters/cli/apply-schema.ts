@@ -119,17 +119,45 @@ const poolFields = {
   ),
 };
 
-const UnbudgetedPoolSchema = v.strictObject(poolFields, objectMessage);
+/** What the readPaths rule reads of a pool. */
+interface ReadScoped {
+  readMethods: readonly string[];
+  readPaths: Readonly<Record<string, readonly string[]>> | null;
+}
 
-const BudgetPoolSchema = v.pipe(
-  v.strictObject(
-    {
-      ...poolFields,
-      /** Slots of the budget's ceiling kept for this pool. */
-      reservedConcurrent: v.optional(nonNegativeInt, APPLY_POOL_DEFAULTS.reservedConcurrent),
+/** The methods `readPaths` scopes that `readMethods` does not list (there it would do nothing). */
+function unlistedReadPaths(pool: ReadScoped): string[] {
+  return Object.keys(pool.readPaths ?? {}).filter((method) => !pool.readMethods.includes(method));
+}
+
+/** `readPaths` only narrows a read method to path prefixes: each of its methods must be one. */
+function readPathsNeedReadMethods<TPool extends ReadScoped>() {
+  return v.check<TPool, (issue: v.CheckIssue<TPool>) => string>(
+    (pool) => unlistedReadPaths(pool).length === 0,
+    (issue) => {
+      const unlisted = unlistedReadPaths(issue.input);
+      return `readPaths: ${unlisted.join(", ")} ${unlisted.length > 1 ? "are" : "is"} not in readMethods, so its prefixes would admit nothing; add it to readMethods (readPaths only narrows a read method to path prefixes).`;
     },
-    objectMessage,
-  ),
+  );
+}
+
+const UnbudgetedPoolObject = v.strictObject(poolFields, objectMessage);
+const UnbudgetedPoolSchema = v.pipe(
+  UnbudgetedPoolObject,
+  readPathsNeedReadMethods<v.InferOutput<typeof UnbudgetedPoolObject>>(),
+);
+
+const BudgetPoolObject = v.strictObject(
+  {
+    ...poolFields,
+    /** Slots of the budget's ceiling kept for this pool. */
+    reservedConcurrent: v.optional(nonNegativeInt, APPLY_POOL_DEFAULTS.reservedConcurrent),
+  },
+  objectMessage,
+);
+const BudgetPoolSchema = v.pipe(
+  BudgetPoolObject,
+  readPathsNeedReadMethods<v.InferOutput<typeof BudgetPoolObject>>(),
   v.check(
     (pool) => pool.reservedConcurrent <= pool.maxConcurrent,
     "reservedConcurrent must not exceed maxConcurrent.",

@@ -221,6 +221,27 @@ describe("sluice apply", () => {
     expect(notAnObject.stderr).toContain("team: Required.");
   });
 
+  it("refuses readPaths for a method readMethods does not list (it would admit nothing)", async () => {
+    const scoped = { ...chat, readMethods: ["PROPFIND"], readPaths: { post: ["/v1/embeddings"] } };
+    const result = await sluice([
+      "apply",
+      writeFile("scoped.json", {
+        team: "acme",
+        pools: [scoped],
+        budgets: [{ name: "llm", pools: [{ ...scoped, subdomain: "chat2" }] }],
+      }),
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("pools.0: readPaths: POST is not in readMethods");
+    expect(result.stderr).toContain("budgets.0.pools.0: readPaths: POST is not in readMethods");
+    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    const listed = await sluice([
+      "apply",
+      writeFile("listed.json", { team: "acme", pools: [{ ...scoped, readMethods: ["POST"] }] }),
+    ]);
+    expect(listed.code).toBe(0);
+  });
+
   it("refuses duplicate subdomains and reservations above the budget", async () => {
     const duplicate = await sluice([
       "apply",
