@@ -97,10 +97,22 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
       expectErrorBody(await api.call("GET", "/api/v2/me", { token: api.fullToken() }), 404);
     });
 
-    it("answers a JSON error (404 or 405) for a wrong method on a known path", async () => {
-      const response = await api.call("PUT", "/api/v1/pools", { token: api.fullToken() });
-      expect([404, 405]).toContain(response.status);
-      expect(response.body).toEqual({ message: expect.any(String) });
+    it("answers 405 with Allow for a wrong method on a known path, token or not", async () => {
+      for (const [method, path, allow] of [
+        ["PUT", "/api/v1/pools", "GET, HEAD"],
+        ["DELETE", "/api/v1/me", "GET, HEAD"],
+        ["GET", "/api/v1/pools/llm/keys", "POST"],
+        ["POST", "/api/v1/pools/llm/keys/12", "DELETE"],
+      ] as const) {
+        for (const token of [api.fullToken(), undefined]) {
+          const response = await api.call(method, path, { token });
+          expect(response.status).toBe(405);
+          expect(response.headers.get("allow")).toBe(allow);
+          expect(response.body).toEqual({ message: expect.stringContaining("not allowed") });
+        }
+      }
+      // Paths no route has stay 404.
+      expectErrorBody(await api.call("PUT", "/api/v1/pools/llm/keys/12/x"), 404);
     });
 
     it("marks responses as not cacheable", async () => {

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { allowedMethods } from "./allowed-methods.js";
 import type { ControlAppDeps, ControlEnv, ControlRouteDeps } from "./control-env.js";
 import { controlErrorResponse, logToConsole } from "./error-response.js";
 import { buildControlOpenApiDocument } from "./openapi-document.js";
@@ -55,7 +56,14 @@ export function createControlApp(deps: ControlAppDeps): Hono<ControlEnv> {
     c.header("Cache-Control", "no-store");
   });
   app.route(CONTROL_API_PREFIX, api);
-  app.notFound((c) => c.json({ message: "Not found." }, 404));
+  let allowedOn: ((path: string) => string[]) | undefined;
+  app.notFound((c) => {
+    allowedOn ??= allowedMethods(app.routes);
+    const allowed = allowedOn(c.req.path);
+    if (allowed.length === 0) return c.json({ message: "Not found." }, 404);
+    const message = `${c.req.method} is not allowed here; use ${allowed.join(" or ")}.`;
+    return c.json({ message }, 405, { Allow: allowed.join(", ") });
+  });
   app.onError((error, c) => controlErrorResponse(error, c, logError));
   return app;
 }
