@@ -60,6 +60,17 @@ describe("Lock API request handling", () => {
       expect((await waiting).status).toBe(504);
     });
 
+    it("a body's waitMs wins over a malformed header too (the header is not read)", async () => {
+      const response = await acquire({
+        body: '{"waitMs":0}',
+        headers: { "x-svc-queue-timeout-ms": "abc" },
+      });
+      expect(response.status).toBe(200);
+      // Without a body wait the same header is a 400.
+      const alone = await acquire({ headers: { "x-svc-queue-timeout-ms": "abc" } });
+      expect(alone.status).toBe(400);
+    });
+
     it("the header sets the wait when the body has none", async () => {
       const first = await readBody(await acquire());
       const waiting = acquire({ headers: { "x-svc-queue-timeout-ms": "5000" } });

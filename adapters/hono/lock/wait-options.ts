@@ -77,8 +77,9 @@ export function parseBodyWaitMs(
 }
 
 /**
- * The wait an acquire asks for: the body's `waitMs`, else `X-Svc-Queue-Timeout-Ms`; both are
- * validated even when the body wins, so a malformed header is never silently ignored.
+ * The wait an acquire asks for: the body's `waitMs`, else `X-Svc-Queue-Timeout-Ms`. When the
+ * body has a `waitMs` the header is not read at all (contract 4.2: the body wins), so a
+ * client-wide default header, even a malformed one, never overrides or fails a body's wait.
  *
  * @example
  * ```ts
@@ -89,10 +90,9 @@ export function waitRequest(
   headers: HeaderLookup,
   body?: Readonly<Record<string, unknown>>,
 ): WaitRequest {
-  const fromHeader = parseQueueTimeoutHeader(headers.get(QUEUE_TIMEOUT_HEADER));
   const fromBody = parseBodyWaitMs(body);
   return {
-    waitMs: fromBody ?? fromHeader,
+    waitMs: fromBody ?? parseQueueTimeoutHeader(headers.get(QUEUE_TIMEOUT_HEADER)),
     noQueue: parseNoQueueHeader(headers.get(NO_QUEUE_HEADER)),
   };
 }
