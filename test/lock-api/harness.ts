@@ -17,7 +17,7 @@ import type { BufferedAccessLog } from "../../src/access-log/buffered-access-log
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { poolToGovernorSettings } from "../../src/catalog/governor-mapping.js";
-import type { PoolInput, PoolRecord, TeamRecord, UserRecord } from "../../src/catalog/types.js";
+import type { PoolInput, PoolRecord, TeamRecord } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
@@ -85,8 +85,8 @@ export interface Harness {
   governor: Governor;
   accessLog: BufferedAccessLog;
   team: TeamRecord;
-  /** The team's owner (who creates Control API tokens in tests). */
-  owner: UserRecord;
+  /** A Control API token of the team (plaintext), to show it is no pool key. */
+  mintApiToken(): string;
   /** What the Lock API and the proxy logged as server errors (their `logError`). */
   loggedErrors: unknown[];
   lock: Listening;
@@ -161,7 +161,6 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     governor,
     accessLog,
     team,
-    owner,
     loggedErrors,
     lock,
     proxy,
@@ -174,6 +173,15 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       );
       await governor.definePool(pool.subdomain, poolToGovernorSettings(pool, null));
       return pool;
+    },
+    mintApiToken() {
+      return catalog.createApiToken({
+        teamId: team.id,
+        actorUserId: owner.id,
+        name: "test",
+        abilities: ["pools:read"],
+        lifetime: "1y",
+      }).plaintext;
     },
     mintKey(subdomain, keyOptions = {}) {
       return catalog.mintPoolKey({ teamId: team.id, subdomain, ...keyOptions });

@@ -154,13 +154,7 @@ describe("Lock API request handling", () => {
 
     it("a Control API token is not a pool key: 401 wherever it is presented", async () => {
       await h.addPool({ subdomain: "open", maxConcurrent: 1, requireKey: false });
-      const token = h.catalog.createApiToken({
-        teamId: h.team.id,
-        actorUserId: h.owner.id,
-        name: "ci",
-        abilities: ["pools:read"],
-        lifetime: "1y",
-      }).plaintext;
+      const token = h.mintApiToken();
       const carriers: Record<string, string>[] = [
         { "x-svc-key": token },
         { authorization: `Bearer ${token}` },

@@ -100,13 +100,7 @@ describe("pool proxy forwarding", () => {
       maxConcurrent: 2,
       requireKey: false,
     });
-    const token = h.catalog.createApiToken({
-      teamId: h.team.id,
-      actorUserId: h.owner.id,
-      name: "ci",
-      abilities: ["pools:read"],
-      lifetime: "1y",
-    }).plaintext;
+    const token = h.mintApiToken();
     const carriers: Record<string, string>[] = [
       { authorization: `Bearer ${token}` },
       { authorization: `Service ${token}` },
