@@ -20,6 +20,7 @@ export type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./governor
 export {
   BudgetSettingsSchema,
   MAX_RPM,
+  MAX_SETTING_MS,
   POOL_DEFAULTS,
   PoolSettingsSchema,
   parsePoolSettings,

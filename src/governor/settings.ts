@@ -30,7 +30,8 @@ export const POOL_DEFAULTS = {
 } as const;
 
 /**
- * Pool settings: one schema yields both the type and its validation.
+ * Pool settings: one schema yields both the type and its validation. Unknown fields are
+ * errors (a misspelt `queue.timeout` must not silently mean the default).
  *
  * - `maxConcurrent`: slots held at once (the hard ceiling; learning never goes above it).
  * - `queue.size`: waiters allowed at once (default 0: fail fast). `queue.timeoutMs`: the
@@ -39,7 +40,8 @@ export const POOL_DEFAULTS = {
  *   {@link MAX_RPM}).
  * - `requestTimeoutMs`: a slot's hard life cap, reported as `requestDeadline` (default 300 000).
  * - `termMs`: lease term; an unrenewed slot is reclaimed within it (default 30 000).
- * - `renewIntervalMs`: recommended renew period (default 10 000).
+ * - `renewIntervalMs`: recommended renew period (default 10 000), at most half of `termMs`
+ *   (a longer one is cut to it: renewing only as the lease runs out would lose the slot).
  * - `adaptive`: learn a tighter concurrency limit from throttling (default true).
  * - `budget`: membership in a budget with a reserved share (default none).
  *
@@ -48,10 +50,10 @@ export const POOL_DEFAULTS = {
  * const result = v.safeParse(PoolSettingsSchema, { maxConcurrent: 8, rpm: 500 });
  * ```
  */
-export const PoolSettingsSchema = v.object({
+export const PoolSettingsSchema = v.strictObject({
   maxConcurrent: positiveInt,
   queue: v.optional(
-    v.object({
+    v.strictObject({
       size: v.optional(nonNegativeInt, POOL_DEFAULTS.queue.size),
       timeoutMs: v.optional(nonNegativeMs, POOL_DEFAULTS.queue.timeoutMs),
     }),
@@ -64,7 +66,7 @@ export const PoolSettingsSchema = v.object({
   adaptive: v.optional(v.boolean(), POOL_DEFAULTS.adaptive),
   budget: v.optional(
     v.nullable(
-      v.object({
+      v.strictObject({
         id: v.pipe(v.string(), v.minLength(1)),
         reservedConcurrent: nonNegativeInt,
       }),
@@ -86,7 +88,7 @@ export type PoolSettings = Readonly<v.InferOutput<typeof PoolSettingsSchema>>;
  * await governor.defineBudget("openai", { originMaxConcurrent: 20 });
  * ```
  */
-export const BudgetSettingsSchema = v.object({
+export const BudgetSettingsSchema = v.strictObject({
   originMaxConcurrent: v.nullable(nonNegativeInt),
 });
 export type BudgetSettings = Readonly<v.InferOutput<typeof BudgetSettingsSchema>>;
@@ -118,6 +120,10 @@ export function parseOrThrow<S extends v.GenericSchema>(
 export function parsePoolSettings(input: unknown): PoolSettings {
   const settings = parseOrThrow(PoolSettingsSchema, input, "pool settings");
   if (settings.termMs > settings.requestTimeoutMs) settings.termMs = settings.requestTimeoutMs;
+  const longestRenewInterval = Math.max(1, Math.floor(settings.termMs / 2));
+  if (settings.renewIntervalMs > longestRenewInterval) {
+    settings.renewIntervalMs = longestRenewInterval;
+  }
   Object.freeze(settings.queue);
   if (settings.budget) Object.freeze(settings.budget);
   return Object.freeze(settings);

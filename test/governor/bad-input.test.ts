@@ -67,6 +67,47 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     ).resolves.toMatchObject({ rpm: 1_000_000 });
   });
 
+  it("refuses unknown or misspelt setting fields instead of ignoring them", async () => {
+    const { governor } = manualGovernor();
+    for (const settings of [
+      { maxConcurrent: 1, bogus: true },
+      { maxConcurrent: 1, queue: { size: 1, timeout: 5 } },
+      { maxConcurrent: 1, budget: { id: "b", reservedConcurrent: 0, extra: 1 } },
+    ]) {
+      await expect(governor.definePool("llm", settings as never)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+    }
+    await expect(
+      governor.defineBudget("b", { originMaxConcurrent: 2, pools: [] } as never),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(governor.pools()).toEqual([]);
+  });
+
+  it("cuts a renew interval longer than half the term, so run() keeps its slot", async () => {
+    const { governor, clock } = manualGovernor();
+    // The default renewIntervalMs (10 s) would renew only after a 1 s lease ran out.
+    await governor.definePool("llm", { maxConcurrent: 1, termMs: 1000 });
+    expect(governor.poolSettings("llm")?.renewIntervalMs).toBe(500);
+    let lost: unknown = null;
+    let finish: () => void = () => {};
+    const running = governor.run("llm", ({ signal }) => {
+      signal.addEventListener("abort", () => {
+        lost = signal.reason;
+      });
+      return new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+    });
+    for (let step = 0; step < 20; step++) await clock.advance(250);
+    expect(lost).toBeNull();
+    expect((await governor.status("llm")).held).toBe(1);
+    await expect(governor.acquire("llm")).rejects.toBeInstanceOf(RejectedError);
+    finish();
+    await running;
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
   it("releases whatever garbage the outcome holds, and learns nothing from it", async () => {
     const { governor } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 1 });

@@ -55,11 +55,12 @@ describe("LeaseKeeper", () => {
 describe("holds lost to a reclaim", () => {
   it("aborts the work of a run() whose slot was reclaimed, and frees its place", async () => {
     const { governor, clock } = manualGovernor();
-    // Renewing less often than the term lets the lease run out under the work.
-    await governor.definePool("llm", { maxConcurrent: 1, termMs: 5000, renewIntervalMs: 8000 });
+    await governor.definePool("llm", { maxConcurrent: 1, termMs: 5000, renewIntervalMs: 2000 });
     let reason: unknown;
     let finish: () => void = () => {};
-    const running = governor.run("llm", ({ signal }) => {
+    let slotId = "";
+    const running = governor.run("llm", ({ signal, grant }) => {
+      slotId = grant.slotId;
       signal.addEventListener("abort", () => {
         reason = signal.reason;
       });
@@ -67,7 +68,11 @@ describe("holds lost to a reclaim", () => {
         finish = resolve;
       });
     });
-    await clock.advance(5000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(slotId).not.toBe("");
+    // The slot goes away under the work (as a reclaim in another process would take it).
+    await governor.release("llm", slotId);
+    await clock.advance(2000);
     expect(reason).toBeInstanceOf(SlotNotFoundError);
     expect((await governor.status("llm")).held).toBe(0);
     await expect(governor.acquire("llm")).resolves.toBeTruthy();
