@@ -50,6 +50,8 @@ export class LocalHold implements RunContext, KeptLease {
   private finished = false;
   private capTimer: TimerHandle | null = null;
   private callerListener: (() => void) | undefined;
+  /** `report` as a function of its own (`fn` may destructure it), made when first read. */
+  private reporter: ((outcome: OutcomeReport) => void) | undefined;
   /**
    * The grant, once made. A `run()` hold makes it when `fn` first reads it (most never do),
    * from what it was at the grant: the slot, the pool's settings and effective limit.
@@ -155,8 +157,15 @@ export class LocalHold implements RunContext, KeptLease {
     return this.controller.signal;
   }
 
-  report(outcome: OutcomeReport): void {
-    this.outcome = outcome;
+  /**
+   * Attaches an outcome to the release after `fn`. A getter, so `({ report }) => …` works:
+   * the function it answers needs no `this`, and is only made for an `fn` that reads it.
+   */
+  get report(): (outcome: OutcomeReport) => void {
+    this.reporter ??= (outcome) => {
+      this.outcome = outcome;
+    };
+    return this.reporter;
   }
 
   /** The lease keeper found the slot at its request cap: abort the work at the deadline. */

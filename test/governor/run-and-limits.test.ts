@@ -33,6 +33,20 @@ describe("run", () => {
     await expect(governor.run("llm", () => 42)).resolves.toBe(42);
   });
 
+  it("lets fn destructure report (as the README does) and learns from what it reports", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const answer = await governor.run("llm", async ({ signal, report }) => {
+      expect(signal.aborted).toBe(false);
+      report({ status: 429, retryAfterMs: 5000 });
+      return "done";
+    });
+    expect(answer).toBe("done");
+    const { held, learned } = await governor.status("llm");
+    expect(held).toBe(0);
+    expect(learned.pausedUntil).toBe(clock.now() + 5000);
+  });
+
   it("keeps the lease of long work alive and aborts the work at the request deadline", async () => {
     const { governor, clock } = manualGovernor();
     await governor.definePool("llm", {
