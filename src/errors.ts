@@ -15,7 +15,8 @@ export type SluiceErrorCode =
   | "unauthorized"
   | "forbidden"
   | "conflict"
-  | "payload_too_large";
+  | "payload_too_large"
+  | "closed";
 
 /**
  * Base class of every error Sluice throws on purpose. `code` is stable across versions.
@@ -167,6 +168,23 @@ export class SlotNotFoundError extends SluiceError {
 export class SlotCappedError extends SluiceError {
   constructor(readonly requestDeadline: number) {
     super("capped", "The slot reached its request-timeout cap; release it.");
+  }
+}
+
+/**
+ * The governor was closed: it takes no new work (acquire, run, fetch, renew, definitions),
+ * its waiters are turned away, and `run()`/`fetch()` work still holding slots sees its
+ * signal abort with this error (their leases are no longer renewed).
+ *
+ * @example
+ * ```ts
+ * await governor.close();
+ * await governor.acquire("llm"); // rejects: GovernorClosedError, code "closed"
+ * ```
+ */
+export class GovernorClosedError extends SluiceError {
+  constructor() {
+    super("closed", "The governor was closed.");
   }
 }
 

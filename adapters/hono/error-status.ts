@@ -26,6 +26,7 @@ const STATUS_BY_CODE: Readonly<Record<SluiceErrorCode, ContentfulStatusCode>> = 
   forbidden: 403,
   conflict: 409,
   payload_too_large: 413,
+  closed: 503,
 };
 
 /**
@@ -63,6 +64,7 @@ const LOCK_API_ERROR_BY_CODE: Readonly<Record<SluiceErrorCode, string>> = {
   forbidden: "unauthorized",
   conflict: "conflict",
   payload_too_large: "payload_too_large",
+  closed: "shutting_down",
 };
 
 /**

@@ -2,6 +2,7 @@ import type { Clock } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
 import {
   AbortedError,
+  GovernorClosedError,
   InvalidArgumentError,
   PoolNotFoundError,
   RejectedError,
@@ -109,6 +110,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   }
 
   async definePool(pool: string, input: PoolSettingsInput): Promise<PoolSettings> {
+    this.ensureOpen();
     const settings = parsePoolSettings(input);
     this.registry.checkPool(pool, settings);
     // The entry first: the store may hand slots to waiters while it applies the new limits.
@@ -119,6 +121,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   }
 
   async removePool(pool: string): Promise<void> {
+    this.ensureOpen();
     const entry = this.registry.pools.get(pool);
     if (!entry) return;
     this.registry.pools.delete(pool);
@@ -127,6 +130,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   }
 
   async defineBudget(budget: string, input: BudgetSettings): Promise<void> {
+    this.ensureOpen();
     const settings = Object.freeze(parseOrThrow(BudgetSettingsSchema, input, "budget settings"));
     this.registry.checkBudget(budget, settings);
     await this.store.upsertBudget(budget, settings.originMaxConcurrent);
@@ -134,6 +138,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   }
 
   async removeBudget(budget: string): Promise<void> {
+    this.ensureOpen();
     if (this.registry.membersOf(budget).length > 0) {
       throw new InvalidArgumentError(
         `Budget "${budget}" still has pools; move or remove them first.`,
@@ -193,6 +198,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
    */
   private admit(pool: string, options: AcquireOptions, caller: Caller): void {
     try {
+      this.ensureOpen();
       const entry = this.registry.get(pool);
       const waitMs = waitBudget(entry.settings, options);
       if (options.signal?.aborted) throw new AbortedError(options.signal.reason);
@@ -269,6 +275,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   }
 
   async renew(pool: string, slotId: string): Promise<{ leaseDeadline: number }> {
+    this.ensureOpen();
     this.registry.get(pool);
     const result = await this.store.renew(pool, slotId);
     if (result.type === "renewed") return { leaseDeadline: result.leaseDeadline };
@@ -351,15 +358,21 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   }
 
   async resetLearned(pool: string): Promise<void> {
+    this.ensureOpen();
     await resetLearning(this.store, this.registry.get(pool));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.room.rejectAll(() => new AbortedError(new Error("The governor was closed.")));
-    this.holds.stop();
+    const closedError = new GovernorClosedError();
+    this.room.rejectAll(() => closedError);
+    this.holds.stop(closedError);
     await this.store.close();
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new GovernorClosedError();
   }
 
   /**
@@ -367,7 +380,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
    * was removed (maybe re-defined: a new entry) since the grant.
    */
   private runRefusal(caller: Caller): Error | undefined {
-    if (this.closed) return new AbortedError(new Error("The governor was closed."));
+    if (this.closed) return new GovernorClosedError();
     const entry = caller.entry!;
     if (this.registry.pools.get(entry.name) !== entry) return new PoolNotFoundError(entry.name);
     return undefined;

@@ -51,8 +51,14 @@ export class Holds {
     for (const hold of lost) hold.onLost();
   }
 
-  stop(): void {
-    for (const keeper of this.keepers.values()) keeper.stop();
+  /** Stops renewing, and aborts the work of every hold with `error` (the governor closed). */
+  stop(error: Error): void {
+    const held: LocalHold[] = [];
+    for (const keeper of this.keepers.values()) {
+      keeper.forEach((lease) => held.push(lease as LocalHold));
+      keeper.stop();
+    }
+    for (const hold of held) hold.onClosed(error);
   }
 
   private keeperFor(renewIntervalMs: number): LeaseKeeper {

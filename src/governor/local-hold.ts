@@ -178,6 +178,12 @@ export class LocalHold implements RunContext, KeptLease {
     );
   }
 
+  /** The governor closed: nothing renews this lease any more, so the work must stop. */
+  onClosed(error: Error): void {
+    if (this.finished) return;
+    this.abort(error);
+  }
+
   /** The slot was reclaimed under us (the process stalled past a term): stop the work. */
   onLost(): void {
     if (this.finished) return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock/manual-clock.js";
-import { AbortedError, PoolNotFoundError } from "../../src/errors.js";
+import { GovernorClosedError, PoolNotFoundError } from "../../src/errors.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
 
@@ -28,12 +28,12 @@ describe("a run() granted in the same microtask as close() or removePool()", () 
     return { governor, store, held, run, started: () => started };
   }
 
-  it("close(): the function never starts, run() fails with AbortedError", async () => {
+  it("close(): the function never starts, run() fails with GovernorClosedError", async () => {
     const { governor, held, run, started } = await queuedRun();
     // The release hands the slot to the queued run(); close() follows before it can start.
     const released = governor.release("llm", held.slotId);
     const closed = governor.close();
-    await expect(run).rejects.toBeInstanceOf(AbortedError);
+    await expect(run).rejects.toBeInstanceOf(GovernorClosedError);
     await released;
     await closed;
     expect(started()).toBe(0);
@@ -65,5 +65,42 @@ describe("a run() granted in the same microtask as close() or removePool()", () 
     await updated;
     expect(started()).toBe(1);
     await governor.close();
+  });
+});
+
+describe("after close()", () => {
+  it("takes no new work, and aborts run() work still holding a slot", async () => {
+    const clock = new ManualClock();
+    const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
+    await governor.definePool("llm", { maxConcurrent: 2 });
+    let reason: unknown = null;
+    let finish: () => void = () => {};
+    const running = governor.run("llm", ({ signal }) => {
+      signal.addEventListener("abort", () => {
+        reason = signal.reason;
+      });
+      return new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    await governor.close();
+    expect(reason).toBeInstanceOf(GovernorClosedError);
+    finish();
+    await running;
+    const refused = [
+      governor.acquire("llm"),
+      governor.run("llm", () => 1),
+      governor.renew("llm", "any"),
+      governor.definePool("other", { maxConcurrent: 1 }),
+      governor.defineBudget("b", { originMaxConcurrent: null }),
+      governor.resetLearned("llm"),
+    ];
+    for (const attempt of refused) {
+      await expect(attempt).rejects.toMatchObject({ code: "closed" });
+    }
+    // Releasing stays possible (it never throws), and closing again is a no-op.
+    await expect(governor.release("llm", "any")).resolves.toEqual({ released: false });
+    await expect(governor.close()).resolves.toBeUndefined();
   });
 });

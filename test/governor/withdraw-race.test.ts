@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { flushMicrotasks, ManualClock } from "../../src/clock/manual-clock.js";
-import { AbortedError } from "../../src/errors.js";
+import { AbortedError, GovernorClosedError } from "../../src/errors.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
 import type { SlotStore, StoreAcquireResult, StoreCancelResult } from "../../src/store/types.js";
@@ -87,7 +87,7 @@ describe("a wait that runs out while the slot is handed over", () => {
     await clock.advance(400);
     await governor.release("p", holder.slotId);
     await governor.close();
-    await expect(waiter.promise).rejects.toBeInstanceOf(AbortedError);
+    await expect(waiter.promise).rejects.toBeInstanceOf(GovernorClosedError);
     expect((await store.snapshot("p"))?.held).toBe(1);
     await answerCancels();
     expect((await store.snapshot("p"))?.held).toBe(0);
@@ -97,7 +97,7 @@ describe("a wait that runs out while the slot is handed over", () => {
     const { store, governor, holder } = await setup();
     const waiter = track(governor.acquire("p", { waitMs: 1_000 }));
     await governor.close();
-    await expect(waiter.promise).rejects.toBeInstanceOf(AbortedError);
+    await expect(waiter.promise).rejects.toBeInstanceOf(GovernorClosedError);
     // The store still queues the rejected caller: the release hands it the slot, which comes back.
     await store.release("p", holder.slotId);
     await flushMicrotasks();
