@@ -329,6 +329,10 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     options?: AcquireOptions,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (typeof fn !== "function") {
+        reject(new InvalidArgumentError(`run() needs a function to run, got ${typeof fn}.`));
+        return;
+      }
       const opts = options ?? NO_OPTIONS;
       this.admitNow(pool, opts, new Caller(resolve, fn as RunFn, opts.signal), reject);
     });

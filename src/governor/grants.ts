@@ -45,7 +45,8 @@ export function grantOf(
 
 /**
  * The queue wait to ask the store for: validated, clamped to the pool's queue timeout.
- * Throws an `InvalidArgumentError` for a negative or fractional `waitMs`.
+ * Throws an `InvalidArgumentError` for a negative or fractional `waitMs`, or a `signal` that
+ * is not an AbortSignal.
  *
  * @example
  * ```ts
@@ -53,7 +54,10 @@ export function grantOf(
  * ```
  */
 export function waitBudget(settings: PoolSettings, options: AcquireOptions): number {
-  const { waitMs, noQueue } = options;
+  const { waitMs, noQueue, signal } = options;
+  if (signal != null && !isAbortSignal(signal)) {
+    throw new InvalidArgumentError("signal must be an AbortSignal.");
+  }
   if (waitMs !== undefined && (!Number.isSafeInteger(waitMs) || waitMs < 0)) {
     throw new InvalidArgumentError(
       `waitMs must be a non-negative integer of milliseconds, got ${String(waitMs)}.`,
@@ -61,6 +65,12 @@ export function waitBudget(settings: PoolSettings, options: AcquireOptions): num
   }
   if (noQueue || !waitMs) return 0;
   return Math.min(waitMs, settings.queue.timeoutMs);
+}
+
+/** An AbortSignal, also one of another realm or a polyfill (what the governor reads of it). */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const signal = value as AbortSignal;
+  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function";
 }
 
 /**

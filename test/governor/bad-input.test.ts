@@ -22,6 +22,18 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     await expect(governor.acquire("llm", { waitMs: 0 })).resolves.toBeTruthy();
   });
 
+  it("refuses a run() without a function and a signal that is no AbortSignal", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    await expect(governor.run("llm", 5 as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+    for (const signal of [{}, "abort", 1]) {
+      await expect(
+        governor.acquire("llm", { signal } as unknown as AcquireOptions),
+      ).rejects.toBeInstanceOf(InvalidArgumentError);
+    }
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
   it("treats null options as none", async () => {
     const { governor } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 1 });
