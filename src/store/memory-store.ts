@@ -101,9 +101,9 @@ export class MemorySlotStore implements SlotStore {
       this.serve(pool, now);
     }
     if (pool.waiters.size > 0) {
-      // Newcomers never overtake waiters.
-      // Behind waiters no turn can be estimated: the retry hint stays null.
-      if (waitMs <= 0) return this.rejected(pool, "concurrency", null);
+      // Newcomers never overtake waiters, and behind them no turn can be estimated; a time
+      // gate that holds everyone back is named, with its opening as the earliest retry.
+      if (waitMs <= 0) return this.rejectedBehindWaiters(pool, now);
       if (pool.waiters.size >= queueSize) return this.rejected(pool, "queue_full", null);
       return this.enqueue(pool, request, now);
     }
@@ -123,6 +123,14 @@ export class MemorySlotStore implements SlotStore {
       return queued;
     }
     return this.rejected(pool, obstacle, opensIn);
+  }
+
+  private rejectedBehindWaiters(pool: PoolState, now: number): StoreAcquireResult {
+    const obstacle = this.obstacle(pool, now);
+    if (obstacle !== null && isTimeGate(obstacle)) {
+      return this.rejected(pool, obstacle, this.gateOpensIn(pool, now));
+    }
+    return this.rejected(pool, "concurrency", null);
   }
 
   cancel(name: string, slotId: string): StoreCancelResult {

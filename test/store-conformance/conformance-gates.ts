@@ -150,6 +150,19 @@ export function describeGateRules(fixture: () => StoreFixture): void {
       expect(await t.acquire("p", "s3")).toMatchObject({ reason: "paused", retryAfterMs: 90_000 });
     });
 
+    it("names the pause, with its end as the retry hint, to a fail-fast behind waiters", async () => {
+      const t = fixture();
+      await t.definePool("p", { maxConcurrent: 5, queueSize: 5 });
+      await t.setLearned("p", { pausedUntil: t.now() + 10_000 });
+      await t.enqueue("p", "w1", 60_000);
+      await t.advance(1_000);
+      expect(await t.acquire("p", "n1", 0)).toMatchObject({
+        type: "rejected",
+        reason: "paused",
+        retryAfterMs: 9_000,
+      });
+    });
+
     it("names concurrency, not the pause, when both stand in the way", async () => {
       const t = fixture();
       await t.definePool("p", { maxConcurrent: 1, queueSize: 0 });

@@ -70,11 +70,12 @@ export function describeQueueRules(fixture: () => StoreFixture): void {
       await t.release("p", "s1");
       await t.enqueue("p", "w1", 60_000);
 
+      // Behind the waiter, fail-fast names the gate that holds everyone back.
       const failFast = await t.acquire("p", "n1", 0);
       expect(failFast).toMatchObject({
         type: "rejected",
-        reason: "concurrency",
-        retryAfterMs: null,
+        reason: "rpm",
+        retryAfterMs: 60_000,
       });
       await t.enqueue("p", "n2", 60_000);
       expect((await t.snapshot("p")).waiterIds).toEqual(["w1", "n2"]);

@@ -165,7 +165,13 @@ export class GovernorModel {
     const { queueSize } = this.plan.pools[pool];
     const queued = this.waiting(pool).length;
     if (queued > 0) {
-      if (waitMs === 0) return { type: "rejected", reason: "concurrency" };
+      if (waitMs === 0) {
+        const obstacle = this.obstacle(pool, now);
+        if (obstacle === "paused" || obstacle === "rpm") {
+          return { type: "rejected", reason: obstacle, retryAfterMs: this.gateOpensIn(pool, now) };
+        }
+        return { type: "rejected", reason: "concurrency" };
+      }
       return queued >= queueSize ? { type: "rejected", reason: "queue_full" } : { type: "queued" };
     }
     const obstacle = this.obstacle(pool, now);

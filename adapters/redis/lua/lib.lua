@@ -516,8 +516,15 @@ local function acquire_op(p, slot_id, wait_ms)
   local waiting = p.minwait and waiter_count(p) or 0
   if waiting > 0 then waiting = waiting - serve(p) end
   if waiting > 0 then
-    -- A newcomer never overtakes waiters; behind them no turn can be estimated.
-    if wait_ms == 0 then return acquire_answer(p, 'rejected', waiting, 'concurrency', false) end
+    -- A newcomer never overtakes waiters; behind them no turn can be estimated. A time gate
+    -- that holds everyone back is named, its opening the earliest retry.
+    if wait_ms == 0 then
+      local blocked = obstacle(p)
+      if blocked and is_time_gate(blocked) then
+        return acquire_answer(p, 'rejected', waiting, blocked, gate_opens_in(p))
+      end
+      return acquire_answer(p, 'rejected', waiting, 'concurrency', false)
+    end
     if waiting >= p.queue then
       purge_expired_waiters(p)
       waiting = waiter_count(p)
