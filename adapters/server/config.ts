@@ -45,6 +45,12 @@ const httpUrl = v.pipe(
       return false;
     }
   }, "must be an http:// or https:// URL"),
+  // A public URL carries no credentials (they would be printed in the start banner).
+  v.check(
+    (value) =>
+      !URL.canParse(value) || (new URL(value).username === "" && new URL(value).password === ""),
+    "must not contain a user name or password",
+  ),
   // A trailing slash would double up when paths are appended.
   v.transform((value) => value.replace(/\/+$/, "")),
 );
@@ -66,6 +72,17 @@ function isSecretKey(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+function isParsableRedisUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const { hostname, port } = new URL(text);
+  return hostname !== "" && (port === "" || (Number(port) >= 1 && Number(port) <= 65_535));
+}
+
+/** `scheme://user:password@host…` → `scheme://***@host…`: echoed values never show credentials. */
+function withoutUserinfo(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i, "$1***@");
 }
 
 const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1, message));
@@ -106,6 +123,11 @@ export const ServerConfigSchema = v.pipe(
         v.string(),
         v.trim(),
         v.regex(/^rediss?:\/\/\S+$/, "must be a redis:// or rediss:// URL"),
+        // Caught here, named with its source, rather than as a bare "Invalid URL" at start.
+        v.check(
+          (text) => !/^rediss?:\/\/\S+$/.test(text) || isParsableRedisUrl(text),
+          "must be a valid URL (host, and a port from 1 to 65535)",
+        ),
       ),
     ),
     redisPrefix: v.optional(
@@ -223,8 +245,11 @@ function describeIssue(
 ): string {
   const field = v.getDotPath(issue) ?? "config";
   const details: string[] = [];
-  // Show what the user typed (not the half-transformed value), but never a secret.
-  if (field !== "secretKey" && field in input) details.push(`got ${JSON.stringify(input[field])}`);
+  // Show what the user typed (not the half-transformed value), but never a secret: no key,
+  // and no password inside a URL.
+  if (field !== "secretKey" && field in input) {
+    details.push(`got ${JSON.stringify(withoutUserinfo(String(input[field])))}`);
+  }
   if (origins[field]) details.push(`from ${origins[field]}`);
   return `${field}: ${issue.message}${details.length > 0 ? ` (${details.join(", ")})` : ""}`;
 }

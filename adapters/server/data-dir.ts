@@ -3,6 +3,7 @@ import type Database from "better-sqlite3";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
+import { InvalidArgumentError } from "../../src/errors.js";
 import {
   loadOrCreateSecretKey,
   openSluiceDatabase,
@@ -36,6 +37,10 @@ export function resolveDataDir(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
 ): string {
+  // An empty --data-dir would resolve to the current directory: refuse it, as serve does.
+  if (flag !== undefined && flag.trim() === "") {
+    throw new InvalidArgumentError("--data-dir must not be empty.");
+  }
   const fromEnv = env.SLUICE_DATA_DIR;
   return resolve(flag ?? (fromEnv ? fromEnv : SERVER_CONFIG_DEFAULTS.dataDir));
 }

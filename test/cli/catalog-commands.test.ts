@@ -76,6 +76,15 @@ describe("sluice team create", () => {
     expect(existsSync(join(dir, "sluice.db"))).toBe(false);
   });
 
+  it("an empty --data-dir exits 2 instead of using the current directory", async () => {
+    for (const command of [["status"], ["token", "list", "--team", "a"]]) {
+      const result = await sluice(...command, "--data-dir", "");
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("--data-dir must not be empty");
+    }
+    expect(existsSync(join(process.cwd(), "sluice.db"))).toBe(false);
+  });
+
   it("a taken slug exits 1; invalid input exits 2 naming the flags", async () => {
     await createAcme();
     expect(await createAcme()).toEqual({

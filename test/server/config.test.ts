@@ -147,6 +147,31 @@ describe("loadServerConfig errors", () => {
     expect(issues[0]).not.toContain("hunter2");
   });
 
+  it("never echoes a password inside a URL, and refuses credentials in public URLs", () => {
+    const issues = issuesOf(() =>
+      loadServerConfig({
+        flags: { redisUrl: "http://u:s3cretPW@x", baseUrl: "http://admin:pw123@sluice.test" },
+      }),
+    );
+    expect(issues).toEqual([
+      'baseUrl: must not contain a user name or password (got "http://***@sluice.test", from --base-url)',
+      'redisUrl: must be a redis:// or rediss:// URL (got "http://***@x", from --redis-url)',
+    ]);
+    expect(issues.join("\n")).not.toMatch(/s3cretPW|pw123/);
+  });
+
+  it("refuses a Redis URL that cannot be parsed, naming the field", () => {
+    for (const redisUrl of ["redis://u:pw@host:99999", "redis://:pw@[bad"]) {
+      const issues = issuesOf(() => loadServerConfig({ flags: { redisUrl } }));
+      expect(issues).toHaveLength(1);
+      expect(issues[0]).toMatch(/^redisUrl: must be a valid URL/);
+      expect(issues[0]).not.toContain("pw@");
+    }
+    expect(loadServerConfig({ flags: { redisUrl: "redis://:pw@127.0.0.1:6379/2" } }).redisUrl).toBe(
+      "redis://:pw@127.0.0.1:6379/2",
+    );
+  });
+
   it("refuses intervals too small to be sane", () => {
     expect(issuesOf(() => loadServerConfig({ flags: { metricsFlushMs: "0" } }))[0]).toMatch(
       /^metricsFlushMs:/,
