@@ -10,6 +10,11 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Where `serve` hears SIGINT/SIGTERM/SIGHUP; default {@link PROCESS_SIGNALS}. */
   readonly signals?: SignalSource;
+  /**
+   * Ends the process at once (a second SIGINT/SIGTERM during shutdown must not wait for open
+   * connections); absent in tests, where the command just returns its exit code.
+   */
+  readonly exitNow?: (code: number) => void;
 }
 
 /** Lets `serve` wait for SIGINT/SIGTERM/SIGHUP without touching `process` in tests. */

@@ -23,6 +23,7 @@ const io: CliIo = {
   err: lineWriter(process.stderr),
   env: process.env,
   signals: PROCESS_SIGNALS,
+  exitNow: (code) => process.exit(code),
 };
 
 // No top-level await: the entry must also build as CommonJS.

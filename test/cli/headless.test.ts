@@ -1,4 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { httpRequest } from "../server/http-client.js";
@@ -174,6 +176,68 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     );
   });
 
+  it("a second SIGTERM exits at once, even with a request still in flight", async () => {
+    const env = cliEnv({ SLUICE_DATA_DIR: dir });
+    // An origin that never answers: the proxied request stays in flight.
+    const origin = createServer(() => {});
+    await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port: originPort } = origin.address() as AddressInfo;
+      await runSluice(
+        [
+          "team",
+          "create",
+          "--name",
+          "A",
+          "--slug",
+          "a",
+          "--owner-name",
+          "A",
+          "--owner-email",
+          "a@a.test",
+        ],
+        env,
+      );
+      const config = join(dir, "hang.json");
+      writeFileSync(
+        config,
+        JSON.stringify({
+          team: "a",
+          pools: [
+            {
+              name: "Hang",
+              subdomain: "hang",
+              origin: `http://127.0.0.1:${originPort}`,
+              maxConcurrent: 1,
+              requireKey: false,
+            },
+          ],
+        }),
+      );
+      expect((await runSluice(["apply", config], env)).code).toBe(0);
+      server = startSluice(["serve", "--port", "0", "--shutdown-grace-ms", "60000"], env);
+      const [, port] = await server.waitFor(/Listening on 127\.0\.0\.1:(\d+)/);
+      const seen = waitUntilOriginSees(origin);
+      const hanging = httpRequest({
+        port: Number(port),
+        path: "/slow",
+        host: `hang.pools.localhost:${port}`,
+      }).catch(() => null);
+      await seen;
+      server.child.kill("SIGTERM");
+      await server.waitFor(/waiting up to 60000 ms for 1 in-flight request/);
+      const secondAt = Date.now();
+      const stopped = await server.stop("SIGTERM");
+      expect(Date.now() - secondAt).toBeLessThan(5_000);
+      expect(stopped.code).toBe(1);
+      expect(stopped.stderr).toContain("Received SIGTERM again; exiting without waiting.");
+      await hanging;
+    } finally {
+      origin.closeAllConnections();
+      origin.close();
+    }
+  });
+
   it("serve on a taken port fails with a readable message", async () => {
     const env = cliEnv({ SLUICE_DATA_DIR: dir });
     server = startSluice(["serve", "--port", "0"], env);
@@ -189,3 +253,8 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     expect(second.stderr).not.toMatch(/\n\s+at /);
   });
 });
+
+/** Resolves once `origin` has a request (the proxy forwarded it). */
+async function waitUntilOriginSees(origin: Server): Promise<void> {
+  await new Promise<void>((resolve) => origin.once("request", () => resolve()));
+}

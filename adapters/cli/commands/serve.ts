@@ -107,6 +107,8 @@ function runUntilStopped(server: SluiceServer, signals: SignalSource, io: CliIo)
         io.err(`Received ${signal} again; exiting without waiting.`);
         cleanup();
         resolve(1);
+        // In-flight requests would otherwise keep the process alive until they end.
+        io.exitNow?.(1);
         return;
       }
       stopping = true;
