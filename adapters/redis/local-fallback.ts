@@ -12,11 +12,36 @@ import type {
   StoreRenewResult,
 } from "../../src/store/types.js";
 
+/** What the local store issued for one slot id: a held slot, or a waiter. */
+interface Issued {
+  pool: string;
+  /** Held: its request deadline (local clock). Null while it waits. */
+  requestDeadline: number | null;
+  /** Waiting: when it queued (local clock) and the wait it asked for. */
+  queuedAt: number;
+  waitMs: number;
+}
+
+/** A slot the local store granted, handed over to Redis once it is back. */
+export interface HandedHolder {
+  pool: string;
+  slotId: string;
+  requestLeftMs: number;
+}
+
+/** A waiter of the local store, handed over to the Redis queue once it is back. */
+export interface HandedWaiter {
+  pool: string;
+  slotId: string;
+  waitedMs: number;
+  waitLeftMs: number;
+}
+
 /**
  * The per-process store used while Redis is unreachable under failure policy "open": a
- * {@link MemorySlotStore} holding the same pools and budgets, plus the ids of the slots and
- * waiters it issued, so those are released, renewed and cancelled here even after Redis is
- * back (Redis never heard of them).
+ * {@link MemorySlotStore} holding the same pools and budgets, plus what it issued (slots and
+ * waiters), so those are released, renewed and cancelled here until they are handed over to
+ * Redis when it is back ({@link LocalFallback.handOver}).
  *
  * @example
  * ```ts
@@ -29,17 +54,51 @@ export class LocalFallback {
   /** Operations answered locally (acquires, releases, renewals, cancels). */
   operations = 0;
   private readonly store: MemorySlotStore;
-  private readonly issued = new Set<string>();
+  private readonly issued = new Map<string, Issued>();
 
-  constructor(clock: Clock, listener: () => StoreListener) {
+  constructor(
+    private readonly clock: Clock,
+    listener: () => StoreListener,
+  ) {
     this.store = new MemorySlotStore({ clock });
     this.store.setListener({
-      granted: (pool, slot, queuedMs) => listener().granted(pool, slot, queuedMs),
+      granted: (pool, slot, queuedMs) => {
+        const issued = this.issued.get(slot.slotId);
+        if (issued) issued.requestDeadline = slot.requestDeadline;
+        listener().granted(pool, slot, queuedMs);
+      },
       reclaimed: (pool, slotIds) => {
         for (const slotId of slotIds) this.issued.delete(slotId);
         listener().reclaimed(pool, slotIds);
       },
     });
+  }
+
+  /**
+   * Gives up every slot and waiter the local store still answers for, and answers them, so
+   * that Redis takes them over (adopts the slots, queues the waiters): slots taken during the
+   * outage then count against the shared limit instead of coming on top of it. Waiters go
+   * first (cancelled here), so releasing the slots here serves none of them.
+   */
+  handOver(): { holders: HandedHolder[]; waiters: HandedWaiter[] } {
+    const now = this.clock.now();
+    const holders: HandedHolder[] = [];
+    const waiters: HandedWaiter[] = [];
+    for (const [slotId, issued] of this.issued) {
+      if (issued.requestDeadline !== null) continue;
+      this.store.cancel(issued.pool, slotId);
+      const waitedMs = Math.max(0, now - issued.queuedAt);
+      const waitLeftMs = Math.max(0, issued.waitMs - waitedMs);
+      waiters.push({ pool: issued.pool, slotId, waitedMs, waitLeftMs });
+    }
+    for (const [slotId, issued] of this.issued) {
+      if (issued.requestDeadline === null) continue;
+      this.store.release(issued.pool, slotId);
+      const requestLeftMs = Math.max(1, issued.requestDeadline - now);
+      holders.push({ pool: issued.pool, slotId, requestLeftMs });
+    }
+    this.issued.clear();
+    return { holders, waiters };
   }
 
   /** True when this slot id was granted or queued locally and is not finished yet. */
@@ -75,7 +134,21 @@ export class LocalFallback {
   acquire(pool: string, request: StoreAcquireRequest): StoreAcquireResult {
     this.operations++;
     const result = this.store.acquire(pool, request);
-    if (result.type !== "rejected") this.issued.add(request.slotId);
+    if (result.type === "granted") {
+      this.issued.set(request.slotId, {
+        pool,
+        requestDeadline: result.slot.requestDeadline,
+        queuedAt: 0,
+        waitMs: 0,
+      });
+    } else if (result.type === "queued") {
+      this.issued.set(request.slotId, {
+        pool,
+        requestDeadline: null,
+        queuedAt: this.clock.now(),
+        waitMs: request.waitMs,
+      });
+    }
     return result;
   }
 

@@ -157,6 +157,14 @@ export class RedisEngine {
     if (held && !this.closed) this.deps.listener().granted(pool, held.slot, held.queuedMs);
   }
 
+  /**
+   * Makes a slot this process granted locally during an outage (failure policy "open") a
+   * holder in Redis, counted against the shared limit from now on (see `lua/adopt.lua`).
+   */
+  async adopt(pool: string, slotId: string, requestLeftMs: number): Promise<void> {
+    await this.poolOp(pool, "adopt", [slotId, String(Math.max(1, Math.round(requestLeftMs)))]);
+  }
+
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
     const reply = await this.poolOp(pool, "set-learned", learnedArgs(learned), true);
     if (!reply) throw new PoolNotFoundError(pool);

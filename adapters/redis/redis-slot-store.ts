@@ -350,6 +350,27 @@ export class RedisSlotStore implements SlotStore {
       await engine.removeBudget(budget);
       definitions.removedBudgets.delete(budget);
     }
+    await this.handOverLocal();
+  }
+
+  /**
+   * Failure policy "open", Redis back: the slots this process granted on its own meanwhile
+   * become holders in Redis (adopted, counted against the shared limit until released) and
+   * its local waiters join the Redis queue with what is left of their wait. Without this,
+   * every process's outage slots would come on top of what Redis admits afterwards. The
+   * slots go first: a waiter must not be served a place an adopted slot takes.
+   */
+  private async handOverLocal(): Promise<void> {
+    if (!this.local || this.local.outstanding === 0) return;
+    const { holders, waiters } = this.local.handOver();
+    const adopted = holders.map((held) =>
+      this.engine.adopt(held.pool, held.slotId, held.requestLeftMs),
+    );
+    const rejoined = waiters.map((waiter) => {
+      this.queued.add(waiter.pool, waiter.slotId, waiter.waitLeftMs);
+      return this.engine.rejoin(waiter);
+    });
+    await Promise.all([...adopted, ...rejoined]);
   }
 }
 

@@ -26,7 +26,8 @@ export type GroupScriptName =
   | "serve"
   | "snapshot"
   | "batch"
-  | "rejoin";
+  | "rejoin"
+  | "adopt";
 
 const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "acquire",
@@ -42,6 +43,7 @@ const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "snapshot",
   "batch",
   "rejoin",
+  "adopt",
 ];
 
 /**

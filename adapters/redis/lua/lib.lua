@@ -203,11 +203,12 @@ local function push_slot(list, slot)
 end
 
 -- A holder's record in the slots hash: seq:acquiredAt:leaseDeadline:requestDeadline:
--- heldAtGrant:owner. `seq` orders holders by grant: it is the number of grants ever logged
+-- heldAtGrant:owner (`request_left`: ms to the request deadline, when not the pool's whole
+-- request timeout: an adopted slot). `seq` orders holders by grant: it is the number of grants ever logged
 -- (the log's length plus what was trimmed off it), so no counter is written per grant. The
 -- lease deadline is also the holder's score in the holders set (reclaim reads that one).
-local function grant(p, slot_id, owner)
-  local request_deadline = now + p.timeout
+local function grant(p, slot_id, owner, request_left)
+  local request_deadline = now + (request_left or p.timeout)
   local lease_deadline = math.min(now + p.term, request_deadline)
   p.held = holders(p) + 1
   if not p.due or lease_deadline < p.due then
