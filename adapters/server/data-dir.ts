@@ -74,6 +74,12 @@ export function openDataDir(options: {
     secretBox: new SecretBox(key),
     clock: options.clock ?? systemClock,
   });
+  try {
+    checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, "secret.key"));
+  } catch (error) {
+    database.close();
+    throw error;
+  }
   let closed = false;
   return {
     dataDir,
@@ -85,4 +91,22 @@ export function openDataDir(options: {
       database.close();
     },
   };
+}
+
+/**
+ * Refuses a secret key that cannot open the credentials already stored (a wrong
+ * `SLUICE_SECRET_KEY`, or a `secret.key` from another directory): caught at open, with the
+ * way out, instead of every call to such a pool failing later.
+ */
+function checkSecretKey(catalog: CatalogService, keySource: string): void {
+  const sealed = catalog.store.listAllPools().find((pool) => pool.credential !== null);
+  if (!sealed) return;
+  try {
+    catalog.decryptCredential(sealed);
+  } catch {
+    throw new InvalidArgumentError(
+      `The secret key (${keySource}) cannot open the upstream credentials stored in this data ` +
+        `directory (pool ${sealed.subdomain}): use the key they were sealed with.`,
+    );
+  }
 }

@@ -1,0 +1,55 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDataDir } from "../../adapters/server/data-dir.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { poolInput } from "./fixtures.js";
+
+const KEY = randomBytes(32).toString("base64");
+const OTHER_KEY = randomBytes(32).toString("base64");
+
+describe("openDataDir", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function dataDirWithCredential(): string {
+    const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
+    dirs.push(dataDir);
+    const data = openDataDir({ dataDir, secretKey: KEY });
+    const { team } = data.catalog.createTeamWithOwner({
+      teamName: "Acme",
+      slug: "acme",
+      ownerName: "Ada",
+      ownerEmail: "ada@acme.test",
+    });
+    const credential = data.catalog.sealCredential("authorization", "Bearer sk-upstream");
+    data.catalog.store.upsertPool(team.id, { ...poolInput("llm"), credential });
+    data.close();
+    return dataDir;
+  }
+
+  it("refuses a secret key that cannot open the stored credentials, naming the way out", () => {
+    const dataDir = dataDirWithCredential();
+    let refused: unknown;
+    try {
+      openDataDir({ dataDir, secretKey: OTHER_KEY });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(InvalidArgumentError);
+    const message = (refused as Error).message;
+    expect(message).toContain("SLUICE_SECRET_KEY");
+    expect(message).toContain("pool llm");
+    expect(message).not.toContain(OTHER_KEY);
+    // The right key still opens it (the refused open closed its database again).
+    const data = openDataDir({ dataDir, secretKey: KEY });
+    expect(data.catalog.decryptCredential(data.catalog.store.listAllPools()[0]!)?.value).toBe(
+      "Bearer sk-upstream",
+    );
+    data.close();
+  });
+});
