@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from "../../src/errors.js";
 import type { SlotStore } from "../../src/store/types.js";
 import type { ServerConfig } from "./config.js";
 
@@ -33,7 +34,7 @@ export async function slotStoreFor(
   } catch (error) {
     if (config.redisFailurePolicy === "closed") {
       await store.close();
-      throw error;
+      throw cannotStart(where, error);
     }
     log(`Redis at ${where} is not reachable yet; admitting with per-process limits until it is.`);
   }
@@ -42,6 +43,19 @@ export async function slotStoreFor(
     log(`Redis slot store at ${where} is ${health.state}${reason}`);
   });
   return store;
+}
+
+/** Why a fail-closed server does not start: where Redis was looked for, and the way out. */
+function cannotStart(where: string, error: unknown): StoreUnavailableError {
+  const reason = error instanceof Error ? error.message.replace(/^Redis is unavailable: /, "") : "";
+  // ioredis reports a refused or dropped connection as a spent retry budget.
+  const why = /max retries per request/i.test(reason) ? "no connection" : reason;
+  return new StoreUnavailableError(
+    `Cannot reach Redis at ${where} (${why}). With --redis-failure-policy closed (the default) ` +
+      "the server does not start without it: start Redis, fix --redis-url, or choose " +
+      "--redis-failure-policy open.",
+    { cause: error },
+  );
 }
 
 /**

@@ -66,8 +66,14 @@ describe("sluice serve with redisUrl (real Redis)", () => {
     const { dir, cleanup } = tempDir("sluice-redis-down-");
     cleanups.push(cleanup);
     const config = loadServerConfig({
-      flags: { port: "0", dataDir: dir, redisUrl: "redis://127.0.0.1:1" },
+      flags: { port: "0", dataDir: dir, redisUrl: "redis://:hunter2@127.0.0.1:1" },
     });
-    await expect(createSluiceServer(config)).rejects.toBeInstanceOf(StoreUnavailableError);
+    const refused = await createSluiceServer(config).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    const message = (refused as Error).message;
+    expect(message).toMatch(/^Cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(/);
+    expect(message).toContain("--redis-failure-policy open");
+    expect(message).not.toContain("hunter2");
+    expect(message).not.toContain("maxRetriesPerRequest");
   });
 });
