@@ -171,6 +171,8 @@ function assemble(parts: Parts): SluiceServer {
   let closing: Promise<void> | null = null;
 
   async function shutdown(): Promise<void> {
+    // Queued callers get their answer (503) now; requests holding slots may finish.
+    governor.drain();
     if (listener) {
       const waiting = listener.inFlight();
       log(

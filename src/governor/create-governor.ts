@@ -82,6 +82,8 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   /** The one acquire request handed to a memory store (see {@link askStore}); else null. */
   private readonly reusedRequest: StoreAcquireRequest | null;
   private closed = false;
+  /** drain() was called: no new admissions, held slots live on until close(). */
+  private draining = false;
   /** The caller that {@link admitNow} is admitting, and its promise executor's `reject`. */
   private admitting: Caller | undefined;
   private admittingReject: ((error: unknown) => void) | undefined;
@@ -198,7 +200,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
    */
   private admit(pool: string, options: AcquireOptions, caller: Caller): void {
     try {
-      this.ensureOpen();
+      if (this.draining) throw new GovernorClosedError();
       const entry = this.registry.get(pool);
       const waitMs = waitBudget(entry.settings, options);
       if (options.signal?.aborted) throw new AbortedError(options.signal.reason);
@@ -366,9 +368,17 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     await resetLearning(this.store, this.registry.get(pool));
   }
 
+  drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    const closedError = new GovernorClosedError();
+    this.room.rejectAll(() => closedError);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.draining = true;
     const closedError = new GovernorClosedError();
     this.room.rejectAll(() => closedError);
     this.holds.stop(closedError);

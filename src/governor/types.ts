@@ -144,6 +144,12 @@ export interface Governor {
   status(pool: string): Promise<PoolStatus>;
   /** Forgets what was learned for a pool (limits return to the configuration). */
   resetLearned(pool: string): Promise<void>;
+  /**
+   * Stops admitting, for a graceful shutdown: waiters and every later acquire, `run()` and
+   * `fetch()` are refused with `GovernorClosedError`, while slots already held keep their
+   * leases (renew and release work) so work in flight can finish. `close()` follows.
+   */
+  drain(): void;
   /** Rejects all waiters, stops timers and closes the store. */
   close(): Promise<void>;
 }

@@ -104,3 +104,39 @@ describe("after close()", () => {
     await expect(governor.close()).resolves.toBeUndefined();
   });
 });
+
+describe("drain()", () => {
+  it("turns waiters and new work away, while held slots renew, release and run to the end", async () => {
+    const clock = new ManualClock();
+    const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
+    await governor.definePool("llm", { maxConcurrent: 2, queue: { size: 5, timeoutMs: 10_000 } });
+    const held = await governor.acquire("llm");
+    let finish: () => void = () => {};
+    let aborted = false;
+    const running = governor.run("llm", ({ signal }) => {
+      signal.addEventListener("abort", () => {
+        aborted = true;
+      });
+      return new Promise<string>((resolve) => {
+        finish = () => resolve("finished");
+      });
+    });
+    const waiter = governor.acquire("llm", { waitMs: 5_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    governor.drain();
+    await expect(waiter).rejects.toBeInstanceOf(GovernorClosedError);
+    await expect(governor.acquire("llm")).rejects.toBeInstanceOf(GovernorClosedError);
+    await expect(governor.run("llm", () => 1)).rejects.toBeInstanceOf(GovernorClosedError);
+    await expect(governor.renew("llm", held.slotId)).resolves.toHaveProperty("leaseDeadline");
+    // Past the first term: the run's lease is still renewed while it drains.
+    await clock.advance(20_000);
+    await expect(governor.renew("llm", held.slotId)).resolves.toHaveProperty("leaseDeadline");
+    await clock.advance(20_000);
+    expect(aborted).toBe(false);
+    finish();
+    await expect(running).resolves.toBe("finished");
+    await expect(governor.release("llm", held.slotId)).resolves.toEqual({ released: true });
+    expect((await governor.status("llm")).held).toBe(0);
+    await governor.close();
+  });
+});
