@@ -6,6 +6,7 @@ import { statusCommand } from "./commands/status.js";
 import { teamCreateCommand } from "./commands/team.js";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./commands/token.js";
 import { userAddCommand } from "./commands/user.js";
+import { packageVersion } from "./version.js";
 
 /** Every command, in the order `sluice --help` lists them. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -48,7 +49,7 @@ export function renderMainHelp(): string {
     "Commands:",
     ...commandList(COMMANDS),
     "",
-    'Run "sluice <command> --help" for the options of a command.',
+    'Run "sluice <command> --help" for the options of a command, "sluice --version" for the version.',
     "Commands use the data directory ./.sluice-data unless --data-dir or SLUICE_DATA_DIR says otherwise.",
   ].join("\n");
 }
@@ -83,6 +84,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (first === undefined) {
     io.err(renderMainHelp());
     return USAGE_EXIT_CODE;
+  }
+  if (first === "--version" || first === "-v") {
+    io.out(`sluice ${packageVersion()}`);
+    return 0;
   }
   if (isHelpFlag(first) || first === "help") {
     const target = first === "help" ? findCommand(argv.slice(1)) : undefined;

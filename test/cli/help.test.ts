@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, runCli } from "../../adapters/cli/run-cli.js";
 import { captureIo } from "./capture-io.js";
@@ -12,6 +14,15 @@ describe.concurrent("sluice --help (real processes)", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("Usage: sluice <command> [options]");
     for (const command of COMMANDS) expect(stdout).toContain(command.name);
+  });
+
+  it("--version prints the package's version and exits 0", async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      version: string;
+    };
+    const { code, stdout } = await runSluice(["--version"]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`sluice ${version}\n`);
   });
 
   it("prints the overview on stderr with exit code 2 when no command is given", async () => {
