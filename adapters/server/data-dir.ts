@@ -3,7 +3,7 @@ import type Database from "better-sqlite3";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
-import { InvalidArgumentError } from "../../src/errors.js";
+import { InvalidArgumentError, SluiceError } from "../../src/errors.js";
 import {
   loadOrCreateSecretKey,
   openSluiceDatabase,
@@ -63,11 +63,15 @@ export function openDataDir(options: {
   clock?: Clock;
 }): OpenDataDir {
   const dataDir = resolve(options.dataDir);
-  const key = loadOrCreateSecretKey({
-    env: options.secretKey ? { [SECRET_KEY_ENV]: options.secretKey } : {},
-    dataDir,
-  });
-  const database = openSluiceDatabase(join(dataDir, DATABASE_FILE));
+  const key = inDataDir(dataDir, "secret.key", () =>
+    loadOrCreateSecretKey({
+      env: options.secretKey ? { [SECRET_KEY_ENV]: options.secretKey } : {},
+      dataDir,
+    }),
+  );
+  const database = inDataDir(dataDir, DATABASE_FILE, () =>
+    openSluiceDatabase(join(dataDir, DATABASE_FILE)),
+  );
   const store = new SqliteCatalogStore({ database });
   const catalog = new CatalogService({
     store,
@@ -108,5 +112,19 @@ function checkSecretKey(catalog: CatalogService, keySource: string): void {
       `The secret key (${keySource}) cannot open the upstream credentials stored in this data ` +
         `directory (pool ${sealed.subdomain}): use the key they were sealed with.`,
     );
+  }
+}
+
+/**
+ * Runs one step of opening the data directory; a file-system or SQLite failure is reported
+ * with the directory and file it concerns ("not a directory", "file is not a database" alone
+ * name nothing).
+ */
+function inDataDir<T>(dataDir: string, file: string, open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    if (error instanceof SluiceError || !(error instanceof Error)) throw error;
+    throw new Error(`Data directory ${dataDir}, ${file}: ${error.message}`, { cause: error });
   }
 }

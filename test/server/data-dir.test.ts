@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -51,5 +51,18 @@ describe("openDataDir", () => {
       "Bearer sk-upstream",
     );
     data.close();
+  });
+
+  it("names the directory and the file when one cannot be opened", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
+    dirs.push(dataDir);
+    writeFileSync(join(dataDir, "sluice.db"), "not a database at all");
+    expect(() => openDataDir({ dataDir, secretKey: KEY })).toThrow(
+      `Data directory ${dataDir}, sluice.db: file is not a database`,
+    );
+    const notADirectory = join(dataDir, "sluice.db");
+    expect(() => openDataDir({ dataDir: notADirectory })).toThrow(
+      new RegExp(`^Data directory ${notADirectory}, secret\\.key: ENOTDIR`),
+    );
   });
 });
