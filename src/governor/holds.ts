@@ -55,7 +55,9 @@ export class Holds {
   stop(error: Error): void {
     const held: LocalHold[] = [];
     for (const keeper of this.keepers.values()) {
-      keeper.forEach((lease) => held.push(lease as LocalHold));
+      keeper.forEach((lease) => {
+        held.push(lease as LocalHold);
+      });
       keeper.stop();
     }
     for (const hold of held) hold.onClosed(error);
