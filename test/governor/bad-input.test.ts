@@ -7,7 +7,7 @@ import {
 } from "../../src/errors.js";
 import type { AcquireOptions } from "../../src/governor/types.js";
 import type { OutcomeReport } from "../../src/learning/types.js";
-import { manualGovernor, outcomeOf, track } from "./helpers.js";
+import { manualGovernor, outcomeOf, pendingRun, track } from "./helpers.js";
 
 describe("bad input gets a typed error or is ignored, and no slot is lost", () => {
   it("refuses every malformed waitMs with InvalidArgumentError before taking a slot", async () => {
@@ -101,22 +101,13 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     // The default renewIntervalMs (10 s) would renew only after a 1 s lease ran out.
     await governor.definePool("llm", { maxConcurrent: 1, termMs: 1000 });
     expect(governor.poolSettings("llm")?.renewIntervalMs).toBe(500);
-    let lost: unknown = null;
-    let finish: () => void = () => {};
-    const running = governor.run("llm", ({ signal }) => {
-      signal.addEventListener("abort", () => {
-        lost = signal.reason;
-      });
-      return new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-    });
+    const work = pendingRun(governor, "llm");
     for (let step = 0; step < 20; step++) await clock.advance(250);
-    expect(lost).toBeNull();
+    expect(work.abortReason()).toBeNull();
     expect((await governor.status("llm")).held).toBe(1);
     await expect(governor.acquire("llm")).rejects.toBeInstanceOf(RejectedError);
-    finish();
-    await running;
+    work.finish();
+    await work.running;
     expect((await governor.status("llm")).held).toBe(0);
   });
 

@@ -37,3 +37,39 @@ export function track<T>(promise: Promise<T>): { settled: () => boolean; promise
   );
   return { settled: () => settled, promise };
 }
+
+/** A `run()` whose work waits until `finish()`, recording why its signal aborted (null: never). */
+export interface PendingRun {
+  running: Promise<string>;
+  finish(): void;
+  abortReason(): unknown;
+  /** The slot id the work holds, once it started ("" before). */
+  slotId(): string;
+}
+
+/**
+ * Starts a `run()` on `pool` whose work only ends when told to: for tests of what happens
+ * to work in flight (leases, reclaims, close, drain).
+ *
+ * @example
+ * ```ts
+ * const work = pendingRun(governor, "llm");
+ * await governor.close();
+ * expect(work.abortReason()).toBeInstanceOf(GovernorClosedError);
+ * ```
+ */
+export function pendingRun(governor: Governor, pool: string): PendingRun {
+  let finish: () => void = () => {};
+  let reason: unknown = null;
+  let slotId = "";
+  const running = governor.run(pool, ({ signal, grant }) => {
+    slotId = grant.slotId;
+    signal.addEventListener("abort", () => {
+      reason = signal.reason;
+    });
+    return new Promise<string>((resolve) => {
+      finish = () => resolve("finished");
+    });
+  });
+  return { running, finish: () => finish(), abortReason: () => reason, slotId: () => slotId };
+}

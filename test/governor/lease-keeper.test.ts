@@ -3,7 +3,7 @@ import { ManualClock } from "../../src/clock/manual-clock.js";
 import { SlotNotFoundError } from "../../src/errors.js";
 import type { KeptLease } from "../../src/governor/lease-keeper.js";
 import { LeaseKeeper } from "../../src/governor/lease-keeper.js";
-import { manualGovernor } from "./helpers.js";
+import { manualGovernor, pendingRun } from "./helpers.js";
 
 function lease(slotId: string): KeptLease {
   return { pool: "p", slotId, renewAt: 0, keptPrev: null, keptNext: null, keptBy: null };
@@ -56,27 +56,16 @@ describe("holds lost to a reclaim", () => {
   it("aborts the work of a run() whose slot was reclaimed, and frees its place", async () => {
     const { governor, clock } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 1, termMs: 5000, renewIntervalMs: 2000 });
-    let reason: unknown;
-    let finish: () => void = () => {};
-    let slotId = "";
-    const running = governor.run("llm", ({ signal, grant }) => {
-      slotId = grant.slotId;
-      signal.addEventListener("abort", () => {
-        reason = signal.reason;
-      });
-      return new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-    });
+    const work = pendingRun(governor, "llm");
     await new Promise((resolve) => setImmediate(resolve));
-    expect(slotId).not.toBe("");
+    expect(work.slotId()).not.toBe("");
     // The slot goes away under the work (as a reclaim in another process would take it).
-    await governor.release("llm", slotId);
+    await governor.release("llm", work.slotId());
     await clock.advance(2000);
-    expect(reason).toBeInstanceOf(SlotNotFoundError);
+    expect(work.abortReason()).toBeInstanceOf(SlotNotFoundError);
     expect((await governor.status("llm")).held).toBe(0);
     await expect(governor.acquire("llm")).resolves.toBeTruthy();
-    finish();
-    await running;
+    work.finish();
+    await work.running;
   });
 });

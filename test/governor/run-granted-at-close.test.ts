@@ -3,6 +3,7 @@ import { ManualClock } from "../../src/clock/manual-clock.js";
 import { GovernorClosedError, PoolNotFoundError } from "../../src/errors.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
+import { manualGovernor, pendingRun } from "./helpers.js";
 
 /**
  * A `run()` caller handed a slot starts its function on a later microtask. A `close()` or
@@ -70,24 +71,14 @@ describe("a run() granted in the same microtask as close() or removePool()", () 
 
 describe("after close()", () => {
   it("takes no new work, and aborts run() work still holding a slot", async () => {
-    const clock = new ManualClock();
-    const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
+    const { governor } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 2 });
-    let reason: unknown = null;
-    let finish: () => void = () => {};
-    const running = governor.run("llm", ({ signal }) => {
-      signal.addEventListener("abort", () => {
-        reason = signal.reason;
-      });
-      return new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-    });
+    const work = pendingRun(governor, "llm");
     await new Promise((resolve) => setImmediate(resolve));
     await governor.close();
-    expect(reason).toBeInstanceOf(GovernorClosedError);
-    finish();
-    await running;
+    expect(work.abortReason()).toBeInstanceOf(GovernorClosedError);
+    work.finish();
+    await work.running;
     const refused = [
       governor.acquire("llm"),
       governor.run("llm", () => 1),
@@ -107,20 +98,10 @@ describe("after close()", () => {
 
 describe("drain()", () => {
   it("turns waiters and new work away, while held slots renew, release and run to the end", async () => {
-    const clock = new ManualClock();
-    const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
+    const { governor, clock } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 2, queue: { size: 5, timeoutMs: 10_000 } });
     const held = await governor.acquire("llm");
-    let finish: () => void = () => {};
-    let aborted = false;
-    const running = governor.run("llm", ({ signal }) => {
-      signal.addEventListener("abort", () => {
-        aborted = true;
-      });
-      return new Promise<string>((resolve) => {
-        finish = () => resolve("finished");
-      });
-    });
+    const work = pendingRun(governor, "llm");
     const waiter = governor.acquire("llm", { waitMs: 5_000 });
     await new Promise((resolve) => setImmediate(resolve));
     governor.drain();
@@ -132,9 +113,9 @@ describe("drain()", () => {
     await clock.advance(20_000);
     await expect(governor.renew("llm", held.slotId)).resolves.toHaveProperty("leaseDeadline");
     await clock.advance(20_000);
-    expect(aborted).toBe(false);
-    finish();
-    await expect(running).resolves.toBe("finished");
+    expect(work.abortReason()).toBeNull();
+    work.finish();
+    await expect(work.running).resolves.toBe("finished");
     await expect(governor.release("llm", held.slotId)).resolves.toEqual({ released: true });
     expect((await governor.status("llm")).held).toBe(0);
     await governor.close();
