@@ -150,6 +150,10 @@ export interface Governor {
    * leases (renew and release work) so work in flight can finish. `close()` follows.
    */
   drain(): void;
-  /** Rejects all waiters, stops timers and closes the store. */
+  /**
+   * Rejects all waiters, aborts the `signal` of `run()`/`fetch()` work still holding slots
+   * (their leases are no longer renewed), stops timers and closes the store. Every later call
+   * but `release` and the read-only ones throws `GovernorClosedError`.
+   */
   close(): Promise<void>;
 }
