@@ -139,4 +139,17 @@ describe("Lock API errors (contract section 7)", () => {
       expect(await readBody(response)).toEqual({ released: false });
     });
   });
+
+  describe("while the server stops", () => {
+    it("503 shutting_down with Retry-After for queued and new acquires once the governor drains", async () => {
+      await h.lockPost("/pools/llm/lock/acquire", { key });
+      const queued = h.lockPost("/pools/llm/lock/acquire", { key, body: '{"waitMs":5000}' });
+      await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+      h.governor.drain();
+      for (const response of [await queued, await h.lockPost("/pools/llm/lock/acquire", { key })]) {
+        expect(response.headers.get("retry-after")).toBe("1");
+        await expectError(response, 503, "shutting_down");
+      }
+    });
+  });
 });

@@ -94,6 +94,9 @@ export function lockErrorResponse(error: unknown): Response {
   if (error instanceof RejectedError) {
     headers["retry-after"] = retryAfterSeconds(error.retryAfterMs);
     headers[RETRY_AFTER_MS_HEADER] = String(error.retryAfterMs);
+  } else if (status === 503) {
+    // Redis away or the server stopping: worth a retry soon, elsewhere or here.
+    headers["retry-after"] = "1";
   }
   const message = status === 500 ? "Internal server error." : (error as Error).message;
   return jsonReply({ error: code, message }, status, headers);
