@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { makeDirectory } from "./make-directory.js";
 import { MIGRATIONS, type Migration } from "./migrations.js";
 
 /** Options of {@link openSluiceDatabase}. */
@@ -29,7 +29,7 @@ export function openSluiceDatabase(
   filename: string,
   options: OpenDatabaseOptions = {},
 ): Database.Database {
-  if (filename !== ":memory:" && filename !== "") mkdirSync(dirname(filename), { recursive: true });
+  if (filename !== ":memory:" && filename !== "") makeDirectory(dirname(filename));
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   const db = new Database(filename, { timeout: busyTimeoutMs });
   try {

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { makeDirectory } from "./make-directory.js";
 
 export const SECRET_KEY_ENV = "SLUICE_SECRET_KEY";
 export const SECRET_KEY_FILE = "secret.key";
@@ -50,7 +51,7 @@ export function loadOrCreateSecretKey(options: {
   const path = join(options.dataDir, SECRET_KEY_FILE);
   const existing = readKeyFile(path);
   if (existing) return existing;
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  makeDirectory(options.dataDir, 0o700);
   createKeyFile(path);
   return readKeyFile(path)!;
 }
