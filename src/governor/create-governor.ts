@@ -127,7 +127,10 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     const entry = this.registry.pools.get(pool);
     if (!entry) return;
     this.registry.pools.delete(pool);
-    this.room.rejectAll(() => new PoolNotFoundError(pool), entry);
+    const removed = new PoolNotFoundError(pool);
+    this.room.rejectAll(() => removed, entry);
+    // Work holding its slots stops now, rather than at its next renewal ("not found").
+    this.holds.stopPool(pool, removed);
     await this.store.removePool(pool);
   }
 

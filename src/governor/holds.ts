@@ -53,14 +53,25 @@ export class Holds {
 
   /** Stops renewing, and aborts the work of every hold with `error` (the governor closed). */
   stop(error: Error): void {
+    const held = this.holdsOf(null);
+    for (const keeper of this.keepers.values()) keeper.stop();
+    for (const hold of held) hold.stopWork(error);
+  }
+
+  /** Aborts the work of the holds of `pool` with `error` (the pool was removed under them). */
+  stopPool(pool: string, error: Error): void {
+    for (const hold of this.holdsOf(pool)) hold.stopWork(error);
+  }
+
+  /** The holds of `pool`, or all of them (null). */
+  private holdsOf(pool: string | null): LocalHold[] {
     const held: LocalHold[] = [];
     for (const keeper of this.keepers.values()) {
       keeper.forEach((lease) => {
-        held.push(lease as LocalHold);
+        if (pool === null || lease.pool === pool) held.push(lease as LocalHold);
       });
-      keeper.stop();
     }
-    for (const hold of held) hold.onClosed(error);
+    return held;
   }
 
   private keeperFor(renewIntervalMs: number): LeaseKeeper {

@@ -178,8 +178,11 @@ export class LocalHold implements RunContext, KeptLease {
     );
   }
 
-  /** The governor closed: nothing renews this lease any more, so the work must stop. */
-  onClosed(error: Error): void {
+  /**
+   * The work must stop: the governor closed (nothing renews this lease any more) or the
+   * pool was removed.
+   */
+  stopWork(error: Error): void {
     if (this.finished) return;
     this.abort(error);
   }

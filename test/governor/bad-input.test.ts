@@ -157,13 +157,18 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     await expect(governor.acquire("llm")).resolves.toBeTruthy();
   });
 
-  it("rejects the waiters of a removed pool with PoolNotFoundError", async () => {
+  it("rejects the waiters of a removed pool, and stops its run() work, with PoolNotFoundError", async () => {
     const { governor } = manualGovernor();
-    await governor.definePool("llm", { maxConcurrent: 1, queue: { size: 5, timeoutMs: 10_000 } });
+    await governor.definePool("llm", { maxConcurrent: 2, queue: { size: 5, timeoutMs: 10_000 } });
     const held = await governor.acquire("llm");
+    const work = pendingRun(governor, "llm");
+    await new Promise((resolve) => setImmediate(resolve));
     const waiting = track(governor.acquire("llm", { waitMs: 10_000 }));
     await governor.removePool("llm");
     await expect(waiting.promise).rejects.toBeInstanceOf(PoolNotFoundError);
+    expect(work.abortReason()).toBeInstanceOf(PoolNotFoundError);
+    work.finish();
+    await work.running;
     await expect(governor.release("llm", held.slotId)).resolves.toEqual({ released: false });
     await expect(governor.acquire("llm")).rejects.toBeInstanceOf(PoolNotFoundError);
   });

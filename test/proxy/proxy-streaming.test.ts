@@ -91,6 +91,23 @@ describe("pool proxy streaming", () => {
     await waitFor(() => upstream.inFlight === 0);
   });
 
+  it("a request in flight when its pool is deleted is answered 404 at once, and the origin call cut", async () => {
+    upstream.on("/late", () => {});
+    const { response } = startPoolRequest(h.proxy.port, {
+      host: HOST,
+      path: "/late",
+      headers: { "x-svc-key": key },
+    });
+    await waitFor(() => upstream.hits === 1);
+    await h.governor.removePool("llm");
+    const answer = await response;
+    expect(answer.statusCode).toBe(404);
+    let body = "";
+    for await (const chunk of answer) body += String(chunk);
+    expect(JSON.parse(body)).toMatchObject({ error: "not_found", message: /deleted/ });
+    await waitFor(() => upstream.inFlight === 0);
+  });
+
   it("streams request bodies to the origin as they arrive (chunked upload)", async () => {
     const firstPart = deferred<string>();
     upstream.onStream("/upload", async (request, response) => {

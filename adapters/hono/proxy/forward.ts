@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import type { Clock } from "../../../src/clock/clock.js";
-import { SlotCappedError, SlotNotFoundError } from "../../../src/errors.js";
+import {
+  GovernorClosedError,
+  PoolNotFoundError,
+  SlotCappedError,
+  SlotNotFoundError,
+} from "../../../src/errors.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
 import { CLIENT_CLOSED_REQUEST } from "../error-status.js";
 import { grantHeaders, sluiceReply } from "../lock/lock-responses.js";
@@ -120,6 +125,17 @@ function failureResponse(reason: unknown, hold: SlotHold, now: number): Response
   if (late || reason instanceof UpstreamTimeoutError || reason instanceof SlotCappedError) {
     const message = new UpstreamTimeoutError().message;
     return sluiceReply({ error: "upstream_timeout", message }, 504, headers);
+  }
+  if (reason instanceof PoolNotFoundError) {
+    const message = "The pool was deleted while the request ran.";
+    return sluiceReply({ error: "not_found", message }, 404, headers);
+  }
+  if (reason instanceof GovernorClosedError) {
+    const message = "The server is stopping; the request was cut off.";
+    return sluiceReply({ error: "shutting_down", message }, 503, {
+      ...headers,
+      "retry-after": "1",
+    });
   }
   if (reason instanceof SlotNotFoundError) {
     // Only when this process stalled for a whole term: the slot went to someone else.
