@@ -3,8 +3,9 @@ import {
   governorBudgetId,
   poolToGovernorSettings,
 } from "../../src/catalog/governor-mapping.js";
-import type { BudgetRecord, CatalogStore } from "../../src/catalog/types.js";
+import type { BudgetRecord, CatalogStore, PoolRecord } from "../../src/catalog/types.js";
 import type { Clock, TimerHandle } from "../../src/clock/clock.js";
+import { InvalidArgumentError } from "../../src/errors.js";
 import type { Governor } from "../../src/governor/types.js";
 
 /** What one sync changed in the governor (names are pool subdomains and budget ids). */
@@ -82,6 +83,8 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const appliedBudgets = new Map<string, string>();
   // Catalog name of each applied budget id, kept so a removal can still be named.
   const budgetNames = new Map<string, string>();
+  // Why each pool the governor refused last time was refused (for the log).
+  const lastPoolError = new Map<string, string>();
   let lastMarker: number | null = null;
   let running: Promise<unknown> = Promise.resolve();
   let timer: TimerHandle | null = null;
@@ -89,6 +92,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   async function removePool(subdomain: string): Promise<void> {
     await governor.removePool(subdomain);
+    lastPoolError.delete(subdomain);
     appliedPools.delete(subdomain);
     appliedPoolIds.delete(subdomain);
     try {
@@ -98,6 +102,56 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     }
   }
 
+  /** Pushes one budget when it changed; false when the governor refused it (for now). */
+  async function applyBudget(budget: BudgetRecord, report: SyncReport): Promise<boolean> {
+    const name = governorBudgetId(budget);
+    const settings = budgetToGovernorSettings(budget);
+    const fingerprint = JSON.stringify(settings);
+    const previous = appliedBudgets.get(name);
+    budgetNames.set(name, budget.name);
+    if (previous === fingerprint) return true;
+    try {
+      await governor.defineBudget(name, settings);
+    } catch (error) {
+      if (!(error instanceof InvalidArgumentError)) throw error;
+      return false;
+    }
+    appliedBudgets.set(name, fingerprint);
+    report.budgetNames![name] = budget.name;
+    (previous === undefined ? report.definedBudgets : report.updatedBudgets).push(name);
+    return true;
+  }
+
+  /** Pushes one pool when it changed; false when the governor refused it (for now). */
+  async function applyPool(
+    pool: PoolRecord,
+    budgetById: ReadonlyMap<number, BudgetRecord>,
+    report: SyncReport,
+  ): Promise<boolean> {
+    const previousId = appliedPoolIds.get(pool.subdomain);
+    if (previousId !== undefined && previousId !== pool.id) {
+      // Neither the old pool's slots, queue nor history belong to the new one.
+      await removePool(pool.subdomain);
+      report.removedPools.push(pool.subdomain);
+    }
+    const budget = pool.budgetId === null ? null : budgetById.get(pool.budgetId);
+    const settings = poolToGovernorSettings(pool, budget);
+    const fingerprint = JSON.stringify(settings);
+    const previous = appliedPools.get(pool.subdomain);
+    if (previous === fingerprint) return true;
+    try {
+      await governor.definePool(pool.subdomain, settings);
+    } catch (error) {
+      lastPoolError.set(pool.subdomain, (error as Error).message);
+      return false;
+    }
+    lastPoolError.delete(pool.subdomain);
+    appliedPools.set(pool.subdomain, fingerprint);
+    appliedPoolIds.set(pool.subdomain, pool.id);
+    (previous === undefined ? report.definedPools : report.updatedPools).push(pool.subdomain);
+    return true;
+  }
+
   async function apply(): Promise<SyncReport> {
     const report = emptyReport();
     lastMarker = store.changeMarker();
@@ -105,43 +159,34 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     const pools = store.listAllPools();
     const budgetById = new Map<number, BudgetRecord>(budgets.map((budget) => [budget.id, budget]));
 
+    // A budget whose new ceiling is below the reservations its pools still hold waits until
+    // those pools took their new (lower) reservations, then goes again; a pool refused for
+    // the same reason (its reservation above a ceiling not raised yet) also goes again.
+    const deferredBudgets: BudgetRecord[] = [];
     for (const budget of budgets) {
-      const name = governorBudgetId(budget);
-      const settings = budgetToGovernorSettings(budget);
-      const fingerprint = JSON.stringify(settings);
-      const previous = appliedBudgets.get(name);
-      budgetNames.set(name, budget.name);
-      if (previous === fingerprint) continue;
-      await governor.defineBudget(name, settings);
-      appliedBudgets.set(name, fingerprint);
-      report.budgetNames![name] = budget.name;
-      (previous === undefined ? report.definedBudgets : report.updatedBudgets).push(name);
+      if (!(await applyBudget(budget, report))) deferredBudgets.push(budget);
     }
-
     const wanted = new Set<string>();
+    let refusedPools: PoolRecord[] = [];
     for (const pool of pools) {
       wanted.add(pool.subdomain);
-      const previousId = appliedPoolIds.get(pool.subdomain);
-      if (previousId !== undefined && previousId !== pool.id) {
-        // Neither the old pool's slots, queue nor history belong to the new one.
-        await removePool(pool.subdomain);
-        report.removedPools.push(pool.subdomain);
+      if (!(await applyPool(pool, budgetById, report))) refusedPools.push(pool);
+    }
+    for (const budget of deferredBudgets) {
+      if (!(await applyBudget(budget, report))) {
+        log(`Could not apply budget ${budget.name}: its pools' reservations exceed its ceiling.`);
       }
-      const budget = pool.budgetId === null ? null : budgetById.get(pool.budgetId);
-      const settings = poolToGovernorSettings(pool, budget);
-      const fingerprint = JSON.stringify(settings);
-      const previous = appliedPools.get(pool.subdomain);
-      if (previous === fingerprint) continue;
-      try {
-        await governor.definePool(pool.subdomain, settings);
-      } catch (error) {
-        // One bad row must not keep every other pool from syncing.
-        log(`Could not apply pool ${pool.subdomain}: ${(error as Error).message}`);
-        continue;
+    }
+    if (deferredBudgets.length > 0) {
+      const again = refusedPools;
+      refusedPools = [];
+      for (const pool of again) {
+        if (!(await applyPool(pool, budgetById, report))) refusedPools.push(pool);
       }
-      appliedPools.set(pool.subdomain, fingerprint);
-      appliedPoolIds.set(pool.subdomain, pool.id);
-      (previous === undefined ? report.definedPools : report.updatedPools).push(pool.subdomain);
+    }
+    for (const pool of refusedPools) {
+      // One bad row must not keep every other pool from syncing.
+      log(`Could not apply pool ${pool.subdomain}: ${lastPoolError.get(pool.subdomain)}`);
     }
 
     for (const name of [...appliedPools.keys()]) {

@@ -165,6 +165,34 @@ describe("catalog → governor sync", () => {
     expect(governor.poolSettings("chat")?.budget).toBeNull();
   });
 
+  it("lowers a ceiling and its reservations together, in either order of need", async () => {
+    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 6 });
+    const reserve = (a: number, b: number) => {
+      store.upsertPool(team.id, poolInput("pa", { budgetId: budget.id, reservedConcurrent: a }));
+      store.upsertPool(team.id, poolInput("pb", { budgetId: budget.id, reservedConcurrent: b }));
+    };
+    reserve(2, 3);
+    const sync = newSync();
+    await sync.syncNow();
+    // Down: the ceiling (3) is below the reservations still applied (5) until the pools go.
+    store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 3 });
+    reserve(1, 2);
+    const down = await sync.syncIfChanged();
+    expect(down?.updatedBudgets).toEqual([String(budget.id)]);
+    expect(down?.updatedPools.sort()).toEqual(["pa", "pb"]);
+    expect(lines.filter((line) => line.startsWith("Could not"))).toEqual([]);
+    expect(governor.poolSettings("pb")?.budget?.reservedConcurrent).toBe(2);
+    // Up again: the ceiling first, then the reservations that need it.
+    store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 10 });
+    reserve(4, 5);
+    const up = await sync.syncIfChanged();
+    expect(up?.updatedPools.sort()).toEqual(["pa", "pb"]);
+    expect(governor.poolSettings("pa")?.budget?.reservedConcurrent).toBe(4);
+    // Later changes still apply (a refused budget used to stop every sync after it).
+    store.upsertPool(team.id, poolInput("pc", { maxConcurrent: 1 }));
+    expect((await sync.syncIfChanged())?.definedPools).toEqual(["pc"]);
+  });
+
   it("describes a sync in one readable line", () => {
     expect(
       describeSync({
