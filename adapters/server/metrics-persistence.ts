@@ -1,7 +1,11 @@
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock, TimerHandle } from "../../src/clock/clock.js";
 import type { MetricsRecorder } from "../../src/metrics/recorder.js";
-import type { MetricsBucket } from "../../src/metrics/types.js";
+import {
+  emptyMetricCounts,
+  type MetricCounts,
+  type MetricsBucket,
+} from "../../src/metrics/types.js";
 import type { SqliteMetricsStore } from "../sqlite/index.js";
 
 const DAY_MS = 86_400_000;
@@ -38,7 +42,7 @@ export interface MetricsPersistence {
 /** Options of {@link createMetricsPersistence}. */
 export interface MetricsPersistenceOptions {
   recorder: MetricsRecorder;
-  store: Pick<SqliteMetricsStore, "saveBuckets" | "loadBuckets" | "pruneBefore" | "deletePool">;
+  store: Pick<SqliteMetricsStore, "addBuckets" | "loadBuckets" | "pruneBefore" | "deletePool">;
   /** Pools carry their retention (`metricsRetentionDays`); the longest one wins. */
   catalog: Pick<CatalogStore, "listAllPools">;
   clock: Clock;
@@ -46,8 +50,9 @@ export interface MetricsPersistenceOptions {
 }
 
 /**
- * Persistence of the governor's metrics: `drainDirty → saveBuckets` every flush interval,
- * load within retention at start, prune past retention: on disk each pool's own, in memory
+ * Persistence of the governor's metrics: `drainDirty → addBuckets` (the increments since the
+ * last flush, so several servers on one data directory add up) every flush interval, load
+ * within retention at start, prune past retention: on disk each pool's own, in memory
  * the longest of any pool (summaries clamp each pool's range to its own retention anyway).
  *
  * @example
@@ -62,7 +67,14 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
   const log = options.log ?? (() => {});
   let timer: TimerHandle | null = null;
   let lastPruneAt = Number.NEGATIVE_INFINITY;
+  // What this process last wrote or loaded per bucket, so a flush writes only the increments
+  // since (several servers on one data directory each add their own counts).
+  const saved = new Map<string, MetricsBucket>();
+  // Increments not written yet (a failed write keeps them for the next flush).
   const pending = new Map<string, MetricsBucket>();
+  const forgetSaved = (keep: (bucket: MetricsBucket) => boolean) => {
+    for (const [key, bucket] of saved) if (!keep(bucket)) saved.delete(key);
+  };
 
   const retentionStart = () => {
     const days = catalog
@@ -85,23 +97,29 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
         return poolCreatedAt !== undefined && bucket.start + recorder.bucketMs > poolCreatedAt;
       });
       recorder.load(buckets);
+      for (const bucket of buckets) saved.set(bucketKey(bucket), bucket);
       return buckets.length;
     },
     flush() {
-      // Buckets of a failed save stay pending; a newer copy of the same bucket replaces them.
-      for (const bucket of recorder.drainDirty())
-        pending.set(`${bucket.pool}\u0000${bucket.start}`, bucket);
+      for (const bucket of recorder.drainDirty()) {
+        const key = bucketKey(bucket);
+        const delta = difference(bucket, saved.get(key));
+        saved.set(key, bucket);
+        const waiting = pending.get(key);
+        pending.set(key, waiting ? sum(waiting, delta) : delta);
+      }
       if (pending.size === 0) return 0;
-      const buckets = [...pending.values()];
-      store.saveBuckets(buckets);
+      const deltas = [...pending.values()];
+      store.addBuckets(deltas);
       pending.clear();
-      return buckets.length;
+      return deltas.length;
     },
     prune() {
       const now = clock.now();
       lastPruneAt = now;
       const cutoff = bucketStart(retentionStart());
       recorder.prune(cutoff);
+      forgetSaved((bucket) => bucket.start >= cutoff);
       let pruned = store.pruneBefore(cutoff);
       // On disk each pool keeps only its own retention (in memory the longest applies to all;
       // reads clamp each pool to its own anyway).
@@ -116,6 +134,7 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
       // Buckets counted since the last flush come out of the next drain; save them first so
       // the delete below removes them too, rather than a later flush writing them back.
       persistence.flush();
+      forgetSaved((bucket) => bucket.pool !== pool);
       return store.deletePool(pool);
     },
     start(intervalMs) {
@@ -137,3 +156,23 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
   };
   return persistence;
 }
+
+function bucketKey(bucket: MetricsBucket): string {
+  return `${bucket.pool}\u0000${bucket.start}`;
+}
+
+/** `bucket` minus what was saved of it before (all of it when nothing was). */
+function difference(bucket: MetricsBucket, before: MetricsBucket | undefined): MetricsBucket {
+  const delta: MetricsBucket = { ...bucket };
+  if (!before) return delta;
+  for (const name of COUNTER_NAMES) delta[name] = bucket[name] - before[name];
+  return delta;
+}
+
+function sum(a: MetricsBucket, b: MetricsBucket): MetricsBucket {
+  const total: MetricsBucket = { ...a };
+  for (const name of COUNTER_NAMES) total[name] = a[name] + b[name];
+  return total;
+}
+
+const COUNTER_NAMES = Object.keys(emptyMetricCounts()) as (keyof MetricCounts)[];

@@ -26,8 +26,8 @@ const BUCKET_COLUMNS = `pool, start, requests, admitted, queued, rejected, timed
  * replaces its row: save what `MetricsRecorder.drainDirty()` returns, feed `loadBuckets` to
  * `MetricsRecorder.load()` at start-up, and apply retention with `pruneBefore`.
  *
- * One writer per pool is assumed: two processes saving the same pool's bucket overwrite
- * each other's totals.
+ * `saveBuckets` replaces rows (one writer per pool); `addBuckets` adds increments to them,
+ * so several processes on one database each add what they counted (the server uses it).
  *
  * @example
  * ```ts
@@ -43,6 +43,8 @@ export class SqliteMetricsStore {
   private readonly deleteOfPool: Statement<[string]>;
   private readonly deleteOfPoolBefore: Statement<[string, number]>;
   private readonly saveAll: Database.Transaction<(buckets: readonly MetricsBucket[]) => void>;
+  private readonly increment: Statement;
+  private readonly addAll: Database.Transaction<(deltas: readonly MetricsBucket[]) => void>;
 
   constructor(private readonly database: Database.Database) {
     this.upsert = database.prepare(
@@ -63,10 +65,38 @@ export class SqliteMetricsStore {
     this.deleteOfPoolBefore = database.prepare(
       "DELETE FROM metrics_buckets WHERE pool = ? AND start < ?",
     );
+    this.increment = database.prepare(
+      `INSERT INTO metrics_buckets (${BUCKET_COLUMNS})
+       VALUES (@pool, @start, @requests, @admitted, @queued, @rejected, @timedOut, @throttled,
+         @released, @queueWaitMs, @holdMs)
+       ON CONFLICT (pool, start) DO UPDATE SET
+         requests = requests + excluded.requests, admitted = admitted + excluded.admitted,
+         queued = queued + excluded.queued, rejected = rejected + excluded.rejected,
+         timed_out = timed_out + excluded.timed_out, throttled = throttled + excluded.throttled,
+         released = released + excluded.released,
+         queue_wait_ms = queue_wait_ms + excluded.queue_wait_ms, hold_ms = hold_ms + excluded.hold_ms`,
+    );
     // One transaction per batch: one fsync-worthy commit instead of one per bucket.
     this.saveAll = database.transaction((buckets: readonly MetricsBucket[]) => {
       for (const bucket of buckets) this.upsert.run(bucketParams(bucket));
     });
+    this.addAll = database.transaction((deltas: readonly MetricsBucket[]) => {
+      for (const delta of deltas) this.increment.run(bucketParams(delta));
+    });
+  }
+
+  /**
+   * Adds increments (counts since the last save of this process) to the stored buckets, in
+   * one transaction: what other processes added to the same buckets is kept.
+   *
+   * @example
+   * ```ts
+   * store.addBuckets([{ pool: "llm", start, ...emptyMetricCounts(), requests: 3 }]);
+   * ```
+   */
+  addBuckets(deltas: readonly MetricsBucket[]): void {
+    if (deltas.length === 0) return;
+    backgroundWrite(this.database, "metrics", () => this.addAll.immediate(deltas));
   }
 
   /** Upserts buckets (each replaces the stored row for its pool and start) in one transaction. */

@@ -29,6 +29,42 @@ describe("metrics persistence (real SQLite)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("two servers on one database add up: each writes only what it counted since its last flush", () => {
+    const servers = [0, 1].map(() => {
+      const recorder = new MetricsRecorder();
+      const persistence = createMetricsPersistence({
+        recorder,
+        store: new SqliteMetricsStore(database),
+        catalog: NO_POOLS,
+        clock,
+      });
+      persistence.load();
+      return { meter: recorder.forPool("chat"), persistence };
+    });
+    for (const round of [1, 2]) {
+      for (const [index, server] of servers.entries()) {
+        for (let n = 0; n < 10 * (index + 1); n++) server.meter.request(clock.now());
+        server.persistence.flush();
+      }
+      expect(new SqliteMetricsStore(database).loadBuckets(0)[0]?.requests).toBe(30 * round);
+    }
+    // A restarted server loads the sum, and adds on top of it.
+    const recorder = new MetricsRecorder();
+    const catalog = new MemoryCatalogStore({ clock: new ManualClock(0) });
+    catalog.upsertPool(catalog.createTeam({ name: "A", slug: "a" }).id, poolInput("chat"));
+    const restarted = createMetricsPersistence({
+      recorder,
+      store: new SqliteMetricsStore(database),
+      catalog,
+      clock,
+    });
+    restarted.load();
+    expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(60);
+    recorder.forPool("chat").request(clock.now());
+    restarted.flush();
+    expect(new SqliteMetricsStore(database).loadBuckets(0)[0]?.requests).toBe(61);
+  });
+
   it("saves what the recorder counted, and a new recorder loads it back", () => {
     const recorder = new MetricsRecorder();
     const persistence = createMetricsPersistence({
