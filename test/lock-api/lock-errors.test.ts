@@ -128,6 +128,17 @@ describe("Lock API errors (contract section 7)", () => {
   });
 
   describe("release", () => {
+    it("a slot of a pool deleted meanwhile gives 200 with released false", async () => {
+      const grant = await readBody(await h.lockPost("/pools/llm/lock/acquire", { key }));
+      const pool = h.catalog.store.findPoolBySubdomain("llm")!;
+      expect(h.catalog.store.deletePool(h.team.id, pool.id)).toBe(true);
+      await h.governor.removePool("llm");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
+      expect(response.status).toBe(200);
+      expect(await readBody(response)).toEqual({ released: false });
+    });
+
     it("a missing slot gives 200 with released false", async () => {
       const response = await h.lockPost(
         "/pools/llm/lock/00000000-0000-4000-8000-000000000000/release",

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { PoolRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
-import { PayloadTooLargeError } from "../../../src/errors.js";
+import { PayloadTooLargeError, PoolNotFoundError } from "../../../src/errors.js";
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
@@ -36,6 +36,8 @@ const RELEASING = Object.freeze({ release: true });
  *   100-599) with `{ error, message, released, ignored }`, where only the listed fields were
  *   dropped; a body over the size limit answers 413 `payload_too_large`, also after releasing.
  * - Unauthorised requests are not acquire attempts and are not access-logged.
+ * - A release on a pool that no longer exists answers 200 `{ released: false }`: its slot is
+ *   gone with it, and a caller cleaning up must not see an error.
  *
  * @example
  * ```ts
@@ -76,6 +78,10 @@ export function createLockApp(deps: LockAppDeps): Hono {
       }
       return await release(request, env, parts, caller.pool, route.slotId);
     } catch (error) {
+      // A slot of a pool deleted meanwhile is simply gone (contract 7: release has no errors).
+      if (route.action === "release" && error instanceof PoolNotFoundError) {
+        return jsonReply({ released: false }, 200);
+      }
       return onError(error);
     }
   };
