@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetricsPersistence } from "../../adapters/server/metrics-persistence.js";
 import { openSluiceDatabase, SqliteMetricsStore } from "../../adapters/sqlite/index.js";
 import { MemoryCatalogStore } from "../../src/catalog/memory-catalog-store.js";
+import type { CatalogStore } from "../../src/catalog/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { poolInput } from "./fixtures.js";
@@ -29,15 +30,17 @@ describe("metrics persistence (real SQLite)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** A server's persistence of `recorder` on the shared test database. */
+  const persistenceOf = (
+    recorder: MetricsRecorder,
+    catalog: Pick<CatalogStore, "listAllPools"> = NO_POOLS,
+  ) =>
+    createMetricsPersistence({ recorder, store: new SqliteMetricsStore(database), catalog, clock });
+
   it("two servers on one database add up: each writes only what it counted since its last flush", () => {
     const servers = [0, 1].map(() => {
       const recorder = new MetricsRecorder();
-      const persistence = createMetricsPersistence({
-        recorder,
-        store: new SqliteMetricsStore(database),
-        catalog: NO_POOLS,
-        clock,
-      });
+      const persistence = persistenceOf(recorder);
       persistence.load();
       return { meter: recorder.forPool("chat"), persistence };
     });
@@ -52,12 +55,7 @@ describe("metrics persistence (real SQLite)", () => {
     const recorder = new MetricsRecorder();
     const catalog = new MemoryCatalogStore({ clock: new ManualClock(0) });
     catalog.upsertPool(catalog.createTeam({ name: "A", slug: "a" }).id, poolInput("chat"));
-    const restarted = createMetricsPersistence({
-      recorder,
-      store: new SqliteMetricsStore(database),
-      catalog,
-      clock,
-    });
+    const restarted = persistenceOf(recorder, catalog);
     restarted.load();
     expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(60);
     recorder.forPool("chat").request(clock.now());
@@ -67,12 +65,7 @@ describe("metrics persistence (real SQLite)", () => {
 
   it("saves what the recorder counted, and a new recorder loads it back", () => {
     const recorder = new MetricsRecorder();
-    const persistence = createMetricsPersistence({
-      recorder,
-      store: new SqliteMetricsStore(database),
-      catalog: NO_POOLS,
-      clock,
-    });
+    const persistence = persistenceOf(recorder);
     const meter = recorder.forPool("chat");
     meter.request(clock.now());
     meter.admitted(clock.now(), 0);
