@@ -117,7 +117,12 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: negativeValuesJoined(argv, options),
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new InvalidArgumentError(usageMessage(spec, describeParseError(error)));
   }
@@ -140,6 +145,29 @@ export function parseCommand(spec: CommandSpec, argv: readonly string[]): Parsed
     values: parsed.values as Record<string, string | boolean | undefined>,
     positionals: parsed.positionals,
   };
+}
+
+/**
+ * `--port -1` as `--port=-1`: parseArgs reads a value starting with `-` as another flag (and
+ * then says the value is missing); a negative number is a value, checked like any other.
+ */
+function negativeValuesJoined(
+  argv: readonly string[],
+  options: Readonly<Record<string, { type: "string" | "boolean" }>>,
+): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    const next = argv[i + 1];
+    const name = word.startsWith("--") ? word.slice(2) : null;
+    if (name && options[name]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${word}=${next}`);
+      i++;
+    } else {
+      joined.push(word);
+    }
+  }
+  return joined;
 }
 
 function describeParseError(error: unknown): string {

@@ -121,6 +121,16 @@ describe("argument parsing (in-process)", () => {
     expect(captured.stderr()).toContain("Option --team needs a value.");
   });
 
+  it("a negative number after a string flag is its value, checked like any other", async () => {
+    const captured = captureIo();
+    expect(
+      await runCli(["serve", "--port", "-1", "--data-dir", "/tmp/never-made"], captured.io),
+    ).toBe(2);
+    expect(captured.stderr()).toContain(
+      'port: must be a whole number from 0 to 65535 (got "-1", from --port)',
+    );
+  });
+
   it("a boolean flag given a value is reported", async () => {
     const captured = captureIo();
     expect(await runCli(["status", "--json=yes"], captured.io)).toBe(2);
