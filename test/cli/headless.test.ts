@@ -19,6 +19,20 @@ interface PoolBody {
   budget: { name: string; reserved_concurrent: number } | null;
 }
 
+/** A team with its owner, for tests that only need one to exist. */
+const CREATE_ACME = [
+  "team",
+  "create",
+  "--name",
+  "Acme",
+  "--slug",
+  "acme",
+  "--owner-name",
+  "Ada",
+  "--owner-email",
+  "ada@example.com",
+];
+
 let dir: string;
 let cleanup: () => void;
 let server: RunningSluice | undefined;
@@ -149,21 +163,7 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
 
   it("status shows the applied pools and their limits", async () => {
     const env = cliEnv({ SLUICE_DATA_DIR: dir });
-    await runSluice(
-      [
-        "team",
-        "create",
-        "--name",
-        "Acme",
-        "--slug",
-        "acme",
-        "--owner-name",
-        "Ada",
-        "--owner-email",
-        "ada@example.com",
-      ],
-      env,
-    );
+    await runSluice(CREATE_ACME, env);
     await runSluice(["apply", join(REPO_ROOT, "examples/sluice.config.json")], env);
     const status = await runSluice(["status"], env);
     expect(status.code).toBe(0);
@@ -183,26 +183,12 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
     try {
       const { port: originPort } = origin.address() as AddressInfo;
-      await runSluice(
-        [
-          "team",
-          "create",
-          "--name",
-          "A",
-          "--slug",
-          "a",
-          "--owner-name",
-          "A",
-          "--owner-email",
-          "a@a.test",
-        ],
-        env,
-      );
+      await runSluice(CREATE_ACME, env);
       const config = join(dir, "hang.json");
       writeFileSync(
         config,
         JSON.stringify({
-          team: "a",
+          team: "acme",
           pools: [
             {
               name: "Hang",
