@@ -19,7 +19,7 @@ interface PoolBody {
   budget: { name: string; reserved_concurrent: number } | null;
 }
 
-/** A team with its owner, for tests that only need one to exist. */
+/** Team acme with its owner Ada Lovelace <ada@example.com>. */
 const CREATE_ACME = [
   "team",
   "create",
@@ -28,7 +28,7 @@ const CREATE_ACME = [
   "--slug",
   "acme",
   "--owner-name",
-  "Ada",
+  "Ada Lovelace",
   "--owner-email",
   "ada@example.com",
 ];
@@ -53,18 +53,7 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     const env = cliEnv({ SLUICE_DATA_DIR: dir });
     const sluice = (...args: string[]) => runSluice(args, env);
 
-    const team = await sluice(
-      "team",
-      "create",
-      "--name",
-      "Acme",
-      "--slug",
-      "acme",
-      "--owner-name",
-      "Ada Lovelace",
-      "--owner-email",
-      "ada@example.com",
-    );
+    const team = await sluice(...CREATE_ACME);
     expect(team).toMatchObject({ code: 0, stderr: "" });
     expect(team.stdout).toBe("Created team acme (id 1) with owner ada@example.com.\n");
 
