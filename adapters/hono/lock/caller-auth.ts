@@ -13,9 +13,6 @@ export const POOL_KEY_HEADER = "x-svc-key";
 
 const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
 
-/** Secrets of Sluice's own that are not pool keys: they never admit traffic. */
-const OTHER_SECRET_PREFIXES = [API_TOKEN_PREFIX, SIGNING_SECRET_PREFIX];
-
 /**
  * The Sluice secret inside an `Authorization` value (`Bearer <secret>` or `Service <secret>`
  * with a token starting `slc_key_`, `slc_tok_` or `slc_sig_`); null otherwise. Other tokens
@@ -32,8 +29,7 @@ export function sluiceSecretInAuthorization(value: string | null | undefined): s
   if (!value) return null;
   const token = AUTHORIZATION_KEY.exec(value)?.[1];
   if (!token) return null;
-  if (token.startsWith(POOL_KEY_PREFIX)) return token;
-  return OTHER_SECRET_PREFIXES.some((prefix) => token.startsWith(prefix)) ? token : null;
+  return token.startsWith(POOL_KEY_PREFIX) || isOtherSecret(token) ? token : null;
 }
 
 /**
@@ -58,15 +54,22 @@ export function poolKeyInAuthorization(value: string | null | undefined): string
  * forwarding an admin secret to the origin.
  */
 function refuseOtherSecrets(headers: HeaderLookup): void {
-  const direct = headers.get(POOL_KEY_HEADER)?.trim();
-  const inAuthorization = sluiceSecretInAuthorization(headers.get("authorization"));
-  for (const presented of [direct, inAuthorization]) {
-    if (presented && OTHER_SECRET_PREFIXES.some((prefix) => presented.startsWith(prefix))) {
-      throw new UnauthorizedError(
-        "A Control API token or signing secret is not a pool key: send a pool key (slc_key_…).",
-      );
-    }
+  if (
+    isOtherSecret(headers.get(POOL_KEY_HEADER)?.trim()) ||
+    isOtherSecret(sluiceSecretInAuthorization(headers.get("authorization")))
+  ) {
+    throw new UnauthorizedError(
+      "A Control API token or signing secret is not a pool key: send a pool key (slc_key_…).",
+    );
   }
+}
+
+/** A secret of Sluice's own that is not a pool key (it never admits traffic). */
+function isOtherSecret(presented: string | null | undefined): boolean {
+  return (
+    !!presented &&
+    (presented.startsWith(API_TOKEN_PREFIX) || presented.startsWith(SIGNING_SECRET_PREFIX))
+  );
 }
 
 /**
