@@ -276,6 +276,8 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     } else {
       entry.meter.queued(caller.enqueuedAt);
       this.room.wait(caller);
+      // drain() or close() came while the store was answering: it refuses waiters.
+      if (this.draining) this.room.turnAway(caller, new GovernorClosedError());
     }
   }
 
@@ -374,17 +376,14 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   drain(): void {
     if (this.draining) return;
     this.draining = true;
-    const closedError = new GovernorClosedError();
-    this.room.rejectAll(() => closedError);
+    this.room.rejectAll(() => new GovernorClosedError());
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.draining = true;
-    const closedError = new GovernorClosedError();
-    this.room.rejectAll(() => closedError);
-    this.holds.stop(closedError);
+    this.drain();
+    this.holds.stop(new GovernorClosedError());
     await this.store.close();
   }
 

@@ -119,11 +119,18 @@ export class WaitingRoom {
     for (let waiter = this.first; waiter !== null; waiter = waiter.nextInRoom) {
       if (!waiter.settled && (!entry || waiter.entry === entry)) rejected.push(waiter);
     }
-    for (const waiter of rejected) {
-      this.settle(waiter);
-      waiter.failed(error());
-    }
+    for (const waiter of rejected) this.turnAway(waiter, error());
     if (!entry) this.timeouts.clear();
+  }
+
+  /**
+   * Fails one waiter now (the governor drained or closed while its acquire was answered). A
+   * slot the store hands it later goes back, as for every settled waiter.
+   */
+  turnAway(waiter: Caller, error: unknown): void {
+    if (waiter.settled) return;
+    this.settle(waiter);
+    waiter.failed(error);
   }
 
   private takeEarlyGrant(slotId: string): EarlyHandoff | undefined {

@@ -160,3 +160,22 @@ describe("an abort while the store's answer to an acquire is on its way", () => 
     expect(await store.snapshot("p")).toMatchObject({ held: 0, queued: 0 });
   });
 });
+
+describe("drain() while the store's answer to an acquire is on its way", () => {
+  it("turns away a caller whose queued answer lands after drain(), and gives its slot back", async () => {
+    const clock = new ManualClock(1_000_000);
+    const late = storeWithLateAcquireAnswers(clock);
+    const governor = createGovernor({ clock, store: late.store });
+    await governor.definePool("p", { maxConcurrent: 1, queue: { size: 5, timeoutMs: 5_000 } });
+    const holder = await governor.acquire("p");
+    late.holdAnswers();
+    const caller = track(governor.acquire("p", { waitMs: 1_000 }));
+    governor.drain();
+    await late.answerAcquires();
+    await expect(caller.promise).rejects.toBeInstanceOf(GovernorClosedError);
+    // The store still queues it: the release hands it the slot, which comes straight back.
+    await governor.release("p", holder.slotId);
+    await flushMicrotasks();
+    expect(await late.store.snapshot("p")).toMatchObject({ held: 0 });
+  });
+});
