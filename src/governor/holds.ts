@@ -42,33 +42,27 @@ export class Holds {
     for (const keeper of this.keepers.values()) held += keeper.size;
     if (held === 0) return;
     const gone = new Set(slotIds);
-    const lost: LocalHold[] = [];
-    for (const keeper of this.keepers.values()) {
-      keeper.forEach((lease) => {
-        if (gone.has(lease.slotId)) lost.push(lease as LocalHold);
-      });
-    }
-    for (const hold of lost) hold.onLost();
+    for (const hold of this.holdsWhere((lease) => gone.has(lease.slotId))) hold.onLost();
   }
 
   /** Stops renewing, and aborts the work of every hold with `error` (the governor closed). */
   stop(error: Error): void {
-    const held = this.holdsOf(null);
+    const held = this.holdsWhere(() => true);
     for (const keeper of this.keepers.values()) keeper.stop();
     for (const hold of held) hold.stopWork(error);
   }
 
   /** Aborts the work of the holds of `pool` with `error` (the pool was removed under them). */
   stopPool(pool: string, error: Error): void {
-    for (const hold of this.holdsOf(pool)) hold.stopWork(error);
+    for (const hold of this.holdsWhere((lease) => lease.pool === pool)) hold.stopWork(error);
   }
 
-  /** The holds of `pool`, or all of them (null). */
-  private holdsOf(pool: string | null): LocalHold[] {
+  /** The holds whose lease passes `wanted`, collected first (stopping one untracks it). */
+  private holdsWhere(wanted: (lease: KeptLease) => boolean): LocalHold[] {
     const held: LocalHold[] = [];
     for (const keeper of this.keepers.values()) {
       keeper.forEach((lease) => {
-        if (pool === null || lease.pool === pool) held.push(lease as LocalHold);
+        if (wanted(lease)) held.push(lease as LocalHold);
       });
     }
     return held;

@@ -189,8 +189,7 @@ export class LocalHold implements RunContext, KeptLease {
 
   /** The slot was reclaimed under us (the process stalled past a term): stop the work. */
   onLost(): void {
-    if (this.finished) return;
-    this.abort(new SlotNotFoundError(this.slotId));
+    this.stopWork(new SlotNotFoundError(this.slotId));
   }
 
   /**
