@@ -8,6 +8,7 @@ import {
   loadOrCreateSecretKey,
   openSluiceDatabase,
   SECRET_KEY_ENV,
+  SECRET_KEY_FILE,
   SqliteCatalogStore,
 } from "../sqlite/index.js";
 import { SERVER_CONFIG_DEFAULTS } from "./config.js";
@@ -63,7 +64,7 @@ export function openDataDir(options: {
   clock?: Clock;
 }): OpenDataDir {
   const dataDir = resolve(options.dataDir);
-  const key = inDataDir(dataDir, "secret.key", () =>
+  const key = inDataDir(dataDir, SECRET_KEY_FILE, () =>
     loadOrCreateSecretKey({
       env: options.secretKey ? { [SECRET_KEY_ENV]: options.secretKey } : {},
       dataDir,
@@ -79,7 +80,7 @@ export function openDataDir(options: {
     clock: options.clock ?? systemClock,
   });
   try {
-    checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, "secret.key"));
+    checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE));
   } catch (error) {
     database.close();
     throw error;

@@ -1,11 +1,7 @@
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock, TimerHandle } from "../../src/clock/clock.js";
 import type { MetricsRecorder } from "../../src/metrics/recorder.js";
-import {
-  emptyMetricCounts,
-  type MetricCounts,
-  type MetricsBucket,
-} from "../../src/metrics/types.js";
+import { METRIC_COUNT_FIELDS, type MetricsBucket } from "../../src/metrics/types.js";
 import type { SqliteMetricsStore } from "../sqlite/index.js";
 
 const DAY_MS = 86_400_000;
@@ -165,14 +161,12 @@ function bucketKey(bucket: MetricsBucket): string {
 function difference(bucket: MetricsBucket, before: MetricsBucket | undefined): MetricsBucket {
   const delta: MetricsBucket = { ...bucket };
   if (!before) return delta;
-  for (const name of COUNTER_NAMES) delta[name] = bucket[name] - before[name];
+  for (const name of METRIC_COUNT_FIELDS) delta[name] = bucket[name] - before[name];
   return delta;
 }
 
 function sum(a: MetricsBucket, b: MetricsBucket): MetricsBucket {
   const total: MetricsBucket = { ...a };
-  for (const name of COUNTER_NAMES) total[name] = a[name] + b[name];
+  for (const name of METRIC_COUNT_FIELDS) total[name] = a[name] + b[name];
   return total;
 }
-
-const COUNTER_NAMES = Object.keys(emptyMetricCounts()) as (keyof MetricCounts)[];
