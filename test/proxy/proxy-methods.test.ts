@@ -30,6 +30,17 @@ describe("pool proxy: Via, TRACE and Max-Forwards (RFC 9110 7.6)", () => {
     expect(requestsCounted()).toBe(0);
   });
 
+  it("refuses TRACE asked through a method-override header too", async () => {
+    const reply = await fixture.send({
+      host: HOST,
+      method: "POST",
+      path: "/v1/anything",
+      headers: { "x-http-method-override": "trace" },
+    });
+    expect(reply.status).toBe(405);
+    expect(fixture.upstream.hits).toBe(0);
+  });
+
   it("still checks the caller first: TRACE without a key is 401", async () => {
     const reply = await poolRequest(fixture.h.proxy.port, { host: HOST, method: "TRACE" });
     expect(reply.status).toBe(401);

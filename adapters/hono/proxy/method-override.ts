@@ -29,3 +29,20 @@ export function overriddenMethods(headers: HeaderLookup): string[] {
   }
   return methods;
 }
+
+/**
+ * Whether a method-override header asks for `method` (upper case). Allocates nothing: every
+ * proxied request is checked for TRACE.
+ *
+ * @example
+ * ```ts
+ * overridesTo(headers, "TRACE"); // true for X-HTTP-Method-Override: trace
+ * ```
+ */
+export function overridesTo(headers: HeaderLookup, method: string): boolean {
+  for (const name of METHOD_OVERRIDE_HEADERS) {
+    const value = headers.get(name);
+    if (value !== null && value.trim().toUpperCase() === method) return true;
+  }
+  return false;
+}
