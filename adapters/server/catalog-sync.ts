@@ -83,8 +83,6 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const appliedBudgets = new Map<string, string>();
   // Catalog name of each applied budget id, kept so a removal can still be named.
   const budgetNames = new Map<string, string>();
-  // Why each pool the governor refused last time was refused (for the log).
-  const lastPoolError = new Map<string, string>();
   let lastMarker: number | null = null;
   let running: Promise<unknown> = Promise.resolve();
   let timer: TimerHandle | null = null;
@@ -92,7 +90,6 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   async function removePool(subdomain: string): Promise<void> {
     await governor.removePool(subdomain);
-    lastPoolError.delete(subdomain);
     appliedPools.delete(subdomain);
     appliedPoolIds.delete(subdomain);
     try {
@@ -102,32 +99,32 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     }
   }
 
-  /** Pushes one budget when it changed; false when the governor refused it (for now). */
-  async function applyBudget(budget: BudgetRecord, report: SyncReport): Promise<boolean> {
+  /** Pushes one budget when it changed; answers why the governor refused it (null: applied). */
+  async function applyBudget(budget: BudgetRecord, report: SyncReport): Promise<string | null> {
     const name = governorBudgetId(budget);
     const settings = budgetToGovernorSettings(budget);
     const fingerprint = JSON.stringify(settings);
     const previous = appliedBudgets.get(name);
     budgetNames.set(name, budget.name);
-    if (previous === fingerprint) return true;
+    if (previous === fingerprint) return null;
     try {
       await governor.defineBudget(name, settings);
     } catch (error) {
       if (!(error instanceof InvalidArgumentError)) throw error;
-      return false;
+      return error.message;
     }
     appliedBudgets.set(name, fingerprint);
     report.budgetNames![name] = budget.name;
     (previous === undefined ? report.definedBudgets : report.updatedBudgets).push(name);
-    return true;
+    return null;
   }
 
-  /** Pushes one pool when it changed; false when the governor refused it (for now). */
+  /** Pushes one pool when it changed; answers why the governor refused it (null: applied). */
   async function applyPool(
     pool: PoolRecord,
     budgetById: ReadonlyMap<number, BudgetRecord>,
     report: SyncReport,
-  ): Promise<boolean> {
+  ): Promise<string | null> {
     const previousId = appliedPoolIds.get(pool.subdomain);
     if (previousId !== undefined && previousId !== pool.id) {
       // Neither the old pool's slots, queue nor history belong to the new one.
@@ -138,18 +135,16 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     const settings = poolToGovernorSettings(pool, budget);
     const fingerprint = JSON.stringify(settings);
     const previous = appliedPools.get(pool.subdomain);
-    if (previous === fingerprint) return true;
+    if (previous === fingerprint) return null;
     try {
       await governor.definePool(pool.subdomain, settings);
     } catch (error) {
-      lastPoolError.set(pool.subdomain, (error as Error).message);
-      return false;
+      return (error as Error).message;
     }
-    lastPoolError.delete(pool.subdomain);
     appliedPools.set(pool.subdomain, fingerprint);
     appliedPoolIds.set(pool.subdomain, pool.id);
     (previous === undefined ? report.definedPools : report.updatedPools).push(pool.subdomain);
-    return true;
+    return null;
   }
 
   async function apply(): Promise<SyncReport> {
@@ -164,29 +159,25 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     // the same reason (its reservation above a ceiling not raised yet) also goes again.
     const deferredBudgets: BudgetRecord[] = [];
     for (const budget of budgets) {
-      if (!(await applyBudget(budget, report))) deferredBudgets.push(budget);
+      if ((await applyBudget(budget, report)) !== null) deferredBudgets.push(budget);
     }
     const wanted = new Set<string>();
-    let refusedPools: PoolRecord[] = [];
+    const refusedPools = new Map<PoolRecord, string>();
     for (const pool of pools) {
       wanted.add(pool.subdomain);
-      if (!(await applyPool(pool, budgetById, report))) refusedPools.push(pool);
+      const refused = await applyPool(pool, budgetById, report);
+      if (refused !== null) refusedPools.set(pool, refused);
     }
     for (const budget of deferredBudgets) {
-      if (!(await applyBudget(budget, report))) {
-        log(`Could not apply budget ${budget.name}: its pools' reservations exceed its ceiling.`);
-      }
+      const refused = await applyBudget(budget, report);
+      if (refused !== null) log(`Could not apply budget ${budget.name}: ${refused}`);
     }
-    if (deferredBudgets.length > 0) {
-      const again = refusedPools;
-      refusedPools = [];
-      for (const pool of again) {
-        if (!(await applyPool(pool, budgetById, report))) refusedPools.push(pool);
-      }
-    }
-    for (const pool of refusedPools) {
-      // One bad row must not keep every other pool from syncing.
-      log(`Could not apply pool ${pool.subdomain}: ${lastPoolError.get(pool.subdomain)}`);
+    // One bad row must not keep every other pool from syncing: each refused pool is logged,
+    // after a second try once the deferred budgets are in.
+    for (const [pool, firstRefusal] of refusedPools) {
+      const refused =
+        deferredBudgets.length > 0 ? await applyPool(pool, budgetById, report) : firstRefusal;
+      if (refused !== null) log(`Could not apply pool ${pool.subdomain}: ${refused}`);
     }
 
     for (const name of [...appliedPools.keys()]) {
