@@ -11,6 +11,7 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "../../src/store/types.js";
+import type { RejoiningWaiter } from "./queued-waiters.js";
 
 /** What the local store issued for one slot id: a held slot, or a waiter. */
 interface Issued {
@@ -27,14 +28,6 @@ export interface HandedHolder {
   pool: string;
   slotId: string;
   requestLeftMs: number;
-}
-
-/** A waiter of the local store, handed over to the Redis queue once it is back. */
-export interface HandedWaiter {
-  pool: string;
-  slotId: string;
-  waitedMs: number;
-  waitLeftMs: number;
 }
 
 /**
@@ -80,10 +73,10 @@ export class LocalFallback {
    * outage then count against the shared limit instead of coming on top of it. Waiters go
    * first (cancelled here), so releasing the slots here serves none of them.
    */
-  handOver(): { holders: HandedHolder[]; waiters: HandedWaiter[] } {
+  handOver(): { holders: HandedHolder[]; waiters: RejoiningWaiter[] } {
     const now = this.clock.now();
     const holders: HandedHolder[] = [];
-    const waiters: HandedWaiter[] = [];
+    const waiters: RejoiningWaiter[] = [];
     for (const [slotId, issued] of this.issued) {
       if (issued.requestDeadline !== null) continue;
       this.store.cancel(issued.pool, slotId);

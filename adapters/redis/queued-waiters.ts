@@ -37,8 +37,9 @@ export class QueuedWaiters {
 
   constructor(private readonly clock: Clock) {}
 
-  add(pool: string, slotId: string, waitMs: number): void {
-    this.waiters.set(slotId, { pool, waitMs, since: this.clock.now() });
+  /** Records a waiter queued now, or `waitedMs` ago (one handed over from elsewhere). */
+  add(pool: string, slotId: string, waitMs: number, waitedMs = 0): void {
+    this.waiters.set(slotId, { pool, waitMs, since: this.clock.now() - waitedMs });
   }
 
   delete(slotId: string): void {

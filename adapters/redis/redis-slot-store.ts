@@ -367,7 +367,12 @@ export class RedisSlotStore implements SlotStore {
       this.engine.adopt(held.pool, held.slotId, held.requestLeftMs),
     );
     const rejoined = waiters.map((waiter) => {
-      this.queued.add(waiter.pool, waiter.slotId, waiter.waitLeftMs);
+      this.queued.add(
+        waiter.pool,
+        waiter.slotId,
+        waiter.waitedMs + waiter.waitLeftMs,
+        waiter.waitedMs,
+      );
       return this.engine.rejoin(waiter);
     });
     await Promise.all([...adopted, ...rejoined]);

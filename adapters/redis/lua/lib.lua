@@ -446,10 +446,12 @@ local function purge_expired_waiters(p)
   end
 end
 
-local function enqueue_waiter(p, slot_id, wait_ms)
+-- `enqueued_at`: when the waiter first queued (default now; a rejoining waiter keeps its own).
+local function enqueue_waiter(p, slot_id, wait_ms, enqueued_at)
   local wait_deadline = now + wait_ms
   redis.call('RPUSH', p.qkey, slot_id)
-  redis.call('HSET', p.wkey, slot_id, string.format('%d:%d:%s', now, wait_deadline, caller))
+  redis.call('HSET', p.wkey, slot_id,
+    string.format('%d:%d:%s', enqueued_at or now, wait_deadline, caller))
   if not p.minwait or wait_deadline < p.minwait then
     p.minwait = wait_deadline
     redis.call('HSET', p.key, 'minwait', fmt(wait_deadline))

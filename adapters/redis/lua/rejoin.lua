@@ -23,13 +23,6 @@ if slot then
   return finish(result)
 end
 if wait_left_ms <= 0 then return finish({ 'expired' }) end
-local wait_deadline = now + wait_left_ms
-redis.call('RPUSH', p.qkey, slot_id)
-redis.call('HSET', p.wkey, slot_id,
-  string.format('%d:%d:%s', now - waited_ms, wait_deadline, caller))
-if not p.minwait or wait_deadline < p.minwait then
-  p.minwait = wait_deadline
-  redis.call('HSET', p.key, 'minwait', fmt(wait_deadline))
-end
+enqueue_waiter(p, slot_id, wait_left_ms, now - waited_ms)
 serve(p)
 return finish({ 'rejoined' })
