@@ -18,8 +18,8 @@ export const CONTROL_API_PREFIX = "/api/v1";
  * metrics under `/api/v1`, authenticated by bearer API token with per-endpoint abilities,
  * plus its OpenAPI 3.1 document at `GET /api/v1/openapi.json` (no auth).
  *
- * Errors are JSON `{message}` (422 adds `errors`); unknown routes are 404; bugs are a bare
- * 500 and go to `deps.logError`.
+ * Errors are JSON `{message}` (422 adds `errors`); unknown routes are 404, a known path asked
+ * with another method 405 with `Allow`; bugs are a bare 500 and go to `deps.logError`.
  *
  * @example
  * ```ts

@@ -80,7 +80,8 @@ export function jsonReply(body: unknown, status: number, headers: HeaderRecord =
 /**
  * The `{ error, message }` response for anything thrown on the Lock API or the proxy, with
  * the status and wire code of `lockApiError`. Every such response carries
- * `x-svc-rejected-by: sluice`; a 429 also carries `Retry-After` and `x-svc-retry-after-ms`.
+ * `x-svc-rejected-by: sluice`; a 429 also carries `Retry-After` and `x-svc-retry-after-ms`,
+ * a 503 (Redis away, server stopping) `Retry-After: 1`.
  * Unexpected errors are a bare 500 whose message reveals nothing.
  *
  * @example

@@ -17,8 +17,9 @@ export interface WaitRequest {
 }
 
 /**
- * `X-Svc-Queue-Timeout-Ms`: absent → undefined; otherwise whole milliseconds ≥ 0 (one past
- * 2^53 taken as 2^53 − 1; the governor clamps it to the pool's queue timeout). Throws {@link InvalidArgumentError} (400 `invalid_request`) for anything else.
+ * `X-Svc-Queue-Timeout-Ms`: absent → undefined; otherwise whole milliseconds ≥ 0 (anything
+ * past 2^53 − 1 taken as 2^53 − 1; the governor clamps it to the pool's queue timeout).
+ * Throws {@link InvalidArgumentError} (400 `invalid_request`) for anything else.
  *
  * @example
  * ```ts

@@ -34,12 +34,14 @@ export type ProxyApp = Hono & { close(): void };
  * each request goes to the pool's origin (origin URL + path + query) through the pool's
  * slots, queue and RPM gate, shared with Lock API traffic. In order:
  * 1. pool and caller checks (404, 401, 403 IP policy); a postgres pool answers 501;
- * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method gets 403 before
- *    a slot is taken or the origin sees anything;
+ * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method, itself or named
+ *    by a method-override header, gets 403 before a slot is taken or the origin sees
+ *    anything; TRACE (also through an override) gets 405, and an OPTIONS with
+ *    `Max-Forwards: 0` is answered by Sluice;
  * 3. a slot (`X-Svc-Queue-Timeout-Ms`, `X-Svc-No-Queue`); Sluice's own refusals carry
  *    `x-svc-rejected-by: sluice`, so a 429 from the origin (passed through) is distinguishable;
  * 4. the origin request: managed credential injected, the caller's pool key and `X-Svc-*`
- *    headers and hop-by-hop headers removed, `X-Forwarded-*` added, signed when the pool
+ *    headers and hop-by-hop headers removed, `X-Forwarded-*` and `Via` added, signed when the pool
  *    signs; bodies stream both ways, and the slot is held until the response ends or the
  *    client goes away.
  *
