@@ -69,6 +69,7 @@ export function waitBudget(settings: PoolSettings, options: AcquireOptions): num
 
 /** An AbortSignal, also one of another realm or a polyfill (what the governor reads of it). */
 function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
   const signal = value as AbortSignal;
   return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function";
 }

@@ -50,6 +50,8 @@ export class LocalHold implements RunContext, KeptLease {
   private finished = false;
   private capTimer: TimerHandle | null = null;
   private callerListener: (() => void) | undefined;
+  private callerLinked = false;
+  private abortListeners: ((reason: unknown) => void)[] | null = null;
   /** `report` as a function of its own (`fn` may destructure it), made when first read. */
   private reporter: ((outcome: OutcomeReport) => void) | undefined;
   /**
@@ -157,6 +159,20 @@ export class LocalHold implements RunContext, KeptLease {
     return this.controller.signal;
   }
 
+  onAbort(listener: (reason: unknown) => void): () => void {
+    if (!this.aborted) this.linkCallerSignal();
+    if (this.aborted) {
+      listener(this.abortReason);
+      return noop;
+    }
+    (this.abortListeners ??= []).push(listener);
+    return () => {
+      const listeners = this.abortListeners;
+      const index = listeners ? listeners.indexOf(listener) : -1;
+      if (index >= 0) listeners?.splice(index, 1);
+    };
+  }
+
   /**
    * Attaches an outcome to the release after `fn`. A getter, so `({ report }) => …` works:
    * the function it answers needs no `this`, and is only made for an `fn` that reads it.
@@ -228,6 +244,7 @@ export class LocalHold implements RunContext, KeptLease {
     if (outcome !== undefined) this.outcome = outcome;
     if (this.capTimer !== null) this.owner.clock.clearTimeout(this.capTimer);
     if (this.callerListener) this.callerSignal?.removeEventListener("abort", this.callerListener);
+    this.abortListeners = null;
     return this.owner.finishHold(this);
   }
 
@@ -247,11 +264,16 @@ export class LocalHold implements RunContext, KeptLease {
     this.aborted = true;
     this.abortReason = reason;
     this.controller?.abort(reason);
+    const listeners = this.abortListeners;
+    this.abortListeners = null;
+    if (listeners) for (const listener of listeners) listener(reason);
   }
 
+  /** Once, on first use of `signal` or `onAbort`: the caller's abort aborts this hold. */
   private linkCallerSignal(): void {
     const caller = this.callerSignal;
-    if (!caller) return;
+    if (!caller || this.callerLinked) return;
+    this.callerLinked = true;
     if (caller.aborted) {
       this.abort(caller.reason);
       return;
@@ -279,6 +301,8 @@ anchorShape(
     undefined,
   ),
 );
+
+function noop(): void {}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (

@@ -76,8 +76,17 @@ export interface SlotGrant {
  */
 export interface RunContext {
   readonly grant: SlotGrant;
-  /** Aborts when the caller's signal aborts or the slot reaches its request deadline. */
+  /**
+   * Aborts when the caller's signal aborts, the slot reaches its request deadline or is lost,
+   * or the governor closes (or the pool is removed). Made when first read.
+   */
   readonly signal: AbortSignal;
+  /**
+   * Calls `listener` once, with the reason, at the moments `signal` aborts (at once when it
+   * already has); answers the unsubscribe. For work that only needs the callback: it costs no
+   * AbortSignal.
+   */
+  onAbort(listener: (reason: unknown) => void): () => void;
   /** Attach an upstream outcome to the release that follows `fn` (last call wins). */
   report(outcome: OutcomeReport): void;
 }

@@ -19,24 +19,70 @@ export function nodeBindings(env: unknown): NodeBindings {
 }
 
 /**
- * A signal that aborts when the client goes away before its response has been sent in full.
- * On Node it watches the response socket directly (reading `request.signal` would make
- * `@hono/node-server` build a full Request); elsewhere it is the request's own signal.
+ * A signal for governor calls that aborts when the client goes away before its response has
+ * been sent in full, so a queued caller leaves the queue. Elsewhere than Node it is the
+ * request's own signal. On Node it watches the response socket directly (reading
+ * `request.signal` would make `@hono/node-server` build a full Request) and is a lightweight
+ * look-alike rather than a real AbortSignal: building one costs more than the whole acquire.
+ * It answers what the governor uses (`aborted`, `reason`, `"abort"` listeners), so give it
+ * to the governor, not to `fetch`.
  *
  * @example
  * ```ts
  * const gone = clientGoneSignal(c.env, c.req.raw);
+ * const grant = await governor.acquire("llm", { waitMs: 5_000, signal: gone });
  * ```
  */
 export function clientGoneSignal(env: unknown, request: Request): AbortSignal {
   const { outgoing } = nodeBindings(env);
   if (!outgoing) return request.signal;
-  const controller = new AbortController();
-  if (outgoing.destroyed && !outgoing.writableFinished) controller.abort(new ClientGoneError());
-  outgoing.once("close", () => {
-    if (!outgoing.writableFinished) controller.abort(new ClientGoneError());
-  });
-  return controller.signal;
+  return new ClientGoneWatch(outgoing) as unknown as AbortSignal;
+}
+
+type AbortListener = (event?: unknown) => void;
+
+/** The AbortSignal look-alike behind {@link clientGoneSignal} on Node. */
+class ClientGoneWatch {
+  private gone: ClientGoneError | null = null;
+  private listeners: AbortListener[] | null = null;
+
+  constructor(private readonly outgoing: ServerResponse) {}
+
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  get reason(): ClientGoneError | undefined {
+    if (!this.gone && this.outgoing.destroyed && !this.outgoing.writableFinished) {
+      this.gone = new ClientGoneError();
+    }
+    return this.gone ?? undefined;
+  }
+
+  addEventListener(type: string, listener: AbortListener): void {
+    if (type !== "abort") return;
+    if (!this.listeners) {
+      this.listeners = [];
+      this.outgoing.once("close", () => this.onClose());
+    }
+    this.listeners.push(listener);
+  }
+
+  removeEventListener(type: string, listener: AbortListener): void {
+    const listeners = this.listeners;
+    if (type !== "abort" || !listeners) return;
+    const index = listeners.indexOf(listener);
+    if (index >= 0) listeners.splice(index, 1);
+  }
+
+  private onClose(): void {
+    const listeners = this.listeners;
+    if (this.outgoing.writableFinished || !listeners) return;
+    this.gone ??= new ClientGoneError();
+    this.listeners = [];
+    // Like an AbortSignal, each listener hears it once.
+    for (const listener of listeners) listener();
+  }
 }
 
 /** The client closed its connection before its response was complete. */

@@ -18,7 +18,7 @@ import { overriddenMethods } from "./method-override.js";
 import { type ProxyAppDeps, SIGNED_BODY_LIMIT_BYTES } from "./proxy-deps.js";
 import { upstreamRequestHeaders } from "./request-headers.js";
 import { holdSlot } from "./slot-hold.js";
-import { createUpstreamAgents, type UpstreamBody } from "./upstream-call.js";
+import { createUpstreamClient, type UpstreamBody } from "./upstream-call.js";
 import {
   parseOrigin,
   poolSubdomainOf,
@@ -55,7 +55,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const { governor } = deps;
   const clock = deps.clock ?? governor.clock;
   const directory = deps.directory ?? new CatalogPoolDirectory(deps.catalog);
-  const agents = deps.agents ?? createUpstreamAgents();
+  const upstreamClient = deps.upstreamClient ?? createUpstreamClient();
   const signedLimit = deps.signedBodyLimitBytes ?? SIGNED_BODY_LIMIT_BYTES;
   const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
@@ -144,7 +144,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
         pathAndQuery: target.pathAndQuery,
         headers: outgoing,
         body: signed ? signed.body : streamedBody(request, env, method),
-        agents,
+        client: upstreamClient,
       },
     });
   };
@@ -159,7 +159,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     request.method === "HEAD"
       ? routed(request, env, executionContext)
       : proxy(request, env).catch(onError);
-  return Object.assign(app, { close: () => agents.destroy() });
+  return Object.assign(app, { close: () => void upstreamClient.destroy().catch(() => {}) });
 }
 
 /** A read-only key's request (contract 4.1 rule 2): 403 unless every method it asks is a read. */

@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
-import type { Clock } from "../../../src/clock/clock.js";
+import type { Clock, TimerHandle } from "../../../src/clock/clock.js";
 import {
   GovernorClosedError,
   PoolNotFoundError,
@@ -10,11 +11,15 @@ import {
 import type { OutcomeReport } from "../../../src/learning/types.js";
 import { CLIENT_CLOSED_REQUEST } from "../error-status.js";
 import { grantHeaders, sluiceReply } from "../lock/lock-responses.js";
-import { pipeToNodeResponse } from "./node-response.js";
 import { clientResponseHeaders, type ResponseHeaderRecord } from "./response-headers.js";
-import { streamUpstreamBody } from "./response-stream.js";
 import type { SlotHold } from "./slot-hold.js";
-import { callUpstream, type UpstreamCall } from "./upstream-call.js";
+import {
+  callUpstream,
+  type UpstreamCall,
+  type UpstreamExchange,
+  type UpstreamHead,
+  type UpstreamSink,
+} from "./upstream-call.js";
 
 /** The origin did not answer within the pool's request timeout. */
 class UpstreamTimeoutError extends Error {
@@ -22,6 +27,9 @@ class UpstreamTimeoutError extends Error {
     super("The origin did not answer within the pool's request timeout.");
   }
 }
+
+/** Bytes buffered toward a slow web-stream reader before the origin is paused. */
+const HIGH_WATER_BYTES = 64 * 1024;
 
 /** Statuses whose responses never have a body. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
@@ -48,64 +56,129 @@ export interface ForwardInput {
  *
  * @example
  * ```ts
- * return forwardInSlot({ hold, clock, credential, watchClient, call: { origin, method, pathAndQuery, headers, body, agents } });
+ * return forwardInSlot({ hold, clock, credential, watchClient, call: { origin, method, pathAndQuery, headers, body, client } });
  * ```
  */
-export async function forwardInSlot(input: ForwardInput): Promise<Response> {
-  const { hold, clock } = input;
-  const exchange = callUpstream(input.call);
-  let abortReason: unknown;
-  const abort = (reason: unknown) => {
-    if (abortReason !== undefined) return;
-    abortReason = reason;
-    exchange.abort(reason instanceof Error ? reason : new Error(String(reason)));
-  };
-  const onHoldAbort = () => abort(hold.signal.reason);
-  if (hold.signal.aborted) onHoldAbort();
-  else hold.signal.addEventListener("abort", onHoldAbort, { once: true });
-  const stopWatchingClient = input.watchClient(abort);
-  const timer = clock.setTimeout(
-    () => abort(new UpstreamTimeoutError()),
-    Math.max(0, hold.grant.requestDeadline - clock.now()),
-  );
-  let finished = false;
-  const finish = (outcome?: OutcomeReport) => {
-    if (finished) return;
-    finished = true;
-    clock.clearTimeout(timer);
-    hold.signal.removeEventListener("abort", onHoldAbort);
-    stopWatchingClient();
-    hold.end(outcome);
-  };
+export function forwardInSlot(input: ForwardInput): Promise<Response> {
+  return new Promise((resolve) => new ProxiedExchange(input, resolve).start());
+}
 
-  let upstream: IncomingMessage;
-  try {
-    upstream = await exchange.response;
-  } catch {
-    finish();
-    return failureResponse(abortReason, hold, clock.now());
-  }
-  const status = upstream.statusCode ?? 502;
-  const outcome: OutcomeReport = { status, headers: upstream.headers };
-  const headers = clientResponseHeaders(
-    upstream.rawHeaders,
-    input.credential,
-    hold.grant,
-    upstream.httpVersion,
-  );
-  const bodyless = input.call.method === "HEAD" || NULL_BODY_STATUSES.has(status);
-  if (input.nodeResponse) {
-    return pipeToNodeResponse(input.nodeResponse, upstream, status, headers, bodyless, () =>
-      finish(outcome),
+/**
+ * One origin exchange: it answers the client once the response head arrives (or the
+ * exchange failed before it), then passes the body on chunk by chunk with back-pressure. On
+ * Node the body is written straight into the server response (a small answer leaves in one
+ * socket write); elsewhere it feeds a web stream.
+ */
+class ProxiedExchange implements UpstreamSink {
+  private exchange: UpstreamExchange | null = null;
+  private abortReason: unknown;
+  private finished = false;
+  private answered = false;
+  private outcome: OutcomeReport | undefined;
+  private timer: TimerHandle | null = null;
+  private stopWatchingClient: (() => void) | null = null;
+  private stopWatchingHold: (() => void) | null = null;
+  private stream: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private readonly resumeOrigin = () => this.exchange?.resume();
+
+  constructor(
+    private readonly input: ForwardInput,
+    private readonly answer: (response: Response) => void,
+  ) {}
+
+  start(): void {
+    const { hold, clock } = this.input;
+    this.exchange = callUpstream(this.input.call, this);
+    this.stopWatchingHold = hold.onAbort((reason) => this.abort(reason));
+    this.stopWatchingClient = this.input.watchClient((reason) => this.abort(reason));
+    this.timer = clock.setTimeout(
+      () => this.abort(new UpstreamTimeoutError()),
+      Math.max(0, hold.grant.requestDeadline - clock.now()),
     );
   }
-  if (bodyless) {
-    upstream.resume();
-    finish(outcome);
-    return new Response(null, responseInit(status, headers));
+
+  head(head: UpstreamHead): void {
+    const { input } = this;
+    this.outcome = { status: head.status, headers: head.headers };
+    const headers = clientResponseHeaders(head.rawHeaders, input.credential, input.hold.grant);
+    const bodyless = input.call.method === "HEAD" || NULL_BODY_STATUSES.has(head.status);
+    this.answered = true;
+    const node = input.nodeResponse;
+    if (node) {
+      node.writeHead(head.status, headers);
+      this.answer(RESPONSE_ALREADY_SENT);
+      return;
+    }
+    const body = bodyless ? null : this.webBody();
+    this.answer(new Response(body, responseInit(head.status, headers)));
   }
-  const body = streamUpstreamBody(upstream, () => finish(outcome));
-  return new Response(body, responseInit(status, headers));
+
+  data(chunk: Buffer): boolean {
+    const node = this.input.nodeResponse;
+    if (node) {
+      if (node.destroyed || node.write(chunk)) return true;
+      node.once("drain", this.resumeOrigin);
+      return false;
+    }
+    const stream = this.stream;
+    if (!stream) return true;
+    stream.enqueue(chunk);
+    return (stream.desiredSize ?? 1) > 0;
+  }
+
+  end(): void {
+    const node = this.input.nodeResponse;
+    if (node) {
+      if (!node.destroyed) node.end();
+    } else {
+      this.stream?.close();
+    }
+    this.finish(this.outcome);
+  }
+
+  fail(error: Error): void {
+    if (!this.answered) {
+      this.finish();
+      this.answer(failureResponse(this.abortReason, this.input.hold, this.input.clock.now()));
+      return;
+    }
+    // After the head, nothing but a dropped connection tells the client its body is cut short.
+    this.input.nodeResponse?.destroy();
+    this.stream?.error(error);
+    this.finish(this.outcome);
+  }
+
+  private webBody(): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.stream = controller;
+        },
+        pull: this.resumeOrigin,
+        cancel: () => {
+          this.stream = null;
+          this.abort(new Error("The client cancelled the response body."));
+        },
+      },
+      { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
+    );
+  }
+
+  private abort(reason: unknown): void {
+    if (this.abortReason !== undefined || this.finished) return;
+    this.abortReason = reason;
+    this.exchange?.abort(reason instanceof Error ? reason : new Error(String(reason)));
+  }
+
+  private finish(outcome?: OutcomeReport): void {
+    if (this.finished) return;
+    this.finished = true;
+    const { hold, clock } = this.input;
+    if (this.timer !== null) clock.clearTimeout(this.timer);
+    this.stopWatchingHold?.();
+    this.stopWatchingClient?.();
+    hold.end(outcome);
+  }
 }
 
 /**

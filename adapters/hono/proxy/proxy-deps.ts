@@ -3,7 +3,7 @@ import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
 import type { IpPolicy } from "../lock/lock-deps.js";
 import type { PoolDirectory, TrafficCatalog } from "../lock/pool-directory.js";
-import type { UpstreamAgents } from "./upstream-call.js";
+import type { createUpstreamClient, UpstreamClient } from "./upstream-call.js";
 
 /** Largest request body of a pool with origin signing (the digest needs the whole body). */
 export const SIGNED_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -23,8 +23,8 @@ export interface ProxyAppDeps {
   ipPolicy?: IpPolicy;
   /** Largest body of a signed pool's request; default 10 MiB. */
   signedBodyLimitBytes?: number;
-  /** Origin connection pools; default fresh keep-alive agents, destroyed by `close()`. */
-  agents?: UpstreamAgents;
+  /** Origin connection pools; default a fresh {@link createUpstreamClient}, destroyed by `close()`. */
+  upstreamClient?: UpstreamClient;
   /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
   logError?: (error: unknown) => void;
 }

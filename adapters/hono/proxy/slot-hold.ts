@@ -6,6 +6,8 @@ export interface SlotHold {
   readonly grant: SlotGrant;
   /** Aborts when the caller's signal aborts, the slot hits its request deadline, or is lost. */
   readonly signal: AbortSignal;
+  /** Calls `listener` when `signal` would abort, without making the signal; answers the unsubscribe. */
+  onAbort(listener: (reason: unknown) => void): () => void;
   /** Releases the slot, reporting `outcome` when given. Only the first call counts. */
   end(outcome?: OutcomeReport): void;
 }
@@ -19,7 +21,8 @@ export interface SlotHold {
  * @example
  * ```ts
  * const hold = await holdSlot(governor, "llm", { waitMs: 5000, signal });
- * try { await work(hold.signal); } finally { hold.end({ status: 200 }); }
+ * const stop = hold.onAbort((reason) => upstream.abort(reason));
+ * try { await work(); } finally { stop(); hold.end({ status: 200 }); }
  * ```
  */
 export function holdSlot(
@@ -38,7 +41,10 @@ export function holdSlot(
             let ended = false;
             resolve({
               grant: context.grant,
-              signal: context.signal,
+              get signal() {
+                return context.signal;
+              },
+              onAbort: (listener) => context.onAbort(listener),
               end(outcome) {
                 if (ended) return;
                 ended = true;

@@ -1,41 +1,24 @@
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-} from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { Readable } from "node:stream";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
+import { Agent, type Dispatcher } from "undici";
 import type { ParsedOrigin } from "./upstream-target.js";
 
-/** Keep-alive connection pools to origins, one per protocol; closed with the proxy. */
-export interface UpstreamAgents {
-  http: HttpAgent;
-  https: HttpsAgent;
-  destroy(): void;
-}
+/** The client the proxy calls origins with: keep-alive connection pools, one per origin. */
+export type UpstreamClient = Dispatcher;
 
 /**
- * Keep-alive agents for origin connections (the pool's slots bound how many are busy).
+ * Keep-alive connection pools to origins (undici's `Agent`; the pool's slots bound how many
+ * connections are busy). undici's own header and body timeouts are off: the slot's request
+ * deadline (the pool's request timeout) is the one time limit.
  *
  * @example
  * ```ts
- * const agents = createUpstreamAgents();
- * agents.destroy();
+ * const client = createUpstreamClient();
+ * await client.destroy();
  * ```
  */
-export function createUpstreamAgents(): UpstreamAgents {
-  const http = new HttpAgent({ keepAlive: true, scheduling: "lifo" });
-  const https = new HttpsAgent({ keepAlive: true, scheduling: "lifo" });
-  return {
-    http,
-    https,
-    destroy() {
-      http.destroy();
-      https.destroy();
-    },
-  };
+export function createUpstreamClient(): Agent {
+  return new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 }
 
 /** A request body: buffered bytes, a Node stream, a web stream, or none. */
@@ -49,72 +32,123 @@ export interface UpstreamCall {
   pathAndQuery: string;
   headers: OutgoingHttpHeaders;
   body: UpstreamBody;
-  agents: UpstreamAgents;
+  client: UpstreamClient;
+}
+
+/** The head of an origin's final response. */
+export interface UpstreamHead {
+  status: number;
+  /** Name/value pairs as the origin sent them, bytes kept (latin1). */
+  rawHeaders: string[];
+  /** The same headers by lower-case name, for the outcome report. */
+  headers: IncomingHttpHeaders;
+}
+
+/** Receives an origin response as it arrives. */
+export interface UpstreamSink {
+  /** The final response head (informational 1xx answers are skipped). */
+  head(head: UpstreamHead): void;
+  /** A body chunk as it arrived; answer false to pause the origin until `resume()`. */
+  data(chunk: Buffer): boolean;
+  /** The body ended. */
+  end(): void;
+  /** The exchange failed, before or after the head; called at most once, never after `end`. */
+  fail(error: Error): void;
 }
 
 /** An origin request under way. */
 export interface UpstreamExchange {
-  /** The response head; the body streams from the message. */
-  response: Promise<IncomingMessage>;
-  /** Destroys the request and, once it has arrived, the response. */
+  /** Stops the exchange (the connection is dropped); the sink's `fail` follows. */
   abort(reason: Error): void;
+  /** Lets a paused body flow again. */
+  resume(): void;
 }
 
 /**
- * Sends a request to an origin with Node's HTTP client. Node's client is used rather than
- * `fetch` because it leaves the bytes alone (no transparent decompression), so responses
- * pass through exactly as the origin sent them; aborting is a plain call rather than an
- * AbortSignal, which saves an allocation per proxied request.
+ * Sends a request to an origin with undici's dispatcher and streams the answer into `sink`.
+ * The bytes are left alone (no decompression, no re-encoding of header values), so responses
+ * pass through exactly as the origin sent them. undici rather than Node's `http.request`:
+ * about a third less CPU per proxied request, which is most of what a proxy spends.
  *
  * @example
  * ```ts
- * const exchange = callUpstream({ origin, method: "GET", pathAndQuery: "/v1/models", headers, body: null, agents });
- * const response = await exchange.response;
+ * const exchange = callUpstream({ origin, method: "GET", pathAndQuery: "/v1/models", headers, body: null, client }, sink);
+ * exchange.abort(new Error("client gone"));
  * ```
  */
-export function callUpstream(call: UpstreamCall): UpstreamExchange {
-  const { origin } = call;
-  const https = origin.protocol === "https:";
-  const request = (https ? httpsRequest : httpRequest)({
-    protocol: origin.protocol,
-    hostname: origin.hostname,
-    port: origin.port,
-    path: origin.basePath + call.pathAndQuery,
-    method: call.method,
-    headers: call.headers,
-    agent: https ? call.agents.https : call.agents.http,
-  });
-  let message: IncomingMessage | null = null;
-  const response = new Promise<IncomingMessage>((resolve, reject) => {
-    request.once("response", (arrived) => {
-      message = arrived;
-      resolve(arrived);
-    });
-    request.once("error", reject);
-  });
-  sendBody(request, call.body);
-  return {
-    response,
-    abort(reason) {
-      request.destroy(reason);
-      message?.destroy(reason);
-    },
-  };
+export function callUpstream(call: UpstreamCall, sink: UpstreamSink): UpstreamExchange {
+  const handler = new SinkHandler(sink);
+  try {
+    call.client.dispatch(
+      {
+        origin: call.origin.origin,
+        path: call.origin.basePath + call.pathAndQuery,
+        method: call.method,
+        headers: call.headers as Record<string, string | string[]>,
+        body: call.body as Dispatcher.DispatchOptions["body"],
+      },
+      handler,
+    );
+  } catch (error) {
+    // Bad input undici refuses up front (a header value it will not send).
+    handler.onResponseError(null, error instanceof Error ? error : new Error(String(error)));
+  }
+  return handler;
 }
 
-function sendBody(request: ReturnType<typeof httpRequest>, body: UpstreamBody): void {
-  if (body === null) {
-    request.end();
-  } else if (body instanceof Uint8Array) {
-    request.end(body);
-  } else {
-    const source =
-      body instanceof Readable ? body : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
-    // pipe, not pipeline: a failed origin request must not destroy the caller's request
-    // stream (that would drop the client socket before it hears 502). A failed upload
-    // (caller gone) destroys the origin request; the error surfaces through it.
-    source.once("error", (error) => request.destroy(error));
-    request.once("error", () => source.unpipe(request));
-    source.pipe(request);
+/** undici's handler protocol on one side, an {@link UpstreamSink} on the other. */
+class SinkHandler implements Dispatcher.DispatchHandler, UpstreamExchange {
+  private controller: Dispatcher.DispatchController | null = null;
+  private abortReason: Error | null = null;
+  private settled = false;
+
+  constructor(private readonly sink: UpstreamSink) {}
+
+  abort(reason: Error): void {
+    if (this.settled || this.abortReason) return;
+    this.abortReason = reason;
+    // Before the request started, onRequestStart aborts it.
+    this.controller?.abort(reason);
+  }
+
+  resume(): void {
+    this.controller?.resume();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortReason) controller.abort(this.abortReason);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    status: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (status < 200 || this.settled) return;
+    const raw = (controller.rawHeaders ?? []) as (Buffer | string)[];
+    const rawHeaders = new Array<string>(raw.length);
+    for (let i = 0; i < raw.length; i++) {
+      const item = raw[i] as Buffer | string;
+      rawHeaders[i] = typeof item === "string" ? item : item.toString("latin1");
+    }
+    this.sink.head({ status, rawHeaders, headers });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (!this.sink.data(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.sink.end();
+  }
+
+  onResponseError(_controller: unknown, error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.sink.fail(this.abortReason ?? error);
   }
 }

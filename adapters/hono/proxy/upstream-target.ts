@@ -1,11 +1,10 @@
 import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
 import { hostWithoutPort } from "../../server/host-router.js";
 
-/** A pool's origin, split for `http.request`. */
+/** A pool's origin, split for the upstream client. */
 export interface ParsedOrigin {
-  protocol: "http:" | "https:";
-  hostname: string;
-  port: number;
+  /** Scheme, host and port (`http://127.0.0.1:9000`), what the connection pool is keyed by. */
+  origin: string;
   /** The origin URL's path without a trailing slash ("" for the root). */
   basePath: string;
 }
@@ -19,7 +18,7 @@ const MAX_PARSED_ORIGINS = 1_000;
  *
  * @example
  * ```ts
- * parseOrigin("https://api.example.test/v2/"); // { protocol: "https:", hostname: "api.example.test", port: 443, basePath: "/v2" }
+ * parseOrigin("https://api.example.test/v2/"); // { origin: "https://api.example.test", basePath: "/v2" }
  * ```
  */
 export function parseOrigin(origin: string): ParsedOrigin {
@@ -30,10 +29,7 @@ export function parseOrigin(origin: string): ParsedOrigin {
     throw new TypeError(`The pool origin must be an http(s) URL, got ${url.protocol}`);
   }
   const parsed: ParsedOrigin = {
-    protocol: url.protocol,
-    // URL keeps IPv6 brackets; http.request wants the bare address.
-    hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
-    port: url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80,
+    origin: url.origin,
     basePath: url.pathname.replace(/\/+$/, ""),
   };
   if (parsedOrigins.size >= MAX_PARSED_ORIGINS) parsedOrigins.clear();
