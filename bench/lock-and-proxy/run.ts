@@ -5,8 +5,9 @@
  *    called the same way (two POSTs per pair). Target ≥ 0.8×.
  * 2. Proxy requests per second and latency (p50, p99) against the direct upstream and
  *    against HAProxy (`maxconn` = the pool limit, with a queue). Target: ≥ 0.75× HAProxy's
- *    throughput. Run once with an instant origin (pure proxy overhead; a bare Node
- *    pass-through proxy is shown as the platform's floor) and once with a 5 ms origin and
+ *    throughput. Run once with an instant origin (pure proxy overhead; bare Node
+ *    pass-through proxies, with Node's client and with undici as Sluice uses, are shown as
+ *    the platform's floor) and once with a 5 ms origin and
  *    more callers than slots (queueing).
  *
  * Usage: `npm run bench:http` (or `npx tsx bench/lock-and-proxy/run.ts`). Environment:
@@ -250,6 +251,7 @@ async function main(): Promise<void> {
   const slow = await startChild("upstream", String(SLOW_ORIGIN_MS));
   const sluice = await startChild("sluice", String(fast.port), String(slow.port), String(LIMIT));
   const nodeProxy = await startChild("nodeproxy", String(fast.port));
+  const undiciProxy = await startChild("undiciproxy", String(fast.port));
   let haproxy: HaproxyRun | null = null;
   try {
     haproxy = await startHaproxyIfPossible(fast.port, slow.port);
@@ -269,7 +271,8 @@ async function main(): Promise<void> {
             },
           ]
         : []),
-      { name: "bare Node proxy (no limit)", port: nodeProxy.port, pid: nodeProxy.pid, headers: {} },
+      { name: "bare proxy, http.request", port: nodeProxy.port, pid: nodeProxy.pid, headers: {} },
+      { name: "bare proxy, undici", port: undiciProxy.port, pid: undiciProxy.pid, headers: {} },
       {
         name: "Sluice proxy",
         port: sluice.port,

@@ -6,6 +6,7 @@
  *   servers.ts noop                         a no-op Hono endpoint (the ceiling)
  *   servers.ts upstream <delayMs>           the origin: a small JSON answer after a delay
  *   servers.ts nodeproxy <upstreamPort>     a bare Node pass-through proxy (the platform's floor)
+ *   servers.ts undiciproxy <upstreamPort>   the same with undici as the origin client, as Sluice has
  *   servers.ts sluice <fastPort> <slowPort> <limit>
  *                                           `sluice serve`: Lock API and pool proxy behind the host router
  */
@@ -16,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
+import { Pool as UndiciPool } from "undici";
 import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer } from "../../adapters/server/create-server.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
@@ -84,6 +86,50 @@ function nodeProxy(upstreamPort: number): void {
     );
     outgoing.once("error", () => response.destroy());
     request.pipe(outgoing);
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, "127.0.0.1", () => ready(server));
+}
+
+/** The floor of a Node proxy with undici as its origin client (Sluice's): pass-through, no checks. */
+function undiciProxy(upstreamPort: number): void {
+  const origin = new UndiciPool(`http://127.0.0.1:${upstreamPort}`);
+  const server = createServer((request, response) => {
+    const { connection: _hopByHop, ...headers } = request.headers;
+    origin.dispatch(
+      {
+        path: request.url ?? "/",
+        method: request.method ?? "GET",
+        headers,
+        body: request.method === "GET" || request.method === "HEAD" ? null : request,
+      },
+      {
+        onRequestStart() {},
+        onResponseStart(controller, statusCode) {
+          const raw = controller.rawHeaders as Buffer[];
+          const out: string[] = [];
+          for (let i = 0; i < raw.length; i += 2) {
+            const name = String(raw[i]);
+            const lower = name.toLowerCase();
+            if (lower === "connection" || lower === "keep-alive") continue;
+            out.push(name, String(raw[i + 1]));
+          }
+          response.writeHead(statusCode, out);
+        },
+        onResponseData(controller, chunk) {
+          if (!response.write(chunk)) {
+            controller.pause();
+            response.once("drain", () => controller.resume());
+          }
+        },
+        onResponseEnd() {
+          response.end();
+        },
+        onResponseError() {
+          response.destroy();
+        },
+      },
+    );
   });
   server.keepAliveTimeout = 60_000;
   server.listen(0, "127.0.0.1", () => ready(server));
@@ -168,6 +214,7 @@ async function sluice(fastPort: number, slowPort: number, limit: number): Promis
 const [role, first, second, third] = process.argv.slice(2);
 if (role === "noop") noop();
 else if (role === "nodeproxy") nodeProxy(Number(first));
+else if (role === "undiciproxy") undiciProxy(Number(first));
 else if (role === "upstream") upstream(Number(first ?? 0));
 else if (role === "sluice") await sluice(Number(first), Number(second), Number(third));
 else throw new Error(`Unknown role ${role}`);

@@ -165,7 +165,8 @@ export class LocalHold implements RunContext, KeptLease {
       listener(this.abortReason);
       return noop;
     }
-    (this.abortListeners ??= []).push(listener);
+    if (this.abortListeners) this.abortListeners.push(listener);
+    else this.abortListeners = [listener];
     return () => {
       const listeners = this.abortListeners;
       const index = listeners ? listeners.indexOf(listener) : -1;

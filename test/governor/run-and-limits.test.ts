@@ -96,6 +96,95 @@ describe("run", () => {
   });
 });
 
+describe("run: onAbort", () => {
+  it("calls its listeners once, with the reason, at the request deadline; the signal agrees", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", {
+      maxConcurrent: 1,
+      termMs: 30_000,
+      requestTimeoutMs: 60_000,
+    });
+    const reasons: unknown[] = [];
+    let finish: () => void = () => {};
+    const running = governor.run("llm", (context) => {
+      context.onAbort((reason) => reasons.push(reason));
+      context.onAbort((reason) => reasons.push(reason));
+      const unsubscribed = context.onAbort((reason) => reasons.push(["never", reason]));
+      unsubscribed();
+      return new Promise<void>((resolve) => {
+        finish = () => {
+          expect(context.signal.aborted).toBe(true);
+          expect(context.signal.reason).toBe(reasons[0]);
+          resolve();
+        };
+      });
+    });
+    await clock.advance(59_000);
+    expect(reasons).toEqual([]);
+    await clock.advance(31_000);
+    expect(reasons).toHaveLength(2);
+    expect(reasons[0]).toMatchObject({ code: "capped" });
+    expect(reasons[1]).toBe(reasons[0]);
+    finish();
+    await running;
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
+  it("hears the caller's abort, and answers at once when the hold already aborted", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const controller = new AbortController();
+    const heard: unknown[] = [];
+    let late: unknown;
+    const running = governor.run(
+      "llm",
+      (context) =>
+        new Promise<void>((resolve) => {
+          context.onAbort((reason) => {
+            heard.push(reason);
+            context.onAbort((again) => {
+              late = again;
+            });
+            resolve();
+          });
+          controller.abort(new Error("user went away"));
+        }),
+      { signal: controller.signal },
+    );
+    await running;
+    expect(heard).toEqual([controller.signal.reason]);
+    expect(late).toBe(controller.signal.reason);
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
+  it("is quiet after the work finished, and hears close() while it runs", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 2 });
+    let quiet = 0;
+    await governor.run("llm", (context) => {
+      context.onAbort(() => quiet++);
+    });
+    let closedReason: unknown;
+    const running = governor
+      .run(
+        "llm",
+        (context) =>
+          new Promise<void>((resolve) => {
+            context.onAbort((reason) => {
+              closedReason = reason;
+              resolve();
+            });
+          }),
+      )
+      .catch(() => {});
+    await Promise.resolve();
+    await governor.close();
+    await running;
+    expect(quiet).toBe(0);
+    expect(closedReason).toMatchObject({ code: "closed" });
+  });
+});
+
 describe("pool updates, budgets and RPM", () => {
   it("applies new limits to a running pool without dropping held slots", async () => {
     const { governor } = manualGovernor();

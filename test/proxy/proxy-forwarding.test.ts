@@ -161,6 +161,19 @@ describe("pool proxy forwarding", () => {
     expect(reply.headers["x-end-to-end"]).toBe("kept");
   });
 
+  it("passes header bytes beyond ASCII through unchanged, and repeated headers as separate lines", async () => {
+    upstream.on("/base/bytes", (_request, response) => {
+      response.setHeader("x-name", "caf\u00e9 \u00ff");
+      response.setHeader("set-cookie", ["a=1", "b=2"]);
+      // With a Buffer body Node writes the head as latin1: bytes E9 and FF, not UTF-8.
+      response.end(Buffer.from("ok"));
+    });
+    const reply = await send({ host: HOST, path: "/bytes" });
+    expect(reply.status).toBe(200);
+    expect(reply.headers["x-name"]).toBe("caf\u00e9 \u00ff");
+    expect(reply.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
+  });
+
   it("a read-only key's POST gets 403 with zero upstream hits and no slot taken", async () => {
     const readKey = h.mintKey("llm", { access: "read" }).plaintext;
     const reply = await poolRequest(h.proxy.port, {

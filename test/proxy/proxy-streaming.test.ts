@@ -91,6 +91,79 @@ describe("pool proxy streaming", () => {
     await waitFor(() => upstream.inFlight === 0);
   });
 
+  it("a queued client that goes away leaves the queue and never takes a slot", async () => {
+    upstream.on("/endless", (_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write("data: tick\n\n");
+    });
+    const holder = await openPoolRequest(h.proxy.port, {
+      host: HOST,
+      path: "/endless",
+      headers: { "x-svc-key": key },
+    });
+    const queued = startPoolRequest(h.proxy.port, {
+      host: HOST,
+      path: "/echo",
+      headers: { "x-svc-key": key, "x-svc-queue-timeout-ms": "30000" },
+    });
+    await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+    queued.request.destroy();
+    await waitFor(async () => (await h.governor.status("llm")).queued === 0);
+    holder.request.destroy();
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+    // The slot freed went to nobody: the gone client was not served in the meantime.
+    expect(upstream.hits).toBe(1);
+    const next = await poolRequest(h.proxy.port, {
+      host: HOST,
+      path: "/echo",
+      headers: { "x-svc-key": key },
+    });
+    expect(next.status).toBe(200);
+    expect((await h.governor.status("llm")).held).toBe(0);
+  });
+
+  it("a slow reader pauses the origin instead of buffering its whole body", async () => {
+    const chunk = "x".repeat(64 * 1024);
+    let written = 0;
+    let originBlocked = false;
+    const origin = deferred();
+    upstream.on("/big", (_request, response) => {
+      response.writeHead(200, { "content-type": "application/octet-stream" });
+      const pump = () => {
+        while (written < 512) {
+          written++;
+          if (!response.write(chunk)) {
+            originBlocked = true;
+            origin.resolve();
+            response.once("drain", pump);
+            return;
+          }
+        }
+        response.end();
+      };
+      pump();
+    });
+    const { response } = await openPoolRequest(h.proxy.port, {
+      host: HOST,
+      path: "/big",
+      headers: { "x-svc-key": key },
+    });
+    response.pause();
+    await origin.promise;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // 32 MiB in all; with nobody reading, only socket buffers' worth left the origin.
+    expect(originBlocked).toBe(true);
+    expect(written).toBeLessThan(256);
+    let received = 0;
+    response.on("data", (data: Buffer) => {
+      received += data.length;
+    });
+    response.resume();
+    await new Promise((resolve) => response.once("end", resolve));
+    expect(received).toBe(512 * chunk.length);
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+  });
+
   it("a request in flight when its pool is deleted is answered 404 at once, and the origin call cut", async () => {
     upstream.on("/late", () => {});
     const { response } = startPoolRequest(h.proxy.port, {
