@@ -14,23 +14,30 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   "upgrade",
 ]);
 
+const NONE_LISTED: ReadonlySet<string> = new Set();
+
 /**
- * The header names listed in `Connection` values (lower case): they are hop-by-hop too.
+ * The header names listed in `Connection` values (lower case) that are hop-by-hop only
+ * because they are listed there (the fixed ones and the `close` option are left out).
  *
  * @example
  * ```ts
- * connectionListed("close, X-Trace"); // Set { "close", "x-trace" }
+ * connectionListed(["close, X-Trace"]); // Set { "x-trace" }
  * ```
  */
 export function connectionListed(values: readonly string[]): ReadonlySet<string> {
-  const names = new Set<string>();
+  let names: Set<string> | null = null;
   for (const value of values) {
+    // Nearly every request says just this; it lists nothing beyond the fixed set.
+    if (value === "keep-alive" || value === "close") continue;
     for (const token of value.split(",")) {
       const name = token.trim().toLowerCase();
-      if (name) names.add(name);
+      if (!name || name === "close" || HOP_BY_HOP_HEADERS.has(name)) continue;
+      names ??= new Set();
+      names.add(name);
     }
   }
-  return names;
+  return names ?? NONE_LISTED;
 }
 
 /**

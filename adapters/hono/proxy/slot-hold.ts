@@ -1,4 +1,9 @@
-import type { AcquireOptions, Governor, SlotGrant } from "../../../src/governor/types.js";
+import type {
+  AcquireOptions,
+  Governor,
+  RunContext,
+  SlotGrant,
+} from "../../../src/governor/types.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
 
 /** A slot held across an asynchronous exchange (a streamed proxied response). */
@@ -38,20 +43,7 @@ export function holdSlot(
         (context) =>
           new Promise<void>((finish) => {
             granted = true;
-            let ended = false;
-            resolve({
-              grant: context.grant,
-              get signal() {
-                return context.signal;
-              },
-              onAbort: (listener) => context.onAbort(listener),
-              end(outcome) {
-                if (ended) return;
-                ended = true;
-                if (outcome !== undefined) context.report(outcome);
-                finish();
-              },
-            });
+            resolve(new RunHold(context, finish));
           }),
         options,
       )
@@ -60,4 +52,33 @@ export function holdSlot(
         if (!granted) reject(error);
       });
   });
+}
+
+/** A {@link SlotHold} over a `run()` whose work is "until `end` is called". */
+class RunHold implements SlotHold {
+  private ended = false;
+
+  constructor(
+    private readonly context: RunContext,
+    private readonly finish: () => void,
+  ) {}
+
+  get grant(): SlotGrant {
+    return this.context.grant;
+  }
+
+  get signal(): AbortSignal {
+    return this.context.signal;
+  }
+
+  onAbort(listener: (reason: unknown) => void): () => void {
+    return this.context.onAbort(listener);
+  }
+
+  end(outcome?: OutcomeReport): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (outcome !== undefined) this.context.report(outcome);
+    this.finish();
+  }
 }
