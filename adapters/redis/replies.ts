@@ -45,21 +45,27 @@ export function movedTo({ fields, at }: ScriptResult): string | null {
   return typeof moved === "string" && moved !== "" ? moved : null;
 }
 
+/** How many fields a slot takes in a reply (see `push_slot` in lib.lua). */
+const SLOT_FIELDS = 6;
+
 /**
- * Reads the five fields of a slot.
+ * Reads the fields of a slot: id, acquiredAt, leaseDeadline, requestDeadline, heldAtGrant,
+ * budgetRoom (-1: none).
  *
  * @example
  * ```ts
- * readSlot(["s1", 1000, 11000, 61000, 1], 0).leaseDeadline; // 11000
+ * readSlot(["s1", 1000, 11000, 61000, 1, -1], 0).leaseDeadline; // 11000
  * ```
  */
 export function readSlot(fields: ReplyFields, at: number): HeldSlot {
+  const budgetRoom = fields[at + 5] as number;
   return {
     slotId: String(fields[at]),
     acquiredAt: fields[at + 1] as number,
     leaseDeadline: fields[at + 2] as number,
     requestDeadline: fields[at + 3] as number,
     heldAtGrant: fields[at + 4] as number,
+    budgetRoom: budgetRoom >= 0 ? budgetRoom : undefined,
   };
 }
 
@@ -96,7 +102,7 @@ export function readAcquire({ fields, at }: ScriptResult): StoreAcquireResult {
       return {
         type: "granted",
         slot: readSlot(fields, at + 1),
-        figures: readFigures(fields, at + 6),
+        figures: readFigures(fields, at + 1 + SLOT_FIELDS),
       };
     case "queued":
       return { type: "queued", figures: readFigures(fields, at + 1) };
@@ -145,7 +151,7 @@ export function readRejoin({
   at,
 }: ScriptResult): { slot: HeldSlot; queuedMs: number } | null {
   if (fields[at] !== "held") return null;
-  return { slot: readSlot(fields, at + 1), queuedMs: fields[at + 6] as number };
+  return { slot: readSlot(fields, at + 1), queuedMs: fields[at + 1 + SLOT_FIELDS] as number };
 }
 
 /** upsert-pool.lua's result: whether the pool was created. */
@@ -192,7 +198,7 @@ export function readRetire(result: ScriptResult): RetireResult {
 }
 
 /**
- * Hands events to the listener in the order the script produced them: `g, pool, slot (5
+ * Hands events to the listener in the order the script produced them: `g, pool, slot (6
  * fields), queuedMs` for a handoff, `r, pool, count, slot ids` for a reclaim. `fields[from,
  * to)` holds them (a reply's event part, or a whole published message).
  */
@@ -206,8 +212,8 @@ export function dispatchEvents(
   while (i < to) {
     const pool = String(fields[i + 1]);
     if (fields[i] === "g") {
-      listener.granted(pool, readSlot(fields, i + 2), fields[i + 7] as number);
-      i += 8;
+      listener.granted(pool, readSlot(fields, i + 2), fields[i + 2 + SLOT_FIELDS] as number);
+      i += 3 + SLOT_FIELDS;
     } else if (fields[i] === "r") {
       const [ids, next] = readList(fields, i + 2);
       listener.reclaimed(pool, ids);

@@ -37,7 +37,7 @@ export function grantOf(
     requestDeadline: slot.requestDeadline,
     termMs: settings.termMs,
     renewIntervalMs: settings.renewIntervalMs,
-    remainingSlots: Math.max(0, limit - slot.heldAtGrant),
+    remainingSlots: Math.max(0, Math.min(limit - slot.heldAtGrant, slot.budgetRoom ?? limit)),
     effectiveLimit: limit,
     queuedMs,
   };

@@ -55,7 +55,10 @@ export interface SlotGrant {
   requestDeadline: number;
   termMs: number;
   renewIntervalMs: number;
-  /** Slots still free in the pool right after this grant. */
+  /**
+   * Slots still free to the pool right after this grant: below its effective limit and,
+   * in a budget, within what the budget leaves it (reservation plus borrowable share).
+   */
   remainingSlots: number;
   /** The pool's effective concurrency limit (configured max tightened by learning). */
   effectiveLimit: number;

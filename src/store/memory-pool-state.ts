@@ -91,8 +91,22 @@ export function refreshLimits(pool: PoolState): void {
  * ```
  */
 export function budgetAdmits(pool: PoolState): boolean {
+  return budgetRoom(pool) !== 0;
+}
+
+/**
+ * How many more slots the pool's budget lets it take now: what is left of its reservation
+ * plus the unreserved share nobody borrowed yet, within what is left of the ceiling. Null
+ * when no budget binds.
+ *
+ * @example
+ * ```ts
+ * const room = budgetRoom(pool); // 0: the budget refuses the next grant
+ * ```
+ */
+export function budgetRoom(pool: PoolState): number | null {
   const budget = pool.budget;
-  if (!budget || budget.origin === null) return true;
+  if (!budget || budget.origin === null) return null;
   let heldTotal = 0;
   let reservedTotal = 0;
   let borrowed = 0;
@@ -103,9 +117,12 @@ export function budgetAdmits(pool: PoolState): boolean {
     reservedTotal += reserved;
     if (held > reserved) borrowed += held - reserved;
   }
-  if (heldTotal >= budget.origin) return false;
-  if (pool.holders.size < (pool.config.budget?.reservedConcurrent ?? 0)) return true;
-  return borrowed < Math.max(0, budget.origin - reservedTotal);
+  const ownReserved = Math.max(
+    0,
+    (pool.config.budget?.reservedConcurrent ?? 0) - pool.holders.size,
+  );
+  const borrowable = Math.max(0, budget.origin - reservedTotal - borrowed);
+  return Math.max(0, Math.min(budget.origin - heldTotal, ownReserved + borrowable));
 }
 
 /**

@@ -2,7 +2,13 @@ import type { Clock, TimerHandle } from "../clock/clock.js";
 import { systemClock } from "../clock/clock.js";
 import { PoolNotFoundError } from "../errors.js";
 import type { BudgetState, Obstacle, PoolState } from "./memory-pool-state.js";
-import { budgetAdmits, isTimeGate, newPoolState, refreshLimits } from "./memory-pool-state.js";
+import {
+  budgetAdmits,
+  budgetRoom,
+  isTimeGate,
+  newPoolState,
+  refreshLimits,
+} from "./memory-pool-state.js";
 import type {
   HeldSlot,
   LearnedLimits,
@@ -226,8 +232,10 @@ export class MemorySlotStore implements SlotStore {
       leaseDeadline: Math.min(now + termMs, requestDeadline),
       requestDeadline,
       heldAtGrant: pool.holders.size + 1,
+      budgetRoom: undefined,
     };
     pool.holders.set(slotId, slot);
+    slot.budgetRoom = budgetRoom(pool) ?? undefined;
     pool.grantLog.record(now);
     this.armLeaseTimer(slot.leaseDeadline, now);
     return slot;

@@ -46,6 +46,12 @@ export interface HeldSlot {
   requestDeadline: number;
   /** Slots held in the pool right after this grant, this one included (feeds adaptive learning). */
   heldAtGrant: number;
+  /**
+   * Further slots the pool's budget left it right after this grant (its reservation and the
+   * share it may still borrow, within the budget's ceiling); undefined when no budget binds,
+   * and on a slot read back later rather than granted.
+   */
+  budgetRoom?: number | undefined;
 }
 
 /** Live figures returned with each acquire, so callers see the pool without another round trip. */

@@ -201,6 +201,25 @@ describe("pool updates, budgets and RPM", () => {
     expect((await governor.status("llm")).held).toBe(2);
   });
 
+  it("a grant's remainingSlots counts what the budget still leaves the pool", async () => {
+    const { governor } = manualGovernor();
+    await governor.defineBudget("openai", { originMaxConcurrent: 3 });
+    await governor.definePool("chat", {
+      maxConcurrent: 10,
+      budget: { id: "openai", reservedConcurrent: 1 },
+    });
+    await governor.definePool("batch", {
+      maxConcurrent: 10,
+      budget: { id: "openai", reservedConcurrent: 1 },
+    });
+    // The pool alone would leave 9; the budget leaves chat one borrowable slot.
+    expect((await governor.acquire("chat")).remainingSlots).toBe(1);
+    expect((await governor.acquire("chat")).remainingSlots).toBe(0);
+    expect((await governor.acquire("batch")).remainingSlots).toBe(0);
+    await governor.definePool("alone", { maxConcurrent: 2 });
+    expect((await governor.acquire("alone")).remainingSlots).toBe(1);
+  });
+
   it("a budget pool always gets its reservation and borrows only the unallocated share", async () => {
     const { governor } = manualGovernor();
     await governor.defineBudget("openai", { originMaxConcurrent: 5 });

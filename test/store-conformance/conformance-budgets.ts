@@ -114,6 +114,27 @@ export function describeBudgetRules(fixture: () => StoreFixture): void {
       await t.grant("c", "c2");
     });
 
+    it("tells each grant the room its budget leaves the pool: reservation plus borrowable share", async () => {
+      const t = fixture();
+      await defineMembers(t, 4, { a: 1, b: 1 });
+      // a: its reservation used, 2 unreserved slots left to borrow.
+      expect((await t.grant("a", "a1")).budgetRoom).toBe(2);
+      expect((await t.grant("a", "a2")).budgetRoom).toBe(1);
+      expect((await t.grant("a", "a3")).budgetRoom).toBe(0);
+      // b still has its reservation, and nothing more.
+      expect((await t.grant("b", "b1")).budgetRoom).toBe(0);
+      await t.definePool("free", { maxConcurrent: 2 });
+      expect((await t.grant("free", "f1")).budgetRoom).toBeUndefined();
+    });
+
+    it("the budget's ceiling bounds the room, reservations notwithstanding", async () => {
+      const t = fixture();
+      await defineMembers(t, 3, { a: 2, b: 2 });
+      expect((await t.grant("b", "b1")).budgetRoom).toBe(1);
+      expect((await t.grant("a", "a1")).budgetRoom).toBe(1);
+      expect((await t.grant("a", "a2")).budgetRoom).toBe(0);
+    });
+
     it("frees a removed pool's share of the budget", async () => {
       const t = fixture();
       await defineMembers(t, 1, { a: 0, b: 0 });

@@ -168,10 +168,12 @@ local function origin_of()
   return budget_origin
 end
 
-local function budget_admits(p)
-  if not p.in_budget then return true end
+-- How many more slots the budget lets p take now (see budgetRoom in memory-pool-state.ts),
+-- or false when no budget binds.
+local function budget_room(p)
+  if not p.in_budget then return false end
   local cap = origin_of()
-  if not cap then return true end
+  if not cap then return false end
   local held_total, reserved_total, borrowed = 0, 0, 0
   for _, q in ipairs(group) do
     local held = holders(q)
@@ -179,9 +181,13 @@ local function budget_admits(p)
     reserved_total = reserved_total + q.reserved
     if held > q.reserved then borrowed = borrowed + held - q.reserved end
   end
-  if held_total >= cap then return false end
-  if holders(p) < p.reserved then return true end
-  return borrowed < math.max(0, cap - reserved_total)
+  local own_reserved = math.max(0, p.reserved - holders(p))
+  local borrowable = math.max(0, cap - reserved_total - borrowed)
+  return math.max(0, math.min(cap - held_total, own_reserved + borrowable))
+end
+
+local function budget_admits(p)
+  return budget_room(p) ~= 0
 end
 
 local function obstacle(p)
@@ -197,9 +203,9 @@ local function is_time_gate(reason)
 end
 
 -- Appends the fields of a slot ({ id, acquiredAt, leaseDeadline, requestDeadline,
--- heldAtGrant }) to a flat list.
+-- heldAtGrant, budgetRoom }) to a flat list.
 local function push_slot(list, slot)
-  for i = 1, 5 do list[#list + 1] = slot[i] end
+  for i = 1, 6 do list[#list + 1] = slot[i] end
 end
 
 -- A holder's record in the slots hash: seq:acquiredAt:leaseDeadline:requestDeadline:
@@ -225,17 +231,18 @@ local function grant(p, slot_id, owner, request_left)
   redis.call('ZADD', p.hkey, lease_deadline, slot_id)
   redis.call('HSET', p.skey, slot_id, string.format('%d:%d:%d:%d:%d:%s', seq, now,
     lease_deadline, request_deadline, p.held, owner))
-  return { slot_id, now, lease_deadline, request_deadline, p.held }
+  -- -1: no budget binds.
+  return { slot_id, now, lease_deadline, request_deadline, p.held, budget_room(p) or -1 }
 end
 
--- The slot as held ({ id, acquiredAt, leaseDeadline, requestDeadline, heldAtGrant }), or
--- false.
+-- The slot as held ({ id, acquiredAt, leaseDeadline, requestDeadline, heldAtGrant, -1:
+-- budget room not known after the grant }), or false.
 local function held_slot(p, slot_id)
   local record = redis.call('HGET', p.skey, slot_id)
   if not record then return false end
   local _, acquired, lease, request, held_at =
     string.match(record, '^(%d+):(%d+):(%d+):(%d+):(%d+):')
-  return { slot_id, tonumber(acquired), tonumber(lease), tonumber(request), tonumber(held_at) }
+  return { slot_id, tonumber(acquired), tonumber(lease), tonumber(request), tonumber(held_at), -1 }
 end
 
 local function drop_holder(p, slot_id)
