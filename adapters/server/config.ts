@@ -80,8 +80,16 @@ function isParsableRedisUrl(text: string): boolean {
   return hostname !== "" && (port === "" || (Number(port) >= 1 && Number(port) <= 65_535));
 }
 
-/** `scheme://user:password@host…` → `scheme://***@host…`: echoed values never show credentials. */
-function withoutUserinfo(text: string): string {
+/**
+ * `scheme://user:password@host…` → `scheme://***@host…`, also on text that does not parse as
+ * a URL: config errors and start-up lines never show credentials.
+ *
+ * @example
+ * ```ts
+ * withoutUserinfo("redis://:pw@10.0.0.5:6379/0"); // "redis://***@10.0.0.5:6379/0"
+ * ```
+ */
+export function withoutUserinfo(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i, "$1***@");
 }
 

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { serve } from "@hono/node-server";
+import { FORWARDED_METHODS } from "../hono/proxy/max-forwards.js";
 import type { FetchApp } from "./host-router.js";
 
 /** A listening HTTP server with graceful shutdown. */
@@ -89,7 +90,7 @@ function refuseConnect(_request: unknown, socket: Socket): void {
   socket.on("error", () => {});
   socket.end(
     "HTTP/1.1 405 Method Not Allowed\r\n" +
-      "allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n" +
+      `allow: ${FORWARDED_METHODS}\r\n` +
       "content-type: application/json\r\n" +
       "x-svc-rejected-by: sluice\r\n" +
       `content-length: ${Buffer.byteLength(CONNECT_REFUSAL)}\r\n` +

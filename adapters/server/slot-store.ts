@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "../../src/errors.js";
 import type { SlotStore } from "../../src/store/types.js";
-import type { ServerConfig } from "./config.js";
+import { type ServerConfig, withoutUserinfo } from "./config.js";
 
 type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy"> &
   Partial<Pick<ServerConfig, "redisPrefix">>;
@@ -28,7 +28,7 @@ export async function slotStoreFor(
     failurePolicy: config.redisFailurePolicy,
     ...(config.redisPrefix === undefined ? {} : { prefix: config.redisPrefix }),
   });
-  const where = redactedUrl(config.redisUrl);
+  const where = withoutUserinfo(config.redisUrl);
   try {
     await store.ready();
   } catch (error) {
@@ -59,22 +59,15 @@ function cannotStart(where: string, error: unknown): StoreUnavailableError {
 }
 
 /**
- * How the store is described in the start-up lines (the URL without its credentials).
+ * How the store is described in the start-up lines (the URL with its credentials masked).
  *
  * @example
  * ```ts
  * describeSlotStore({ redisUrl: "redis://:pw@10.0.0.5:6379/0", redisFailurePolicy: "closed" });
- * // "Redis slot store at redis://10.0.0.5:6379/0 (fail closed)"
+ * // "Redis slot store at redis://***@10.0.0.5:6379/0 (fail closed)"
  * ```
  */
 export function describeSlotStore(config: StoreConfig): string {
   if (config.redisUrl === undefined) return "in-memory slot store (this process only)";
-  return `Redis slot store at ${redactedUrl(config.redisUrl)} (fail ${config.redisFailurePolicy})`;
-}
-
-function redactedUrl(text: string): string {
-  const url = new URL(text);
-  url.username = "";
-  url.password = "";
-  return url.toString();
+  return `Redis slot store at ${withoutUserinfo(config.redisUrl)} (fail ${config.redisFailurePolicy})`;
 }

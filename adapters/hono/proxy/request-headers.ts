@@ -24,7 +24,25 @@ export interface UpstreamHeaderInput {
 }
 
 /** Who Sluice is in `Via` (RFC 9110 7.6.3: a gateway names itself in every message it forwards). */
-export const VIA_NAME = "sluice";
+const VIA_NAME = "sluice";
+
+/**
+ * A `Via` value with Sluice appended as the latest hop: a gateway adds itself on requests and
+ * responses alike (RFC 9110 7.6.3).
+ *
+ * @example
+ * ```ts
+ * viaWithSluice("1.1 edge-cache", "1.1"); // "1.1 edge-cache, 1.1 sluice"
+ * ```
+ */
+export function viaWithSluice(
+  previous: string | readonly string[] | null | undefined,
+  httpVersion: string,
+): string {
+  const hop = `${httpVersion} ${VIA_NAME}`;
+  if (!previous || previous.length === 0) return hop;
+  return `${typeof previous === "string" ? previous : previous.join(", ")}, ${hop}`;
+}
 
 /** Rebuilt below, never copied: the caller's own values cannot be trusted or are replaced. */
 const REBUILT = new Set([
@@ -86,9 +104,7 @@ export function upstreamRequestHeaders(input: UpstreamHeaderInput): OutgoingHttp
   const host = headers.get("host");
   if (host) out["x-forwarded-host"] = host;
   out["x-forwarded-proto"] = input.forwardedProto;
-  const via = headers.get("via");
-  const hop = `${input.httpVersion ?? "1.1"} ${VIA_NAME}`;
-  out.via = via ? `${via}, ${hop}` : hop;
+  out.via = viaWithSluice(headers.get("via"), input.httpVersion ?? "1.1");
   if (input.extra) Object.assign(out, input.extra);
   return out;
 }

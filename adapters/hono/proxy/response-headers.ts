@@ -2,7 +2,7 @@ import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
 import { grantHeaders } from "../lock/lock-responses.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
-import { VIA_NAME } from "./request-headers.js";
+import { viaWithSluice } from "./request-headers.js";
 
 /** Response headers as `@hono/node-server` passes them to `writeHead` (repeated names as arrays). */
 export type ResponseHeaderRecord = Record<string, string | string[]>;
@@ -39,10 +39,7 @@ export function clientResponseHeaders(
     else if (Array.isArray(previous)) previous.push(value);
     else out[name] = [previous, value];
   }
-  // A gateway appends itself to Via on responses too (RFC 9110 7.6.3).
-  const hop = `${httpVersion} ${VIA_NAME}`;
-  const via = out.via;
-  out.via = via === undefined ? hop : `${Array.isArray(via) ? via.join(", ") : via}, ${hop}`;
+  out.via = viaWithSluice(out.via, httpVersion);
   return Object.assign(out, grantHeaders(grant));
 }
 
