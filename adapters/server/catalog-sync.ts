@@ -17,7 +17,7 @@ export interface SyncReport {
   updatedBudgets: string[];
   removedBudgets: string[];
   /** The catalog name of each budget id above, for people reading the log. */
-  budgetNames?: Record<string, string>;
+  budgetNames: Record<string, string>;
 }
 
 /** Keeps a governor's pools and budgets equal to the catalog's. */
@@ -114,7 +114,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       return error.message;
     }
     appliedBudgets.set(name, fingerprint);
-    report.budgetNames![name] = budget.name;
+    report.budgetNames[name] = budget.name;
     (previous === undefined ? report.definedBudgets : report.updatedBudgets).push(name);
     return null;
   }
@@ -199,7 +199,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       }
       appliedBudgets.delete(name);
       report.removedBudgets.push(name);
-      report.budgetNames![name] = budgetNames.get(name) ?? name;
+      report.budgetNames[name] = budgetNames.get(name) ?? name;
       budgetNames.delete(name);
     }
     return report;
@@ -261,7 +261,7 @@ export function describeSync(report: SyncReport): string {
     describeList("budget", "removed", report.removedBudgets.map(budgetLabel)),
   ].filter((part) => part !== "");
   function budgetLabel(id: string): string {
-    const name = report.budgetNames?.[id];
+    const name = report.budgetNames[id];
     return name === undefined ? id : `${name} #${id}`;
   }
   return `Catalog synced: ${parts.length > 0 ? parts.join(", ") : "no changes"}`;

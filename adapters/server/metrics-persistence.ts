@@ -72,10 +72,8 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
     for (const [key, bucket] of saved) if (!keep(bucket)) saved.delete(key);
   };
 
-  const retentionStart = () => {
-    const days = catalog
-      .listAllPools()
-      .reduce((longest, pool) => Math.max(longest, pool.metricsRetentionDays), 0);
+  const retentionStart = (pools: readonly { metricsRetentionDays: number }[]) => {
+    const days = pools.reduce((longest, pool) => Math.max(longest, pool.metricsRetentionDays), 0);
     return clock.now() - (days > 0 ? days : DEFAULT_RETENTION_DAYS) * DAY_MS;
   };
 
@@ -84,10 +82,9 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
 
   const persistence: MetricsPersistence = {
     load() {
-      const createdAt = new Map(
-        catalog.listAllPools().map((pool) => [pool.subdomain, pool.createdAt]),
-      );
-      const buckets = store.loadBuckets(retentionStart()).filter((bucket) => {
+      const pools = catalog.listAllPools();
+      const createdAt = new Map(pools.map((pool) => [pool.subdomain, pool.createdAt]));
+      const buckets = store.loadBuckets(retentionStart(pools)).filter((bucket) => {
         const poolCreatedAt = createdAt.get(bucket.pool);
         // The bucket of the creation minute stays: it holds the new pool's first events.
         return poolCreatedAt !== undefined && bucket.start + recorder.bucketMs > poolCreatedAt;
@@ -113,13 +110,14 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
     prune() {
       const now = clock.now();
       lastPruneAt = now;
-      const cutoff = bucketStart(retentionStart());
+      const pools = catalog.listAllPools();
+      const cutoff = bucketStart(retentionStart(pools));
       recorder.prune(cutoff);
       forgetSaved((bucket) => bucket.start >= cutoff);
       let pruned = store.pruneBefore(cutoff);
       // On disk each pool keeps only its own retention (in memory the longest applies to all;
       // reads clamp each pool to its own anyway).
-      for (const pool of catalog.listAllPools()) {
+      for (const pool of pools) {
         const poolCutoff = bucketStart(now - pool.metricsRetentionDays * DAY_MS);
         if (poolCutoff > cutoff) pruned += store.pruneBefore(poolCutoff, pool.subdomain);
       }
