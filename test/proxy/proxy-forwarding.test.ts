@@ -1,7 +1,8 @@
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
-import { poolRequest } from "./client.js";
+import { poolRequest, startPoolRequest } from "./client.js";
 import { type ForwardingFixture, HOST, useForwardingFixture } from "./forwarding-fixture.js";
 import type { TestUpstream } from "./upstream.js";
 
@@ -270,6 +271,62 @@ describe("pool proxy forwarding", () => {
     expect(reply.headers["x-svc-effective-limit"]).toBe("1");
     expect(reply.headers["x-svc-queued-ms"]).toBe("0");
     expect((await h.governor.status("slow")).held).toBe(0);
+  });
+
+  it("a timeout or a client leaving while the origin connection is still being set up ends at once", async () => {
+    const clock = h.manualClock as ManualClock;
+    // Accepts TCP, never answers the TLS handshake: the connect itself stalls.
+    const stalled = new Set<Socket>();
+    const stall = createServer((socket) => {
+      stalled.add(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => stall.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = stall.address() as AddressInfo;
+      await h.addPool({
+        subdomain: "stalled",
+        origin: `https://127.0.0.1:${port}`,
+        maxConcurrent: 1,
+        requestTimeoutMs: 5_000,
+        termMs: 5_000,
+        renewIntervalMs: 1_000,
+      });
+      const stalledHost = `stalled.${POOL_DOMAIN}`;
+      const stalledKey = h.mintKey("stalled").plaintext;
+      const pending = poolRequest(h.proxy.port, {
+        host: stalledHost,
+        headers: { "x-svc-key": stalledKey },
+      });
+      await waitFor(() => stalled.size === 1);
+      await clock.advance(5_000);
+      const reply = await pending;
+      expect(reply.status).toBe(504);
+      expect((await h.governor.status("stalled")).held).toBe(0);
+
+      const leaving = startPoolRequest(h.proxy.port, {
+        host: stalledHost,
+        headers: { "x-svc-key": stalledKey },
+      });
+      await waitFor(async () => (await h.governor.status("stalled")).held === 1);
+      leaving.request.destroy();
+      // Well within undici's own 10 s connect timeout.
+      await waitFor(async () => (await h.governor.status("stalled")).held === 0, 2_000);
+    } finally {
+      for (const socket of stalled) socket.destroy();
+      stall.close();
+    }
+  });
+
+  it("a 304 that announces a length passes through as a 304", async () => {
+    upstream.on("/base/cached", (_request, response) => {
+      response.writeHead(304, { "content-length": "50", etag: '"v1"' });
+      response.end();
+    });
+    const reply = await send({ host: HOST, path: "/cached" });
+    expect(reply.status).toBe(304);
+    expect(reply.headers.etag).toBe('"v1"');
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
   });
 
   it("an unreachable origin is 502 and frees the slot", async () => {

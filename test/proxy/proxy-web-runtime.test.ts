@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { createHarness, type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
 import { deferred, TestUpstream } from "./upstream.js";
 
@@ -55,6 +56,40 @@ describe("pool proxy without Node bindings (web streams)", () => {
     const response = await call("/echo", { method: "POST", body: '{"q":1}' });
     expect(response.status).toBe(200);
     expect(JSON.parse(await response.text()).body).toBe('{"q":1}');
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+  });
+
+  it("a request undici refuses outright is 502, frees the slot and leaves no timer behind", async () => {
+    const clock = h.manualClock as ManualClock;
+    // The timers a served request leaves running (lease keeping, log flushes) are the baseline.
+    expect((await call("/echo")).status).toBe(200);
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+    const before = clock.pendingTimers;
+    const response = await call("/echo", {
+      method: "POST",
+      body: "four",
+      headers: { "content-length": "abc" },
+    });
+    expect(response.status).toBe(502);
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+    expect(clock.pendingTimers).toBe(before);
+  });
+
+  it("an origin status a web Response cannot carry is 502, not a hang", async () => {
+    upstream.on("/odd", (_request, response) => {
+      response.writeHead(600);
+      response.end("odd");
+    });
+    // @hono/node-server swaps in a lenient Response subclass; other runtimes have the real one.
+    const lenient = globalThis.Response;
+    const parent = Object.getPrototypeOf(lenient) as typeof Response;
+    globalThis.Response = parent === Function.prototype ? lenient : parent;
+    try {
+      const response = await call("/odd");
+      expect(response.status).toBe(502);
+    } finally {
+      globalThis.Response = lenient;
+    }
     await waitFor(async () => (await h.governor.status("llm")).held === 0);
   });
 });

@@ -74,6 +74,7 @@ class ProxiedExchange implements UpstreamSink {
   private abortReason: unknown;
   private finished = false;
   private answered = false;
+  private bodyless = false;
   private outcome: OutcomeReport | undefined;
   private timer: TimerHandle | null = null;
   private stopWatchingClient: (() => void) | null = null;
@@ -89,6 +90,8 @@ class ProxiedExchange implements UpstreamSink {
   start(): void {
     const { hold, clock } = this.input;
     this.exchange = callUpstream(this.input.call, this);
+    // undici refused the request outright: answered already, nothing to watch.
+    if (this.finished) return;
     this.stopWatchingHold = hold.onAbort((reason) => this.abort(reason));
     this.stopWatchingClient = this.input.watchClient((reason) => this.abort(reason));
     this.timer = clock.setTimeout(
@@ -102,15 +105,19 @@ class ProxiedExchange implements UpstreamSink {
     this.outcome = { status: head.status, headers: head.headers };
     const headers = clientResponseHeaders(head.rawHeaders, input.credential, input.hold.grant);
     const bodyless = input.call.method === "HEAD" || NULL_BODY_STATUSES.has(head.status);
-    this.answered = true;
     const node = input.nodeResponse;
+    // A head the client side refuses (a status a web Response cannot carry) throws here, before
+    // anything was answered: undici then fails the exchange and the client gets 502.
+    let response: Response;
     if (node) {
       node.writeHead(head.status, headers);
-      this.answer(RESPONSE_ALREADY_SENT);
-      return;
+      response = RESPONSE_ALREADY_SENT;
+    } else {
+      response = new Response(bodyless ? null : this.webBody(), responseInit(head.status, headers));
     }
-    const body = bodyless ? null : this.webBody();
-    this.answer(new Response(body, responseInit(head.status, headers)));
+    this.answered = true;
+    this.bodyless = bodyless;
+    this.answer(response);
   }
 
   data(chunk: Buffer): boolean {
@@ -140,6 +147,12 @@ class ProxiedExchange implements UpstreamSink {
     if (!this.answered) {
       this.finish();
       this.answer(failureResponse(this.abortReason, this.input.hold, this.input.clock.now()));
+      return;
+    }
+    // A body the client never gets anyway (HEAD, 204, 304): a 304 may announce a length
+    // (RFC 9110 8.6), which undici counts as a body cut short.
+    if (this.bodyless) {
+      this.end();
       return;
     }
     // After the head, nothing but a dropped connection tells the client its body is cut short.

@@ -107,8 +107,14 @@ class SinkHandler implements Dispatcher.DispatchHandler, UpstreamExchange {
   abort(reason: Error): void {
     if (this.settled || this.abortReason) return;
     this.abortReason = reason;
-    // Before the request started, onRequestStart aborts it.
-    this.controller?.abort(reason);
+    if (this.controller) {
+      this.controller.abort(reason);
+      return;
+    }
+    // Not started yet (still connecting, or waiting for a connection): the exchange ends now
+    // rather than after undici's connect timeout, and onRequestStart aborts it if it comes.
+    this.settled = true;
+    this.sink.fail(reason);
   }
 
   resume(): void {
