@@ -92,4 +92,21 @@ describe("pool proxy without Node bindings (web streams)", () => {
     }
     await waitFor(async () => (await h.governor.status("llm")).held === 0);
   });
+
+  it("keeps repeated Set-Cookie headers apart", async () => {
+    upstream.on("/cookies", (_request, response) => {
+      response.setHeader("set-cookie", [
+        "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT",
+        "b=2; Expires=Thu, 22 Oct 2026 07:28:00 GMT",
+      ]);
+      response.end("ok");
+    });
+    const response = await call("/cookies");
+    expect(response.headers.getSetCookie()).toEqual([
+      "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT",
+      "b=2; Expires=Thu, 22 Oct 2026 07:28:00 GMT",
+    ]);
+    await response.text();
+    await waitFor(async () => (await h.governor.status("llm")).held === 0);
+  });
 });

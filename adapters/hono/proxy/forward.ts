@@ -195,11 +195,17 @@ class ProxiedExchange implements UpstreamSink {
 }
 
 /**
- * `@hono/node-server` hands a plain header record to `writeHead` as is, so repeated
- * headers (arrays) stay separate lines and no default Content-Type is invented.
+ * Web headers with each value of a repeated header appended on its own: a record with arrays
+ * would join them with commas, which breaks `Set-Cookie` (its dates hold commas).
  */
-function responseInit(status: number, headers: ResponseHeaderRecord): ResponseInit {
-  return { status, headers: headers as unknown as Record<string, string> };
+function responseInit(status: number, record: ResponseHeaderRecord): ResponseInit {
+  const headers = new Headers();
+  for (const name in record) {
+    const value = record[name] as string | string[];
+    if (typeof value === "string") headers.append(name, value);
+    else for (const item of value) headers.append(name, item);
+  }
+  return { status, headers };
 }
 
 function failureResponse(reason: unknown, hold: SlotHold, now: number): Response {
