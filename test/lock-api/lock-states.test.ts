@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
+import { startPoolRequest } from "../proxy/client.js";
 import { createHarness, type Harness, readBody, waitFor } from "./harness.js";
 
 /** One test per row of the contract's lock slot state table (section 3). */
@@ -100,6 +101,24 @@ describe("Lock API slot states (contract section 3)", () => {
     expect(response.status).toBe(504);
     expect(await readBody(response)).toMatchObject({ error: "queue_timeout" });
     expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "timed_out", queuedMs: 2_000 });
+  });
+
+  it("none → none when the client goes away while queued: it leaves the queue at once", async () => {
+    const held = await readBody(await acquire());
+    const { request } = startPoolRequest(h.lock.port, {
+      host: "lock.test",
+      method: "POST",
+      path: "/pools/llm/lock/acquire",
+      headers: { "x-svc-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ waitMs: 5_000 }),
+    });
+    await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+    request.destroy();
+    await waitFor(async () => (await h.governor.status("llm")).queued === 0);
+    // The slot freed next goes to nobody: the caller who left is not granted it.
+    expect((await release(held.slotId)).status).toBe(200);
+    expect((await h.governor.status("llm")).held).toBe(0);
+    await waitFor(() => h.accessLog.list("llm")[0]?.outcome === "aborted");
   });
 
   it("held → held on renew: leaseDeadline extends, never past requestDeadline", async () => {
