@@ -85,6 +85,8 @@ export function isUnavailable(error: unknown): boolean {
  */
 export function toStoreError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // ioredis reports a refused or dropped connection as a spent retry budget.
+  const reason = /max retries per request/i.test(message) ? "no connection" : message;
   return new StoreUnavailableError(`Redis is unavailable: ${reason}`, { cause: error });
 }

@@ -47,9 +47,7 @@ export async function slotStoreFor(
 
 /** Why a fail-closed server does not start: where Redis was looked for, and the way out. */
 function cannotStart(where: string, error: unknown): StoreUnavailableError {
-  const reason = error instanceof Error ? error.message.replace(/^Redis is unavailable: /, "") : "";
-  // ioredis reports a refused or dropped connection as a spent retry budget.
-  const why = /max retries per request/i.test(reason) ? "no connection" : reason;
+  const why = error instanceof Error ? error.message.replace(/^Redis is unavailable: /, "") : "";
   return new StoreUnavailableError(
     `Cannot reach Redis at ${where} (${why}). With --redis-failure-policy closed (the default) ` +
       "the server does not start without it: start Redis, fix --redis-url, or choose " +
