@@ -40,6 +40,21 @@ describe("pool proxy forwarding", () => {
     expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "admitted", source: "proxy" });
   });
 
+  it("forwards a GET request's body (some APIs search with one)", async () => {
+    const reply = await send({
+      host: HOST,
+      method: "GET",
+      path: "/search",
+      // Node's client frames a GET body only when told its length.
+      headers: { "content-type": "application/json", "content-length": "26" },
+      body: '{"query":{"match_all":{}}}',
+    });
+    expect(reply.status).toBe(200);
+    const seen = JSON.parse(reply.body);
+    expect(seen.body).toBe('{"query":{"match_all":{}}}');
+    expect(seen.headers["content-length"]).toBe("26");
+  });
+
   it("injects the managed credential upstream, strips the caller's key, and never echoes the credential back", async () => {
     upstream.on("/base/echo-credential", (request, response) => {
       response.writeHead(200, {
@@ -76,6 +91,34 @@ describe("pool proxy forwarding", () => {
     const rows = h.database.prepare("SELECT * FROM access_log").all();
     expect(rows.length).toBeGreaterThan(0);
     expect(JSON.stringify(rows)).not.toContain("sk-upstream-secret");
+  });
+
+  it("drops an echo of the credential URL-encoded with lower-case escapes too", async () => {
+    await h.addPool({
+      subdomain: "enc",
+      origin: upstream.url,
+      maxConcurrent: 1,
+      credential: h.catalog.sealCredential("authorization", "Bearer sk-probe/secret+val=9"),
+    });
+    upstream.on("/echo-encoded", (request, response) => {
+      const lowerEscapes = (text: string) =>
+        encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+      response.writeHead(200, {
+        "x-lower-whole": lowerEscapes(String(request.headers.authorization)),
+        "x-lower-token": lowerEscapes("sk-probe/secret+val=9"),
+        "x-harmless": "kept",
+      });
+      response.end("ok");
+    });
+    const reply = await poolRequest(h.proxy.port, {
+      host: `enc.${POOL_DOMAIN}`,
+      path: "/echo-encoded",
+      headers: { "x-svc-key": h.mintKey("enc").plaintext },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.headers["x-lower-whole"]).toBeUndefined();
+    expect(reply.headers["x-lower-token"]).toBeUndefined();
+    expect(reply.headers["x-harmless"]).toBe("kept");
   });
 
   it("a pool key in Authorization is never sent upstream", async () => {

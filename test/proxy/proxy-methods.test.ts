@@ -38,6 +38,7 @@ describe("pool proxy: Via, TRACE and Max-Forwards (RFC 9110 7.6)", () => {
       headers: { "x-http-method-override": "trace" },
     });
     expect(reply.status).toBe(405);
+    expect(JSON.parse(reply.body).message).toMatch(/^TRACE is not proxied/);
     expect(fixture.upstream.hits).toBe(0);
   });
 
@@ -54,6 +55,10 @@ describe("pool proxy: Via, TRACE and Max-Forwards (RFC 9110 7.6)", () => {
     });
     expect(reply.status).toBe(200);
     expect(reply.headers.allow).toContain("GET");
+    // Sluice's own answer, marked as such, with an empty body.
+    expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
+    expect(reply.headers["content-length"]).toBe("0");
+    expect(reply.body).toBe("");
     expect(fixture.upstream.hits).toBe(0);
     expect(requestsCounted()).toBe(0);
   });

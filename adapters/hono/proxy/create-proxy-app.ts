@@ -5,7 +5,7 @@ import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { admitCaller } from "../lock/admit-caller.js";
-import { lockErrorResponse, sluiceReply } from "../lock/lock-responses.js";
+import { lockErrorResponse, REJECTED_BY_HEADER, sluiceReply } from "../lock/lock-responses.js";
 import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
@@ -84,14 +84,18 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     if (key && key.access === "read") checkReadKey(pool, key, method, target.path, headers);
     const rule = methodRule(method, headers);
     if (rule.action === "refuse") {
-      const message = `${method} is not proxied: the origin would echo the managed credential.`;
+      // Only TRACE is refused, asked for itself or through a method-override header.
+      const message = "TRACE is not proxied: the origin would echo the managed credential.";
       return sluiceReply({ error: "method_not_allowed", message }, 405, {
         allow: FORWARDED_METHODS,
       });
     }
     if (rule.action === "answer") {
       // Max-Forwards: 0 makes Sluice the final recipient (RFC 9110 7.6.2).
-      return new Response(null, { status: 200, headers: { allow: FORWARDED_METHODS } });
+      return new Response(null, {
+        status: 200,
+        headers: { allow: FORWARDED_METHODS, [REJECTED_BY_HEADER]: "sluice", "content-length": "0" },
+      });
     }
     const wait = waitRequest(headers);
     const signed = await signedBody(request, env, directory, pool, key, signedLimit);
@@ -227,7 +231,7 @@ function signatureHeaders(
  * stream itself is piped (no web-stream round trip).
  */
 function streamedBody(request: Request, env: unknown, method: string): UpstreamBody {
-  if (method === "GET" || method === "HEAD") return null;
+  if (method === "HEAD") return null;
   const { incoming } = nodeBindings(env);
   if (!incoming) return request.body;
   // HTTP/1.1 framing: without a length or chunked encoding there is no body.

@@ -52,14 +52,21 @@ const formsByCredential = new WeakMap<UpstreamCredential, readonly string[]>();
 /**
  * The forms in which a credential could come back in a header: its whole value, the token
  * after an auth scheme (`Bearer <token>` → `<token>`: an origin may echo it alone, say in a
- * redirect's query), and each of those URL-encoded. Computed once per credential object.
+ * redirect's query), and each of those URL-encoded (upper- or lower-case escapes). Computed
+ * once per credential object.
  */
 function secretForms(credential: UpstreamCredential): readonly string[] {
   let forms = formsByCredential.get(credential);
   if (!forms) {
     const value = credential.value;
     const token = SCHEME_AND_TOKEN.exec(value.trim())?.[1]?.trim();
-    const derived = [token, encodeURIComponent(value), token && encodeURIComponent(token)];
+    const encoded = [encodeURIComponent(value), token && encodeURIComponent(token)];
+    // Percent escapes are case-insensitive (RFC 3986 2.1): `%2f` is `%2F`. Encoders write them
+    // all upper- or all lower-case.
+    const lowerEscapes = encoded.map((form) =>
+      form?.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+    );
+    const derived = [token, ...encoded, ...lowerEscapes];
     const found = derived.filter(
       (form): form is string => !!form && form !== value && form.length >= MIN_SECRET_LENGTH,
     );
