@@ -102,7 +102,7 @@ describe("pool proxy forwarding", () => {
     });
     upstream.on("/echo-encoded", (request, response) => {
       const lowerEscapes = (text: string) =>
-        encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+        encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, (percent) => percent.toLowerCase());
       response.writeHead(200, {
         "x-lower-whole": lowerEscapes(String(request.headers.authorization)),
         "x-lower-token": lowerEscapes("sk-probe/secret+val=9"),

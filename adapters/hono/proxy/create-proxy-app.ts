@@ -94,7 +94,11 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       // Max-Forwards: 0 makes Sluice the final recipient (RFC 9110 7.6.2).
       return new Response(null, {
         status: 200,
-        headers: { allow: FORWARDED_METHODS, [REJECTED_BY_HEADER]: "sluice", "content-length": "0" },
+        headers: {
+          allow: FORWARDED_METHODS,
+          [REJECTED_BY_HEADER]: "sluice",
+          "content-length": "0",
+        },
       });
     }
     const wait = waitRequest(headers);

@@ -64,7 +64,7 @@ function secretForms(credential: UpstreamCredential): readonly string[] {
     // Percent escapes are case-insensitive (RFC 3986 2.1): `%2f` is `%2F`. Encoders write them
     // all upper- or all lower-case.
     const lowerEscapes = encoded.map((form) =>
-      form?.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      form?.replace(/%[0-9A-F]{2}/g, (percent) => percent.toLowerCase()),
     );
     const derived = [token, ...encoded, ...lowerEscapes];
     const found = derived.filter(
