@@ -90,7 +90,8 @@ function isParsableRedisUrl(text: string): boolean {
  * ```
  */
 export function withoutUserinfo(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i, "$1***@");
+  // Greedy up to the last "@" of the authority, as URL parsers split it: a password may hold "@".
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, "$1***@");
 }
 
 const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1, message));

@@ -160,6 +160,8 @@ export class LocalHold implements RunContext, KeptLease {
   }
 
   onAbort(listener: (reason: unknown) => void): () => void {
+    // Work that finished hears nothing more (and links nothing to the caller's signal).
+    if (this.finished) return noop;
     if (!this.aborted) this.linkCallerSignal();
     if (this.aborted) {
       listener(this.abortReason);
@@ -273,7 +275,7 @@ export class LocalHold implements RunContext, KeptLease {
   /** Once, on first use of `signal` or `onAbort`: the caller's abort aborts this hold. */
   private linkCallerSignal(): void {
     const caller = this.callerSignal;
-    if (!caller || this.callerLinked) return;
+    if (!caller || this.callerLinked || this.finished) return;
     this.callerLinked = true;
     if (caller.aborted) {
       this.abort(caller.reason);

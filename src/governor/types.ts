@@ -57,7 +57,8 @@ export interface SlotGrant {
   renewIntervalMs: number;
   /**
    * Slots still free to the pool right after this grant: below its effective limit and,
-   * in a budget, within what the budget leaves it (reservation plus borrowable share).
+   * in a budget, within what the budget leaves it (reservation plus borrowable share). A grant
+   * the Redis store recovers after its handoff message was lost counts the pool alone.
    */
   remainingSlots: number;
   /** The pool's effective concurrency limit (configured max tightened by learning). */

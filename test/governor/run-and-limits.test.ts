@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RejectedError } from "../../src/errors.js";
+import type { RunContext } from "../../src/governor/types.js";
 import { manualGovernor, outcomeOf, track } from "./helpers.js";
 
 describe("run", () => {
@@ -161,9 +162,18 @@ describe("run: onAbort", () => {
     const { governor } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 2 });
     let quiet = 0;
-    await governor.run("llm", (context) => {
-      context.onAbort(() => quiet++);
-    });
+    const caller = new AbortController();
+    let finished: RunContext | undefined;
+    await governor.run(
+      "llm",
+      (context) => {
+        finished = context;
+      },
+      { signal: caller.signal },
+    );
+    // Subscribing after the work finished links nothing: the caller's abort reaches no one.
+    finished?.onAbort(() => quiet++);
+    caller.abort();
     let closedReason: unknown;
     const running = governor
       .run(

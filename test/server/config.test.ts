@@ -1,6 +1,11 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadServerConfig, SERVER_CONFIG_DEFAULTS } from "../../adapters/server/config.js";
+import {
+  loadServerConfig,
+  SERVER_CONFIG_DEFAULTS,
+  withoutUserinfo,
+} from "../../adapters/server/config.js";
+import { describeSlotStore } from "../../adapters/server/slot-store.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 
 const VALID_KEY = Buffer.alloc(32, 7).toString("base64");
@@ -170,6 +175,16 @@ describe("loadServerConfig errors", () => {
     expect(loadServerConfig({ flags: { redisUrl: "redis://:pw@127.0.0.1:6379/2" } }).redisUrl).toBe(
       "redis://:pw@127.0.0.1:6379/2",
     );
+  });
+
+  it("masks a whole password that holds an '@' itself", () => {
+    expect(withoutUserinfo("redis://:p@ss@10.0.0.5:6379/0")).toBe("redis://***@10.0.0.5:6379/0");
+    expect(withoutUserinfo("redis://10.0.0.5:6379/0?name=a@b")).toBe(
+      "redis://10.0.0.5:6379/0?name=a@b",
+    );
+    expect(
+      describeSlotStore({ redisUrl: "redis://u:p@ss@h:1", redisFailurePolicy: "closed" }),
+    ).toBe("Redis slot store at redis://***@h:1 (fail closed)");
   });
 
   it("refuses intervals too small to be sane", () => {

@@ -94,8 +94,8 @@ export class ClientGoneError extends Error {
 
 /**
  * Calls `listener` once if the client goes away before its response has been sent in full;
- * returns the unsubscribe function. Cheaper than {@link clientGoneSignal} on Node (no
- * AbortController per request).
+ * returns the unsubscribe function. The callback form of {@link clientGoneSignal}, for code
+ * that gives no signal to the governor.
  *
  * @example
  * ```ts

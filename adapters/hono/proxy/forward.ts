@@ -43,7 +43,7 @@ export interface ForwardInput {
   call: UpstreamCall;
   /** Subscribes to the client going away (see `onClientGone`); returns the unsubscribe. */
   watchClient: (listener: (reason: Error) => void) => () => void;
-  /** On `@hono/node-server`: the response to pipe the origin's answer into directly. */
+  /** On `@hono/node-server`: the response to write the origin's answer into directly. */
   nodeResponse?: ServerResponse | undefined;
 }
 
@@ -98,6 +98,9 @@ class ProxiedExchange implements UpstreamSink {
       () => this.abort(new UpstreamTimeoutError()),
       Math.max(0, hold.grant.requestDeadline - clock.now()),
     );
+    // The hold or the client may have gone already: the watchers above then ended the
+    // exchange before they were stored, so they are dropped here.
+    if (this.finished) this.unwatch();
   }
 
   head(head: UpstreamHead): void {
@@ -186,11 +189,17 @@ class ProxiedExchange implements UpstreamSink {
   private finish(outcome?: OutcomeReport): void {
     if (this.finished) return;
     this.finished = true;
-    const { hold, clock } = this.input;
-    if (this.timer !== null) clock.clearTimeout(this.timer);
+    this.unwatch();
+    this.input.hold.end(outcome);
+  }
+
+  private unwatch(): void {
+    if (this.timer !== null) this.input.clock.clearTimeout(this.timer);
+    this.timer = null;
     this.stopWatchingHold?.();
+    this.stopWatchingHold = null;
     this.stopWatchingClient?.();
-    hold.end(outcome);
+    this.stopWatchingClient = null;
   }
 }
 

@@ -3,6 +3,7 @@ import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import { sluiceSecretInAuthorization } from "../lock/caller-auth.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
+import { viaWithSluice } from "./via.js";
 
 /** What shapes the headers of an origin request. */
 export interface UpstreamHeaderInput {
@@ -21,27 +22,6 @@ export interface UpstreamHeaderInput {
   extra?: Readonly<Record<string, string>>;
   /** HTTP version the caller used ("1.1" when unknown), for `Via`. */
   httpVersion?: string | undefined;
-}
-
-/** Who Sluice is in `Via` (RFC 9110 7.6.3: a gateway names itself in every message it forwards). */
-const VIA_NAME = "sluice";
-
-/**
- * A `Via` value with Sluice appended as the latest hop: a gateway adds itself on requests and
- * responses alike (RFC 9110 7.6.3).
- *
- * @example
- * ```ts
- * viaWithSluice("1.1 edge-cache", "1.1"); // "1.1 edge-cache, 1.1 sluice"
- * ```
- */
-export function viaWithSluice(
-  previous: string | readonly string[] | null | undefined,
-  httpVersion: string,
-): string {
-  const hop = `${httpVersion} ${VIA_NAME}`;
-  if (!previous || previous.length === 0) return hop;
-  return `${typeof previous === "string" ? previous : previous.join(", ")}, ${hop}`;
 }
 
 /** Rebuilt below, never copied: the caller's own values cannot be trusted or are replaced. */

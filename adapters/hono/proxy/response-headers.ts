@@ -2,22 +2,22 @@ import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
 import { grantHeaders } from "../lock/lock-responses.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
-import { viaWithSluice } from "./request-headers.js";
+import { viaWithSluice } from "./via.js";
 
-/** Response headers as `@hono/node-server` passes them to `writeHead` (repeated names as arrays). */
+/** Response headers by lower-case name, repeated names as arrays: what Node's `writeHead` takes. */
 export type ResponseHeaderRecord = Record<string, string | string[]>;
 
 /**
- * The headers the client gets for an upstream response (from Node's `rawHeaders` pairs):
+ * The headers the client gets for an upstream response (from its raw name/value pairs):
  * hop-by-hop fields dropped (RFC 9110 7.6.1), any upstream `X-Svc-*` dropped (so Sluice's
  * own markers cannot be forged), the managed credential never echoed (its header name, or
- * any value containing it, its token without the auth scheme, or either URL-encoded), then
- * the governor headers of the grant added. Repeated headers
- * (e.g. `Set-Cookie`) stay separate.
+ * any value containing it, its token without the auth scheme, or either URL-encoded), `Via`
+ * extended, then the governor headers of the grant added. Repeated headers (e.g.
+ * `Set-Cookie`) stay separate.
  *
  * @example
  * ```ts
- * clientResponseHeaders(upstream.rawHeaders, credential, grant, upstream.httpVersion);
+ * clientResponseHeaders(head.rawHeaders, credential, grant);
  * ```
  */
 export function clientResponseHeaders(

@@ -8,8 +8,10 @@ export type UpstreamClient = Dispatcher;
 
 /**
  * Keep-alive connection pools to origins (undici's `Agent`; the pool's slots bound how many
- * connections are busy). undici's own header and body timeouts are off: the slot's request
- * deadline (the pool's request timeout) is the one time limit.
+ * requests are in flight, and so how many connections are busy, but for a connection still
+ * being opened when its request was given up: undici drops it as soon as it is up). undici's
+ * own header and body timeouts are off: the slot's request deadline (the pool's request
+ * timeout) is the one time limit.
  *
  * @example
  * ```ts
