@@ -73,6 +73,10 @@ export class QueuedWaiters {
         inner().granted(pool, slot, queuedMs, waiter);
       },
       reclaimed: (pool, slotIds) => inner().reclaimed(pool, slotIds),
+      removed: (pool) => {
+        this.forgetPool(pool);
+        inner().removed?.(pool);
+      },
     };
   }
 }

@@ -199,8 +199,9 @@ export function readRetire(result: ScriptResult): RetireResult {
 
 /**
  * Hands events to the listener in the order the script produced them: `g, pool, slot (6
- * fields), queuedMs` for a handoff, `r, pool, count, slot ids` for a reclaim. `fields[from,
- * to)` holds them (a reply's event part, or a whole published message).
+ * fields), queuedMs` for a handoff, `r, pool, count, slot ids` for a reclaim, `x, pool` for a
+ * pool another process removed. `fields[from, to)` holds them (a reply's event part, or a
+ * whole published message).
  */
 export function dispatchEvents(
   listener: StoreListener,
@@ -218,6 +219,9 @@ export function dispatchEvents(
       const [ids, next] = readList(fields, i + 2);
       listener.reclaimed(pool, ids);
       i = next;
+    } else if (fields[i] === "x") {
+      listener.removed?.(pool);
+      i += 2;
     } else {
       return;
     }

@@ -108,7 +108,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     this.holds = new Holds(this.clock, this.store);
     this.runs = new RunStarter(this.holds, this, (caller) => this.runRefusal(caller));
     this.room = new WaitingRoom(this.clock, this.store, this);
-    this.store.setListener(new StoreEvents(this.room, this.holds));
+    this.store.setListener(new StoreEvents(this.room, this.holds, (pool) => this.forgetPool(pool)));
   }
 
   async definePool(pool: string, input: PoolSettingsInput): Promise<PoolSettings> {
@@ -124,14 +124,22 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
 
   async removePool(pool: string): Promise<void> {
     this.ensureOpen();
+    if (this.forgetPool(pool)) await this.store.removePool(pool);
+  }
+
+  /**
+   * Forgets a pool here (removed by this process, or by another one sharing the store): its
+   * waiters and the work holding its slots get `PoolNotFoundError` now. False when unknown.
+   */
+  private forgetPool(pool: string): boolean {
     const entry = this.registry.pools.get(pool);
-    if (!entry) return;
+    if (!entry) return false;
     this.registry.pools.delete(pool);
     const removed = new PoolNotFoundError(pool);
     this.room.rejectAll(() => removed, entry);
     // Work holding its slots stops now, rather than at its next renewal ("not found").
     this.holds.stopPool(pool, removed);
-    await this.store.removePool(pool);
+    return true;
   }
 
   async defineBudget(budget: string, input: BudgetSettings): Promise<void> {

@@ -8,13 +8,14 @@ import type { WaitingRoom } from "./waiting-room.js";
  *
  * @example
  * ```ts
- * store.setListener(new StoreEvents(room, holds));
+ * store.setListener(new StoreEvents(room, holds, (pool) => forgetPool(pool)));
  * ```
  */
 export class StoreEvents implements StoreListener {
   constructor(
     private readonly room: WaitingRoom,
     private readonly holds: Holds,
+    private readonly forgetPool: (pool: string) => void,
   ) {}
 
   granted(_pool: string, slot: HeldSlot, queuedMs: number, waiter?: unknown): void {
@@ -23,5 +24,9 @@ export class StoreEvents implements StoreListener {
 
   reclaimed(_pool: string, slotIds: readonly string[]): void {
     this.holds.lost(slotIds);
+  }
+
+  removed(pool: string): void {
+    this.forgetPool(pool);
   }
 }

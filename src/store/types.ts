@@ -131,6 +131,11 @@ export interface StoreListener {
   granted(pool: string, slot: HeldSlot, queuedMs: number, waiter?: unknown): void;
   /** Slots whose lease ran out were reclaimed. */
   reclaimed(pool: string, slotIds: readonly string[]): void;
+  /**
+   * Another process sharing the store removed the pool while this one had waiters or slots in
+   * it (a store shared by processes only): nothing is left to wait for or renew.
+   */
+  removed?(pool: string): void;
 }
 
 /** A point-in-time view of a pool, for status output and tests. */

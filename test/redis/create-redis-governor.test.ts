@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createRedisGovernor } from "../../adapters/redis/index.js";
-import { RejectedError, StoreUnavailableError } from "../../src/errors.js";
+import { PoolNotFoundError, RejectedError, StoreUnavailableError } from "../../src/errors.js";
 import type { Governor } from "../../src/governor/types.js";
 import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
 
@@ -37,6 +37,32 @@ describe.skipIf(!available)("createRedisGovernor", () => {
     const handedOver = await waiting;
     expect(handedOver.slotId).not.toBe(held.slotId);
     await expect(second.release("shared", handedOver.slotId)).resolves.toEqual({ released: true });
+  });
+
+  it("a pool removed by one process is gone in the others at once: their waiters and work stop", async () => {
+    const first = await governor();
+    const second = await governor();
+    const settings = { maxConcurrent: 1, queue: { size: 4, timeoutMs: 30_000 } };
+    await first.definePool("doomed", settings);
+    await second.definePool("doomed", settings);
+    const working = second.run(
+      "doomed",
+      ({ signal }) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener("abort", () => reject(signal.reason));
+        }),
+    );
+    await expect.poll(async () => (await first.status("doomed")).held).toBe(1);
+    const waiting = second.acquire("doomed", { waitMs: 30_000 });
+    await expect.poll(async () => (await first.status("doomed")).queued).toBe(1);
+
+    const startedAt = Date.now();
+    await first.removePool("doomed");
+    await expect(waiting).rejects.toBeInstanceOf(PoolNotFoundError);
+    await expect(working).rejects.toBeInstanceOf(PoolNotFoundError);
+    // Well before the 30 s wait, or the next renewal, would have told them.
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
+    await expect(second.status("doomed")).rejects.toBeInstanceOf(PoolNotFoundError);
   });
 
   it("rejects with StoreUnavailableError when Redis cannot be reached (fail closed)", async () => {
