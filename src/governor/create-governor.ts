@@ -108,7 +108,9 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     this.holds = new Holds(this.clock, this.store);
     this.runs = new RunStarter(this.holds, this, (caller) => this.runRefusal(caller));
     this.room = new WaitingRoom(this.clock, this.store, this);
-    this.store.setListener(new StoreEvents(this.room, this.holds, (pool) => this.forgetPool(pool)));
+    this.store.setListener(
+      new StoreEvents(this.room, this.holds, (pool) => this.removedElsewhere(pool)),
+    );
   }
 
   async definePool(pool: string, input: PoolSettingsInput): Promise<PoolSettings> {
@@ -124,22 +126,29 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
 
   async removePool(pool: string): Promise<void> {
     this.ensureOpen();
-    if (this.forgetPool(pool)) await this.store.removePool(pool);
+    const entry = this.registry.pools.get(pool);
+    if (!entry) return;
+    this.registry.pools.delete(pool);
+    this.stopPoolWork(pool, entry);
+    await this.store.removePool(pool);
   }
 
   /**
-   * Forgets a pool here (removed by this process, or by another one sharing the store): its
-   * waiters and the work holding its slots get `PoolNotFoundError` now. False when unknown.
+   * Another process sharing the store removed the pool: the waiters and slots this one had in
+   * it are gone. Its definition here stays (the store brings the pool back with the next
+   * acquire, as after a lost store), so a process that still defines the pool keeps serving it.
    */
-  private forgetPool(pool: string): boolean {
+  private removedElsewhere(pool: string): void {
     const entry = this.registry.pools.get(pool);
-    if (!entry) return false;
-    this.registry.pools.delete(pool);
+    if (entry) this.stopPoolWork(pool, entry);
+  }
+
+  /** The pool's waiters and the work holding its slots get `PoolNotFoundError` now. */
+  private stopPoolWork(pool: string, entry: PoolEntry): void {
     const removed = new PoolNotFoundError(pool);
     this.room.rejectAll(() => removed, entry);
     // Work holding its slots stops now, rather than at its next renewal ("not found").
     this.holds.stopPool(pool, removed);
-    return true;
   }
 
   async defineBudget(budget: string, input: BudgetSettings): Promise<void> {

@@ -8,14 +8,14 @@ import type { WaitingRoom } from "./waiting-room.js";
  *
  * @example
  * ```ts
- * store.setListener(new StoreEvents(room, holds, (pool) => forgetPool(pool)));
+ * store.setListener(new StoreEvents(room, holds, (pool) => removedElsewhere(pool)));
  * ```
  */
 export class StoreEvents implements StoreListener {
   constructor(
     private readonly room: WaitingRoom,
     private readonly holds: Holds,
-    private readonly forgetPool: (pool: string) => void,
+    private readonly removedElsewhere: (pool: string) => void,
   ) {}
 
   granted(_pool: string, slot: HeldSlot, queuedMs: number, waiter?: unknown): void {
@@ -27,6 +27,6 @@ export class StoreEvents implements StoreListener {
   }
 
   removed(pool: string): void {
-    this.forgetPool(pool);
+    this.removedElsewhere(pool);
   }
 }

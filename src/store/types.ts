@@ -133,7 +133,7 @@ export interface StoreListener {
   reclaimed(pool: string, slotIds: readonly string[]): void;
   /**
    * Another process sharing the store removed the pool while this one had waiters or slots in
-   * it (a store shared by processes only): nothing is left to wait for or renew.
+   * it (a store shared by processes only): they are gone, nothing is left to wait for or renew.
    */
   removed?(pool: string): void;
 }
