@@ -46,7 +46,11 @@ describe.skipIf(!available)("createRedisGovernor", () => {
     await first.definePool("doomed", settings);
     await second.definePool("doomed", settings);
     // Outcomes caught at once: the removal may reach them before removePool itself returns.
-    const failureOf = (promise: Promise<unknown>) => promise.then(() => null, (error) => error);
+    const failureOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => null,
+        (error) => error,
+      );
     const working = failureOf(
       second.run(
         "doomed",
