@@ -29,6 +29,7 @@ import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
 import { QueuedWaiters } from "./queued-waiters.js";
+import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
@@ -84,7 +85,14 @@ export class RedisSlotStore implements SlotStore {
     this.monitor = new ConnectionHealth({
       downState: policy === "open" ? "degraded" : "unavailable",
       probe: () => this.probe(),
-      recover: () => this.resync(),
+      recover: () =>
+        resyncAfterOutage({
+          runner: this.runner,
+          engine: this.engine,
+          definitions: this.definitions,
+          local: this.local,
+          queued: this.queued,
+        }),
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
@@ -329,53 +337,6 @@ export class RedisSlotStore implements SlotStore {
 
   private async probe(): Promise<void> {
     await this.runner.command((redis) => redis.set(this.keys.probe(), "1", "PX", 60_000));
-  }
-
-  /** Before reporting ok again: reload scripts and push every definition (Redis may be new). */
-  private async resync(): Promise<void> {
-    await this.runner.preload();
-    const { definitions, engine } = this;
-    for (const pool of [...definitions.removedPools]) {
-      await engine.removePool(pool);
-      definitions.removedPools.delete(pool);
-    }
-    for (const [budget, origin] of definitions.budgets) await engine.upsertBudget(budget, origin);
-    for (const [pool, config] of definitions.pools) {
-      await engine.upsertPool(pool, config).catch((error: unknown) => {
-        // A pool that cannot move budgets yet stays where it is until it is defined again.
-        if (error instanceof StoreUnavailableError) throw error;
-      });
-    }
-    for (const budget of [...definitions.removedBudgets]) {
-      await engine.removeBudget(budget);
-      definitions.removedBudgets.delete(budget);
-    }
-    await this.handOverLocal();
-  }
-
-  /**
-   * Failure policy "open", Redis back: the slots this process granted on its own meanwhile
-   * become holders in Redis (adopted, counted against the shared limit until released) and
-   * its local waiters join the Redis queue with what is left of their wait. Without this,
-   * every process's outage slots would come on top of what Redis admits afterwards. The
-   * slots go first: a waiter must not be served a place an adopted slot takes.
-   */
-  private async handOverLocal(): Promise<void> {
-    if (!this.local || this.local.outstanding === 0) return;
-    const { holders, waiters } = this.local.handOver();
-    const adopted = holders.map((held) =>
-      this.engine.adopt(held.pool, held.slotId, held.requestLeftMs),
-    );
-    const rejoined = waiters.map((waiter) => {
-      this.queued.add(
-        waiter.pool,
-        waiter.slotId,
-        waiter.waitedMs + waiter.waitLeftMs,
-        waiter.waitedMs,
-      );
-      return this.engine.rejoin(waiter);
-    });
-    await Promise.all([...adopted, ...rejoined]);
   }
 }
 
