@@ -4,12 +4,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../adapters/cli/run-cli.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { captureIo } from "./capture-io.js";
-import { tempDir } from "./cli-process.js";
+import { CREATE_ACME, tempDir } from "./cli-process.js";
 
 let dir: string;
 let cleanup: () => void;
 
-async function sluice(args: string[], env: Record<string, string> = {}) {
+async function sluice(args: readonly string[], env: Record<string, string> = {}) {
   const captured = captureIo({ SLUICE_DATA_DIR: dir, ...env });
   const code = await runCli(args, captured.io);
   return { code, stdout: captured.stdout(), stderr: captured.stderr() };
@@ -39,18 +39,7 @@ const chat = {
 
 beforeEach(async () => {
   ({ dir, cleanup } = tempDir("sluice-apply-"));
-  await sluice([
-    "team",
-    "create",
-    "--name",
-    "Acme",
-    "--slug",
-    "acme",
-    "--owner-name",
-    "Ada",
-    "--owner-email",
-    "ada@example.com",
-  ]);
+  await sluice(CREATE_ACME);
 });
 
 afterEach(() => cleanup());

@@ -8,6 +8,20 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI_ENTRY = join(REPO_ROOT, "adapters/cli/main.ts");
 
+/** `sluice` arguments creating team acme with its owner Ada Lovelace <ada@example.com>. */
+export const CREATE_ACME: readonly string[] = [
+  "team",
+  "create",
+  "--name",
+  "Acme",
+  "--slug",
+  "acme",
+  "--owner-name",
+  "Ada Lovelace",
+  "--owner-email",
+  "ada@example.com",
+];
+
 /** What a finished CLI process left behind. */
 export interface CliResult {
   code: number | null;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { httpRequest } from "../server/http-client.js";
 import {
+  CREATE_ACME,
   cliEnv,
   REPO_ROOT,
   type RunningSluice,
@@ -18,20 +19,6 @@ interface PoolBody {
   max_concurrent: number;
   budget: { name: string; reserved_concurrent: number } | null;
 }
-
-/** Team acme with its owner Ada Lovelace <ada@example.com>. */
-const CREATE_ACME = [
-  "team",
-  "create",
-  "--name",
-  "Acme",
-  "--slug",
-  "acme",
-  "--owner-name",
-  "Ada Lovelace",
-  "--owner-email",
-  "ada@example.com",
-];
 
 let dir: string;
 let cleanup: () => void;
