@@ -8,7 +8,7 @@ import type { OutcomeReport } from "../../../src/learning/types.js";
 import { logFailed, logGranted } from "./access-attempt.js";
 import { type AdmittedCaller, admitCaller } from "./admit-caller.js";
 import type { LockAppDeps } from "./lock-deps.js";
-import { grantHeaders, jsonReply, lockErrorResponse } from "./lock-responses.js";
+import { grantHeaders, jsonReply, respondToError } from "./lock-responses.js";
 import { type LockRoute, matchLockRoute, pathOfUrl } from "./lock-routes.js";
 import { clientGoneSignal } from "./node-bindings.js";
 import { CatalogPoolDirectory } from "./pool-directory.js";
@@ -55,13 +55,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
   const checks = { directory, ipPolicy: deps.ipPolicy };
   const parts = { governor, clock, deps, bodyLimit };
 
-  const onError = (error: unknown): Response => {
-    const response = lockErrorResponse(error);
-    // Only faults: a queue timeout (504) or Redis away (503, its health change is logged
-    // once) are answers, and logging each one with its stack would flood the log.
-    if (response.status === 500) logError(error);
-    return response;
-  };
+  const onError = respondToError(logError);
   const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {
     try {
       const headers = requestHeaders(env, request);

@@ -18,6 +18,7 @@ export {
   lockErrorResponse,
   REJECTED_BY_HEADER,
   RETRY_AFTER_MS_HEADER,
+  respondToError,
   retryAfterSeconds,
 } from "./lock-responses.js";
 export { ClientGoneError, clientGoneSignal, nodeBindings, onClientGone } from "./node-bindings.js";

@@ -102,3 +102,21 @@ export function lockErrorResponse(error: unknown): Response {
   const message = status === 500 ? "Internal server error." : (error as Error).message;
   return jsonReply({ error: code, message }, status, headers);
 }
+
+/**
+ * An app's error handler: {@link lockErrorResponse}, and `logError` for faults only. A queue
+ * timeout (504) or Redis away (503, its health change is logged once) are answers, and
+ * logging each one with its stack would flood the log.
+ *
+ * @example
+ * ```ts
+ * app.onError(respondToError((error) => console.error("Lock API error:", error)));
+ * ```
+ */
+export function respondToError(logError: (error: unknown) => void): (error: unknown) => Response {
+  return (error) => {
+    const response = lockErrorResponse(error);
+    if (response.status === 500) logError(error);
+    return response;
+  };
+}

@@ -5,7 +5,7 @@ import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { admitCaller } from "../lock/admit-caller.js";
-import { lockErrorResponse, REJECTED_BY_HEADER, sluiceReply } from "../lock/lock-responses.js";
+import { REJECTED_BY_HEADER, respondToError, sluiceReply } from "../lock/lock-responses.js";
 import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
@@ -60,13 +60,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
 
-  const onError = (error: unknown): Response => {
-    const response = lockErrorResponse(error);
-    // Only faults: a queue timeout (504) or Redis away (503, its health change is logged
-    // once) are answers, and logging each one with its stack would flood the log.
-    if (response.status === 500) logError(error);
-    return response;
-  };
+  const onError = respondToError(logError);
   const proxy = async (request: Request, env: unknown): Promise<Response> => {
     const headers = requestHeaders(env, request);
     const subdomain = poolSubdomainOf(headers.get("host"), deps.poolDomain);
