@@ -23,8 +23,12 @@ export default defineConfig({
   target: "node20",
   splitting: true,
   treeshake: true,
-  // `import.meta.url` locates the Redis store's Lua files; shim it in the CommonJS build.
-  shims: true,
+  // Node >= 20 knows `node:` imports; keep them, so a reader of dist/ sees what is built in.
+  removeNodeProtocol: false,
+  // No shims: they would put a `__dirname` helper in a chunk every entry (the core too) loads.
+  // The Redis store finds its Lua files with `__dirname` in CommonJS and `import.meta.url` in
+  // ESM (see adapters/redis/scripts.ts).
+  shims: false,
   async onSuccess() {
     // Lua scripts are read at run time next to the bundle (dist/lua/*.lua).
     cpSync("adapters/redis/lua", "dist/lua", { recursive: true });

@@ -12,6 +12,7 @@
  */
 
 export * from "./access-log/index.js";
+export { SecretUnreadableError } from "./catalog/encryption.js";
 export type { Clock, TimerHandle } from "./clock/clock.js";
 export { systemClock } from "./clock/clock.js";
 export * from "./errors.js";

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -54,7 +54,7 @@ describe.skipIf(!built)("the built package", () => {
        const sqlite = await import("sluice/sqlite");
        const server = await import("sluice/server");
        console.log(JSON.stringify({
-         core: ["createGovernor", "MemorySlotStore", "verifySignature", "MemoryAccessLogStore", "RejectedError", "parseRateLimitHeaders"].filter((name) => typeof core[name] === "function"),
+         core: ["createGovernor", "MemorySlotStore", "verifySignature", "MemoryAccessLogStore", "RejectedError", "SecretUnreadableError", "parseRateLimitHeaders"].filter((name) => typeof core[name] === "function"),
          testing: typeof testing.ManualClock,
          redis: [typeof redis.createRedisGovernor, typeof redis.createRedisSlotStore],
          adapters: [Object.keys(hono).length > 0, Object.keys(sqlite).length > 0, Object.keys(server).length > 0],
@@ -68,6 +68,7 @@ describe.skipIf(!built)("the built package", () => {
         "verifySignature",
         "MemoryAccessLogStore",
         "RejectedError",
+        "SecretUnreadableError",
         "parseRateLimitHeaders",
       ],
       testing: "function",
@@ -88,11 +89,29 @@ describe.skipIf(!built)("the built package", () => {
     expect(answer).toBe("ran");
   });
 
+  it("finds the Redis store's Lua scripts from CommonJS and from ESM", () => {
+    // The store reads its scripts when it is created, before it connects (port 1: nobody).
+    const create = `const store = createRedisSlotStore({ url: "redis://127.0.0.1:1" });
+       console.log(store.kind);
+       process.exit(0);`;
+    expect(
+      node(`const { createRedisSlotStore } = require("sluice/redis");\n${create}`, "commonjs"),
+    ).toBe("redis");
+    expect(
+      node(`const { createRedisSlotStore } = await import("sluice/redis");\n${create}`, "module"),
+    ).toBe("redis");
+  });
+
   it("keeps servers and drivers out of the core's import graph", () => {
     const core = staticDependencies("index.js");
-    for (const driver of ["hono", "@hono/node-server", "ioredis", "better-sqlite3"]) {
+    for (const driver of ["hono", "@hono/node-server", "ioredis", "better-sqlite3", "undici"]) {
       expect(core.has(driver)).toBe(false);
     }
+    // Only built-ins the core uses (`node:` kept), no file-path helpers of a build shim.
+    expect([...core].filter((name) => !name.startsWith("node:") && !/^[@a-z]/.test(name))).toEqual(
+      [],
+    );
+    expect(core.has("path") || core.has("url") || core.has("node:url")).toBe(false);
     // The scan does see bare imports: the core's own dependencies and the adapters' drivers.
     expect(core.has("valibot")).toBe(true);
     expect(staticDependencies("redis.js").has("ioredis")).toBe(true);
@@ -106,4 +125,84 @@ describe.skipIf(!built)("the built package", () => {
       expect(existsSync(join(dist, `${entry}.d.cts`))).toBe(true);
     }
   });
+
+  it("depends on every package its published types import", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    const dependencies = new Set(Object.keys(manifest.dependencies));
+    const typed = readdirSync(dist).filter((file) => /\.d\.c?ts$/.test(file));
+    const imported = new Set<string>();
+    for (const file of typed) {
+      const text = readFileSync(join(dist, file), "utf8");
+      for (const match of text.matchAll(
+        /^(?:import|export)\b[^;]*?from ['"]([^'"./][^'"]*)['"]/gm,
+      )) {
+        const specifier = match[1] as string;
+        if (specifier.startsWith("node:")) continue;
+        const parts = specifier.split("/");
+        imported.add(
+          specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string),
+        );
+      }
+    }
+    expect(imported.size).toBeGreaterThan(0);
+    // A user installs dependencies only: the types of an untyped driver must be one too.
+    const missing = [...imported].filter(
+      (name) =>
+        !dependencies.has(name) ||
+        (name === "better-sqlite3" && !dependencies.has("@types/better-sqlite3")),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it("gives TypeScript the right types for every subpath, from ESM and from CommonJS", () => {
+    // Inside the repository, so `sluice` resolves to this package through its exports map.
+    const dir = join(root, "node_modules", ".cache", `sluice-types-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    const subpaths: Record<string, string> = {
+      sluice: "createGovernor",
+      "sluice/testing": "ManualClock",
+      "sluice/hono": "createProxyApp",
+      "sluice/sqlite": "SqliteAccessLogStore",
+      "sluice/redis": "createRedisSlotStore",
+      "sluice/server": "loadServerConfig",
+    };
+    const names = Object.entries(subpaths);
+    // A driver's types must come with the package: with them missing, `Database` would be
+    // `any` and the string below would type-check.
+    const misuse = `// @ts-expect-error a string is no better-sqlite3 Database\nnew m3.SqliteAccessLogStore("not a database");\n`;
+    writeFileSync(
+      join(dir, "esm.mts"),
+      `${names.map(([path, name], i) => `import { ${name} as n${i} } from "${path}";\nimport * as m${i} from "${path}";`).join("\n")}
+export const used = [${names.map((_, i) => `n${i}`).join(", ")}];\n${misuse}`,
+    );
+    writeFileSync(
+      join(dir, "cjs.cts"),
+      `${names.map(([path], i) => `import m${i} = require("${path}");`).join("\n")}
+export const used = [${names.map(([, name], i) => `m${i}.${name}`).join(", ")}];\n${misuse}`,
+    );
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "node16",
+          moduleResolution: "node16",
+          target: "ES2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ["node"],
+        },
+        files: ["esm.mts", "cjs.cts"],
+      }),
+    );
+    try {
+      execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", dir], {
+        encoding: "utf8",
+      });
+    } catch (error) {
+      throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? error}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
