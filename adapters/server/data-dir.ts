@@ -3,7 +3,7 @@ import type Database from "better-sqlite3";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
-import { InvalidArgumentError, SluiceError } from "../../src/errors.js";
+import { InvalidArgumentError, SluiceError, StoreUnavailableError } from "../../src/errors.js";
 import {
   loadOrCreateSecretKey,
   openSluiceDatabase,
@@ -117,15 +117,17 @@ function checkSecretKey(catalog: CatalogService, keySource: string): void {
 }
 
 /**
- * Runs one step of opening the data directory; a file-system or SQLite failure is reported
- * with the directory and file it concerns ("not a directory", "file is not a database" alone
- * name nothing).
+ * Runs one step of opening the data directory; a file-system or SQLite failure becomes a
+ * `StoreUnavailableError` naming the directory and file it concerns ("not a directory",
+ * "file is not a database" alone name nothing).
  */
 function inDataDir<T>(dataDir: string, file: string, open: () => T): T {
   try {
     return open();
   } catch (error) {
     if (error instanceof SluiceError || !(error instanceof Error)) throw error;
-    throw new Error(`Data directory ${dataDir}, ${file}: ${error.message}`, { cause: error });
+    throw new StoreUnavailableError(`Data directory ${dataDir}, ${file}: ${error.message}`, {
+      cause: error,
+    });
   }
 }

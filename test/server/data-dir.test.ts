@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDataDir } from "../../adapters/server/data-dir.js";
-import { InvalidArgumentError } from "../../src/errors.js";
+import { InvalidArgumentError, StoreUnavailableError } from "../../src/errors.js";
 import { poolInput } from "./fixtures.js";
 
 const KEY = randomBytes(32).toString("base64");
@@ -60,6 +60,7 @@ describe("openDataDir", () => {
     expect(() => openDataDir({ dataDir, secretKey: KEY })).toThrow(
       `Data directory ${dataDir}, sluice.db: file is not a database`,
     );
+    expect(() => openDataDir({ dataDir, secretKey: KEY })).toThrow(StoreUnavailableError);
     const notADirectory = join(dataDir, "sluice.db");
     expect(() => openDataDir({ dataDir: notADirectory })).toThrow(
       new RegExp(`^Data directory ${notADirectory}, secret\\.key: ENOTDIR`),

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { SluiceError } from "../../../src/errors.js";
 
 /** The `env` `@hono/node-server` passes to apps (also through the host router). */
 interface NodeBindings {
@@ -85,10 +86,22 @@ class ClientGoneWatch {
   }
 }
 
-/** The client closed its connection before its response was complete. */
-export class ClientGoneError extends Error {
+/**
+ * The client closed its connection before its response was complete: the reason of
+ * {@link clientGoneSignal} and of {@link onClientGone}'s call (code `aborted`, like the
+ * governor's own `AbortedError`).
+ *
+ * @example
+ * ```ts
+ * const signal = clientGoneSignal(c.env, c.req.raw);
+ * signal.addEventListener("abort", () => {
+ *   if (signal.reason instanceof ClientGoneError) console.log("client left", signal.reason.code);
+ * });
+ * ```
+ */
+export class ClientGoneError extends SluiceError {
   constructor() {
-    super("The client went away.");
+    super("aborted", "The client went away.");
   }
 }
 

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../../../src/errors.js";
 import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
 import { hostWithoutPort } from "../../server/host-router.js";
 
@@ -13,8 +14,8 @@ const parsedOrigins = new Map<string, ParsedOrigin>();
 const MAX_PARSED_ORIGINS = 1_000;
 
 /**
- * Splits an origin URL (cached: pools keep their origin for long). Throws on a URL that is
- * not http(s).
+ * Splits an origin URL (cached: pools keep their origin for long). Throws
+ * `InvalidArgumentError` on a string that is no URL or a URL that is not http(s).
  *
  * @example
  * ```ts
@@ -24,9 +25,11 @@ const MAX_PARSED_ORIGINS = 1_000;
 export function parseOrigin(origin: string): ParsedOrigin {
   const cached = parsedOrigins.get(origin);
   if (cached) return cached;
-  const url = new URL(origin);
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TypeError(`The pool origin must be an http(s) URL, got ${url.protocol}`);
+  const url = URL.canParse(origin) ? new URL(origin) : null;
+  if (url?.protocol !== "http:" && url?.protocol !== "https:") {
+    throw new InvalidArgumentError(
+      `The pool origin must be an http(s) URL, got ${url ? url.protocol : "no URL"}`,
+    );
   }
   const parsed: ParsedOrigin = {
     origin: url.origin,
