@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { DEFAULT_KEY_PREFIX } from "../redis/keys.js";
 import { decodeSecretKey } from "../sqlite/secret-key.js";
 
 /**
@@ -12,6 +13,7 @@ export const SERVER_CONFIG_DEFAULTS = {
   port: 8080,
   dataDir: "./.sluice-data",
   poolDomain: "pools.localhost",
+  redisPrefix: DEFAULT_KEY_PREFIX,
   redisFailurePolicy: "closed",
   metricsFlushMs: 5_000,
   catalogSyncMs: 1_000,
@@ -107,7 +109,7 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  * - `poolDomain`: a pool is served at `<subdomain>.<poolDomain>`.
  * - `redisUrl`: when set, slots live in Redis (shared by several servers) instead of memory.
  * - `redisFailurePolicy`: `closed` refuses traffic while Redis is down, `open` admits it.
- * - `redisPrefix`: start of every Redis key and channel (default `sluice:`); deployments (or
+ * - `redisPrefix`: start of every Redis key and channel (`sluice:`); deployments (or
  *   test runs) sharing one Redis need distinct prefixes, because budget ids repeat per catalog.
  * - `metricsFlushMs`, `catalogSyncMs`: how often metrics are saved and the catalog is re-read.
  * - `shutdownGraceMs`: how long in-flight requests may run after SIGINT/SIGTERM.
@@ -149,6 +151,7 @@ export const ServerConfigSchema = v.pipe(
           "must be 1-100 letters, digits, '.', '_', ':' or '-' (no braces or spaces)",
         ),
       ),
+      SERVER_CONFIG_DEFAULTS.redisPrefix,
     ),
     redisFailurePolicy: v.optional(
       v.picklist(["closed", "open"], 'must be "closed" or "open"'),
@@ -180,6 +183,7 @@ export const ServerConfigSchema = v.pipe(
 export type ServerConfig = Readonly<v.InferOutput<typeof ServerConfigSchema>>;
 /** Raw settings as they come from flags, env or code (strings or numbers). */
 export type ServerConfigInput = v.InferInput<typeof ServerConfigSchema>;
+/** The name of one server setting (`port`, `redisUrl`, ...). */
 export type ServerConfigField = keyof ServerConfigInput;
 
 /** The `SLUICE_*` environment variable and the CLI flag of each field. */

@@ -48,8 +48,7 @@ const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }>
   },
   redisPrefix: {
     placeholder: "<prefix>",
-    description:
-      "Start of every Redis key; servers sharing pools use the same one. Default sluice:",
+    description: `Start of every Redis key; servers sharing pools use the same one. Default "${SERVER_CONFIG_DEFAULTS.redisPrefix}".`,
   },
   redisFailurePolicy: {
     placeholder: "closed|open",
