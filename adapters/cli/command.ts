@@ -220,10 +220,39 @@ export function renderCommandHelp(spec: CommandSpec): string {
     `Usage: ${usage.join(" ")}`,
     "",
     "Options:",
-    ...rows.map(([flag, description]) => `  ${flag.padEnd(width)}  ${description}`),
+    ...rows.map(([flag, description]) =>
+      wrapText(`  ${flag.padEnd(width)}  ${description}`, width + 4),
+    ),
   ];
-  for (const paragraph of spec.details ?? []) lines.push("", paragraph);
+  for (const paragraph of spec.details ?? []) lines.push("", wrapText(paragraph, 0));
+  // Examples stay on one line each, so they can be copied as they are.
   lines.push("", "Examples:", ...spec.examples.map((example) => `  ${example}`));
+  return lines.join("\n");
+}
+
+/** Help text is wrapped to this many columns (a terminal's usual 100 at most). */
+const HELP_WIDTH = 100;
+
+/**
+ * Breaks `text` at spaces into lines of at most {@link HELP_WIDTH} columns; continuation lines
+ * are indented by `indent` (under an option's description). A word longer than a line stays whole.
+ */
+function wrapText(text: string, indent: number): string {
+  const lines: string[] = [];
+  const leading = text.length - text.trimStart().length;
+  let line = text.slice(0, leading);
+  let started = false;
+  // Split on single spaces, so runs of spaces (the padding after a flag) survive the rejoin.
+  for (const word of text.slice(leading).split(" ")) {
+    if (started && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = `${" ".repeat(indent)}${word}`;
+    } else {
+      line = started ? `${line} ${word}` : `${line}${word}`;
+    }
+    started = true;
+  }
+  lines.push(line);
   return lines.join("\n");
 }
 

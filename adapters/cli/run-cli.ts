@@ -112,6 +112,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.out(renderGroupHelp(first, members));
     return 0;
   }
+  if (members.length > 0 && second?.startsWith("-")) {
+    io.err(`Unknown option ${second}. Run "sluice ${first} --help" for the list of commands.`);
+    return USAGE_EXIT_CODE;
+  }
   const what = first.startsWith("-")
     ? `Unknown option ${first}`
     : `Unknown command "${[first, ...(members.length > 0 ? [second] : [])].join(" ")}"`;

@@ -54,7 +54,7 @@ describe("sluice apply", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       [
-        `Planning ${file} to team acme:`,
+        `Dry run of ${file} for team acme (nothing is changed):`,
         "Would create budget llm",
         "Would create pool chat",
         "Dry run: 2 to create, 0 to update, 0 to delete, 0 unchanged. Nothing was written.",

@@ -97,6 +97,41 @@ describe("argument parsing (in-process)", () => {
     },
   );
 
+  it("an unknown option after a command group names the option and the group's help", async () => {
+    const captured = captureIo();
+    expect(await runCli(["team", "--help-x"], captured.io)).toBe(2);
+    expect(captured.stderr().trim()).toBe(
+      'Unknown option --help-x. Run "sluice team --help" for the list of commands.',
+    );
+  });
+
+  it.each(COMMANDS.map((command) => [command.name]))(
+    "sluice %s --help fits 100 columns (the usage line and examples stay whole to copy)",
+    async (name) => {
+      const captured = captureIo();
+      expect(await runCli([...name.split(" "), "--help"], captured.io)).toBe(0);
+      const help = captured.stdout();
+      const examples = help.slice(help.indexOf("\nExamples:"));
+      const wide = help
+        .slice(0, help.indexOf("\nExamples:"))
+        .split("\n")
+        .filter((line) => line.length > 100 && !line.startsWith("Usage: "));
+      expect(wide).toEqual([]);
+      // Wrapped option descriptions continue under the description column.
+      const options = help
+        .slice(help.indexOf("Options:\n") + 9, help.indexOf("\n\n", help.indexOf("Options:")))
+        .split("\n");
+      const column = (options.find((line) => line.includes("--help")) ?? "").indexOf(
+        "Show this help.",
+      );
+      for (const line of options.filter((text) => !text.startsWith("  -"))) {
+        expect(line.slice(0, column).trim()).toBe("");
+        expect(line[column]).not.toBe(" ");
+      }
+      expect(examples).toContain(`  sluice ${name}`);
+    },
+  );
+
   it("missing required flags are named together", async () => {
     const captured = captureIo();
     expect(await runCli(["token", "create", "--team", "acme"], captured.io)).toBe(2);

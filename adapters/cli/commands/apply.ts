@@ -100,7 +100,11 @@ export const applyCommand: CommandSpec = {
     const dryRun = args.values["dry-run"] === true;
     return withCatalog(args, io, (catalog) => {
       const plan = planApply(catalog, file, { env: io.env, prune: args.values.prune === true });
-      io.out(`${dryRun ? "Planning" : "Applying"} ${path} to team ${file.team}:`);
+      io.out(
+        dryRun
+          ? `Dry run of ${path} for team ${file.team} (nothing is changed):`
+          : `Applying ${path} to team ${file.team}:`,
+      );
       if (!dryRun) plan.execute();
       printChanges(io, plan.changes, dryRun);
       return 0;
