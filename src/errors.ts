@@ -68,7 +68,14 @@ export class PoolNotFoundError extends SluiceError {
   }
 }
 
-/** No budget is defined under that name. */
+/**
+ * No budget is defined under that name.
+ *
+ * @example
+ * ```ts
+ * await governor.definePool("llm", { maxConcurrent: 4, budget: { id: "missing", reservedConcurrent: 0 } }); // rejects: BudgetNotFoundError
+ * ```
+ */
 export class BudgetNotFoundError extends SluiceError {
   constructor(readonly budget: string) {
     super("budget_not_found", `Budget "${budget}" is not defined.`);
@@ -188,35 +195,73 @@ export class GovernorClosedError extends SluiceError {
   }
 }
 
-/** The shared slot store (Redis) cannot be reached and the policy is to fail closed. */
+/**
+ * The shared slot store (Redis) cannot be reached and the policy is to fail closed (HTTP 503).
+ *
+ * @example
+ * ```ts
+ * try { await governor.acquire("llm"); }
+ * catch (error) { if (error instanceof StoreUnavailableError) return serveFromCache(); }
+ * ```
+ */
 export class StoreUnavailableError extends SluiceError {
   constructor(message = "The slot store is unavailable.", options?: { cause?: unknown }) {
     super("store_unavailable", message, options);
   }
 }
 
-/** A unique name is taken (a pool subdomain of another team, a team slug). */
+/**
+ * A unique name is taken (a pool subdomain of another team, a team slug). HTTP 409.
+ *
+ * @example
+ * ```ts
+ * catalog.createTeamWithOwner({ ...input, slug: "acme" }); // throws ConflictError when "acme" exists
+ * ```
+ */
 export class ConflictError extends SluiceError {
   constructor(message: string) {
     super("conflict", message);
   }
 }
 
-/** Missing, malformed, expired or revoked credentials. The message never echoes the credential. */
+/**
+ * Missing, malformed, expired or revoked credentials (HTTP 401). The message never echoes the
+ * credential.
+ *
+ * @example
+ * ```ts
+ * if (!key) throw new UnauthorizedError("A pool key is required.");
+ * ```
+ */
 export class UnauthorizedError extends SluiceError {
   constructor(message = "Unauthenticated.") {
     super("unauthorized", message);
   }
 }
 
-/** Authenticated, but not allowed (missing ability, read-only key on a write method, IP policy). */
+/**
+ * Authenticated, but not allowed (missing ability, read-only key on a write method, IP
+ * policy). HTTP 403.
+ *
+ * @example
+ * ```ts
+ * if (key.access === "read" && method === "POST") throw new ForbiddenError("This key is read-only.");
+ * ```
+ */
 export class ForbiddenError extends SluiceError {
   constructor(message = "Forbidden.") {
     super("forbidden", message);
   }
 }
 
-/** A request body is larger than the endpoint accepts. */
+/**
+ * A request body is larger than the endpoint accepts (HTTP 413).
+ *
+ * @example
+ * ```ts
+ * if (body.byteLength > 64 * 1024) throw new PayloadTooLargeError(64 * 1024);
+ * ```
+ */
 export class PayloadTooLargeError extends SluiceError {
   constructor(limitBytes: number) {
     super("payload_too_large", `The request body exceeds ${limitBytes} bytes.`);

@@ -3,6 +3,7 @@
  *
  * @example
  * ```ts
+ * import { createGovernor } from "sluice";
  * import { ManualClock } from "sluice/testing";
  * const clock = new ManualClock();
  * const governor = createGovernor({ clock });

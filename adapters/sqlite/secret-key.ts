@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { makeDirectory } from "./make-directory.js";
 
+/** The environment variable that may hold the secret key (base64 of 32 bytes). */
 export const SECRET_KEY_ENV = "SLUICE_SECRET_KEY";
+/** The file in the data directory that holds the secret key when the environment does not. */
 export const SECRET_KEY_FILE = "secret.key";
 const KEY_BYTES = 32;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

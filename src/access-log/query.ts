@@ -1,7 +1,9 @@
 import { InvalidArgumentError } from "../errors.js";
 import type { AccessLogQuery, AccessLogRetention, ResolvedAccessLogQuery } from "./types.js";
 
+/** Entries an access-log query answers when it names no `limit`. */
 export const DEFAULT_ACCESS_LOG_LIMIT = 100;
+/** The largest `limit` an access-log query may ask for. */
 export const MAX_ACCESS_LOG_LIMIT = 10_000;
 const DAY_MS = 86_400_000;
 

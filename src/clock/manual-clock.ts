@@ -90,7 +90,16 @@ export class ManualClock implements Clock {
   }
 }
 
-/** Lets queued promise callbacks run (several rounds, for chained awaits). */
+/**
+ * Lets queued promise callbacks run (several rounds, for chained awaits), without moving any
+ * clock.
+ *
+ * @example
+ * ```ts
+ * const pending = governor.acquire("llm", { waitMs: 1_000 });
+ * await flushMicrotasks(); // the acquire has been answered or queued by now
+ * ```
+ */
 export async function flushMicrotasks(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve();
 }

@@ -91,6 +91,7 @@ export type PoolSettings = Readonly<v.InferOutput<typeof PoolSettingsSchema>>;
 export const BudgetSettingsSchema = v.strictObject({
   originMaxConcurrent: v.nullable(nonNegativeInt),
 });
+/** A budget's settings as {@link BudgetSettingsSchema} validates them (`defineBudget`). */
 export type BudgetSettings = Readonly<v.InferOutput<typeof BudgetSettingsSchema>>;
 
 /** Validates with a schema and throws {@link InvalidArgumentError} listing every issue. */

@@ -15,6 +15,7 @@ export interface OutcomeReport {
   headers?: HeadersLike;
 }
 
+/** Response headers as `fetch`, Node's `http` or a plain object carry them (outcome learning reads any). */
 export type HeadersLike =
   | Headers
   | Record<string, string | string[] | number | undefined | null>

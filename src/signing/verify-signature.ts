@@ -40,6 +40,7 @@ export type SignatureFailure =
   | "unknown_key"
   | "mismatch";
 
+/** What {@link verifySignature} found: the signing key and time, or why the request is refused. */
 export type VerifySignatureResult =
   | { valid: true; keyId: string; timestamp: number }
   | { valid: false; reason: SignatureFailure };

@@ -62,6 +62,7 @@ export interface PoolFigures {
   limit: number;
 }
 
+/** A store's answer to an acquire: granted now, queued for a later handoff, or rejected. */
 export type StoreAcquireResult =
   | { type: "granted"; slot: HeldSlot; figures: PoolFigures }
   /** Placed in the queue; the store will call {@link StoreListener.granted} when a slot is handed over. */
@@ -74,6 +75,7 @@ export type StoreAcquireResult =
       figures: PoolFigures;
     };
 
+/** What the governor asks a store for in {@link SlotStore.acquire}. */
 export interface StoreAcquireRequest {
   /** Unguessable id, chosen by the governor; becomes the slot's id when granted, now or later. */
   slotId: string;
@@ -97,11 +99,13 @@ export interface StoreAcquireRequest {
   now?: number;
 }
 
+/** A store's answer to a renew: the new lease deadline, the request-timeout cap, or no such slot. */
 export type StoreRenewResult =
   | { type: "renewed"; leaseDeadline: number }
   | { type: "capped"; requestDeadline: number }
   | { type: "not_found" };
 
+/** A store's answer to a release. */
 export interface StoreReleaseResult {
   /** True when the slot was held; false when it was already released or reclaimed. */
   released: boolean;
@@ -114,6 +118,7 @@ export interface StoreReleaseResult {
   releasedAt?: number;
 }
 
+/** A store's answer when a waiter leaves the queue (abort, timeout) while a handoff may race it. */
 export type StoreCancelResult =
   /** The waiter left the queue. */
   | { type: "cancelled" }

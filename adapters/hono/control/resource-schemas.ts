@@ -16,6 +16,7 @@ export const UserSchema = v.object({
   name: v.string(),
   email: v.pipe(v.string(), v.email()),
 });
+/** A user as the Control API shows it. */
 export type UserResource = v.InferOutput<typeof UserSchema>;
 
 /** The token's organization (contract: Team). */
@@ -24,6 +25,7 @@ export const TeamSchema = v.object({
   name: v.string(),
   slug: v.string(),
 });
+/** A team as the Control API shows it. */
 export type TeamResource = v.InferOutput<typeof TeamSchema>;
 
 /** Body of `GET /api/v1/me`. */
@@ -32,6 +34,7 @@ export const MeResponseSchema = v.object({
   team: TeamSchema,
   abilities: v.array(v.picklist(ABILITIES)),
 });
+/** The body of `GET /me`: the token's user, team and abilities. */
 export type MeResponse = v.InferOutput<typeof MeResponseSchema>;
 
 /** A capacity budget (contract: Budget). */
@@ -50,6 +53,7 @@ export const BudgetSchema = v.object({
     ),
   ),
 });
+/** A budget as the Control API shows it. */
 export type BudgetResource = v.InferOutput<typeof BudgetSchema>;
 
 /** A pool's budget membership (contract: PoolBudget). */
@@ -58,6 +62,7 @@ export const PoolBudgetSchema = v.object({
   name: v.string(),
   reserved_concurrent: count,
 });
+/** A pool's budget membership (name and reserved share) inside a pool resource. */
 export type PoolBudgetResource = v.InferOutput<typeof PoolBudgetSchema>;
 
 /**
@@ -82,6 +87,7 @@ export const PoolSchema = v.object({
   has_credential: v.boolean(),
   budget: v.optional(v.nullable(PoolBudgetSchema)),
 });
+/** A pool as the Control API shows it (never its credential, only `has_credential`). */
 export type PoolResource = v.InferOutput<typeof PoolSchema>;
 
 /**
@@ -116,6 +122,7 @@ export const PoolKeySchema = v.object({
     v.description("Returned only once, at creation, and only when origin signing is on."),
   ),
 });
+/** A pool key as the Control API shows it (the plaintext key only once, at creation). */
 export type PoolKeyResource = v.InferOutput<typeof PoolKeySchema>;
 
 /** The effective range of a metrics summary (contract: MetricsRange). */
@@ -161,6 +168,7 @@ export const ValidationErrorSchema = v.object({
   message: v.string(),
   errors: v.record(v.string(), v.array(v.string())),
 });
+/** A 422 body: `message` and the problems per field in `errors`. */
 export type ValidationErrorBody = v.InferOutput<typeof ValidationErrorSchema>;
 
 /** `{data: Budget}` */
