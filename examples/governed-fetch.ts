@@ -5,11 +5,14 @@
  * The pool allows 10, so the first burst overshoots; the governor reads the 429s' headers
  * as the slots are released, lowers the pool's limit, and the retries then go through
  * without crowding the upstream again.
+ *
+ * It imports `sluice` as an app of yours would: inside this repository the name resolves to the
+ * package's own build (`dist/`, made by `npm install`; run `npm run build` after changing `src/`).
  */
 
 import { pathToFileURL } from "node:url";
-import type { Governor } from "../src/index.js";
-import { createGovernor } from "../src/index.js";
+import type { Governor } from "sluice";
+import { createGovernor } from "sluice";
 import { startFakeUpstream } from "./fake-upstream.js";
 
 const POOL = "upstream";

@@ -7,12 +7,15 @@
  * (`createRedisGovernor`), defines the same pool, and fires governed fetches at the upstream
  * at once. The upstream never sees more than the pool's `maxConcurrent` at once, however many
  * processes call it, and every call gets through (the rest wait in one FIFO queue in Redis).
+ *
+ * It imports `sluice` as an app of yours would: inside this repository the name resolves to the
+ * package's own build (`dist/`, made by `npm install`; run `npm run build` after changing `src/`).
  */
 
 import { fork } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createRedisGovernor, deleteKeysUnder } from "../adapters/redis/index.js";
+import { createRedisGovernor, deleteKeysUnder } from "sluice/redis";
 import { startFakeUpstream } from "./fake-upstream.js";
 
 const POOL = "shared-upstream";
