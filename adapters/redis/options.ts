@@ -25,6 +25,13 @@ export interface RedisSlotStoreOptions {
   commandTimeoutMs?: number;
   /** First and longest delay between recovery probes while Redis is down (default 100 / 2000 ms). */
   recoveryProbeMs?: { min: number; max: number };
+  /**
+   * After Redis came back without its data (a restart without persistence), how long a pool
+   * re-created by a recovering process admits nobody new (default 2000 ms: the longest wait
+   * between two reconnection attempts), so every process can hand back the slots its callers
+   * still hold before waiters are served. Fail-fast callers meanwhile get `paused`.
+   */
+  restoreGraceMs?: number;
 }
 
 /** Counters for benchmarks and status output. */

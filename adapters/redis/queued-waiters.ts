@@ -1,5 +1,4 @@
 import type { Clock } from "../../src/clock/clock.js";
-import type { StoreListener } from "../../src/store/types.js";
 
 /** A waiter of this process queued in Redis. */
 interface QueuedWaiter {
@@ -28,7 +27,6 @@ export interface RejoiningWaiter {
  * ```ts
  * const queued = new QueuedWaiters(clock);
  * queued.add("llm", slotId, 5_000);
- * store.setListener(queued.forgetting(() => governorListener));
  * for (const waiter of queued.rejoining()) await engine.rejoin(waiter);
  * ```
  */
@@ -56,27 +54,14 @@ export class QueuedWaiters {
     this.waiters.clear();
   }
 
-  /** Every waiter, in the order they were queued, with its wait so far and what is left. */
+  /** Every waiter, the longest waiting first, with its wait so far and what is left. */
   rejoining(): RejoiningWaiter[] {
     const now = this.clock.now();
-    return [...this.waiters].map(([slotId, { pool, waitMs, since }]) => {
+    const waiters = [...this.waiters].map(([slotId, { pool, waitMs, since }]) => {
       const waitedMs = Math.max(0, now - since);
       return { pool, slotId, waitedMs, waitLeftMs: Math.max(0, waitMs - waitedMs) };
     });
-  }
-
-  /** A listener that forgets a waiter once it is handed its slot, then tells `inner()`. */
-  forgetting(inner: () => StoreListener): StoreListener {
-    return {
-      granted: (pool, slot, queuedMs, waiter) => {
-        this.waiters.delete(slot.slotId);
-        inner().granted(pool, slot, queuedMs, waiter);
-      },
-      reclaimed: (pool, slotIds) => inner().reclaimed(pool, slotIds),
-      removed: (pool) => {
-        this.forgetPool(pool);
-        inner().removed?.(pool);
-      },
-    };
+    // A waiter handed over from the local fallback was added late but may have waited long.
+    return waiters.sort((first, second) => second.waitedMs - first.waitedMs);
   }
 }

@@ -1,7 +1,9 @@
 import { StoreUnavailableError } from "../../src/errors.js";
+import type { MaybePromise } from "../../src/store/types.js";
 import type { Definitions } from "./definitions.js";
+import type { EventSubscriptions } from "./event-subscriptions.js";
 import type { LocalFallback } from "./local-fallback.js";
-import type { QueuedWaiters } from "./queued-waiters.js";
+import type { ProcessLedger } from "./process-ledger.js";
 import type { RedisEngine } from "./redis-engine.js";
 import type { ScriptRunner } from "./scripts.js";
 
@@ -9,16 +11,22 @@ import type { ScriptRunner } from "./scripts.js";
 export interface RecoveryParts {
   runner: ScriptRunner;
   engine: RedisEngine;
+  events: EventSubscriptions;
   /** What this process defined and removed, pushed again in full. */
   definitions: Definitions;
   /** The per-process fallback (failure policy "open"), else null. */
   local: LocalFallback | null;
-  queued: QueuedWaiters;
+  /** This process's waiters and slots in Redis before the outage. */
+  ledger: ProcessLedger;
+  /** Redis time (the clock of lease deadlines). */
+  now(): MaybePromise<number>;
 }
 
 /**
  * Before a store reports ok again: reloads the scripts and pushes every definition (Redis
- * may be a new, empty one), then hands over what the local fallback admitted meanwhile.
+ * may be a new, empty one), listens to its groups again, then puts back what Redis may have
+ * lost and what the local fallback admitted meanwhile (see {@link restoreSlotsAndWaiters}).
+ * Safe to run again after a failure part-way: each step is idempotent.
  *
  * @example
  * ```ts
@@ -34,7 +42,7 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
   }
   for (const [budget, origin] of definitions.budgets) await engine.upsertBudget(budget, origin);
   for (const [pool, config] of definitions.pools) {
-    await engine.upsertPool(pool, config).catch((error: unknown) => {
+    await engine.upsertPool(pool, config, true).catch((error: unknown) => {
       // A pool that cannot move budgets yet stays where it is until it is defined again.
       if (error instanceof StoreUnavailableError) throw error;
     });
@@ -43,23 +51,43 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
     await engine.removeBudget(budget);
     definitions.removedBudgets.delete(budget);
   }
-  await handOverLocal(parts);
+  // Other processes skip the waiters of a process that does not listen: listen first.
+  await parts.events.renewAll();
+  await restoreSlotsAndWaiters(parts);
 }
 
 /**
- * Failure policy "open", Redis back: the slots this process granted on its own meanwhile
- * become holders in Redis (adopted, counted against the shared limit until released) and
- * its local waiters join the Redis queue with what is left of their wait. Without this,
- * every process's outage slots would come on top of what Redis admits afterwards. The
- * slots go first: a waiter must not be served a place an adopted slot takes.
+ * Slots first, then waiters (a waiter must not be served a place a slot in use takes):
+ * - this process's Redis slots whose lease still runs are adopted again: a Redis restarted
+ *   without persistence forgot them while their callers still work (one Redis still holds
+ *   stays as it is);
+ * - failure policy "open": the slots this process granted on its own meanwhile become
+ *   holders in Redis, counted against the shared limit until released, so no process's
+ *   outage slots come on top of what Redis admits afterwards;
+ * - every waiter rejoins, the longest waiting first: one still queued keeps its place, one
+ *   dropped or forgotten joins the tail with what is left of its wait, one handed a slot
+ *   meanwhile gets it (see `lua/rejoin.lua`); the local fallback's waiters come with them.
  */
-async function handOverLocal({ local, engine, queued }: RecoveryParts): Promise<void> {
-  if (!local || local.outstanding === 0) return;
-  const { holders, waiters } = local.handOver();
-  const adopted = holders.map((held) => engine.adopt(held.pool, held.slotId, held.requestLeftMs));
-  const rejoined = waiters.map((waiter) => {
+async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
+  const { local, engine } = parts;
+  const { queued, held } = parts.ledger;
+  const now = await parts.now();
+  // The local fallback's slots and waiters are recorded as this process's Redis ones before
+  // anything is sent, so a recovery cut short hands them over the next time.
+  const handed = local && local.outstanding > 0 ? local.handOver() : null;
+  for (const { pool, slotId, requestLeftMs } of handed?.holders ?? []) {
+    const requestDeadline = now + requestLeftMs;
+    held.add(pool, { slotId, leaseDeadline: requestDeadline, requestDeadline });
+  }
+  for (const waiter of handed?.waiters ?? []) {
     queued.add(waiter.pool, waiter.slotId, waiter.waitedMs + waiter.waitLeftMs, waiter.waitedMs);
-    return engine.rejoin(waiter);
-  });
-  await Promise.all([...adopted, ...rejoined]);
+  }
+  await Promise.all(
+    held.adoptable(now).map(async ({ pool, slotId, requestLeftMs }) => {
+      const slot = await engine.adopt(pool, slotId, requestLeftMs);
+      // Held in Redis now, with the lease Redis gave it.
+      if (slot) held.add(pool, slot);
+    }),
+  );
+  await Promise.all(queued.rejoining().map((waiter) => engine.rejoin(waiter)));
 }

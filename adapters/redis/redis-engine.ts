@@ -1,6 +1,7 @@
 import type { Clock } from "../../src/clock/clock.js";
 import { ConflictError, PoolNotFoundError, type StoreUnavailableError } from "../../src/errors.js";
 import type {
+  HeldSlot,
   LearnedLimits,
   PoolSnapshot,
   StoreAcquireRequest,
@@ -22,6 +23,7 @@ import {
   NOT_RELEASED,
   type ReplyFields,
   readAcquire,
+  readAdopt,
   readCancel,
   readRejoin,
   readRelease,
@@ -48,6 +50,8 @@ export interface EngineDeps {
   idle: IdleTracker;
   /** The configurations this process pushed, to re-create pools Redis lost. */
   pools: ReadonlyMap<string, StorePoolConfig>;
+  /** How long a pool re-created after Redis lost it admits nobody new (see `restoring`). */
+  restoreGraceMs: number;
   budgets: ReadonlyMap<string, number | null>;
   listener(): StoreListener;
   /** Told about every failure to reach Redis. */
@@ -98,16 +102,23 @@ export class RedisEngine {
    * Defines or updates the pool in its group. The first time this process defines it (or
    * when its budget changes) the home pointer says where it lives now; a pool found in
    * another group is moved, which is refused with a ConflictError while it holds slots or
-   * has waiters there.
+   * has waiters there. `restoring`: the pool may be one Redis lost (recovery after an
+   * outage); if this call creates it, it admits nobody new for `restoreGraceMs`, time for
+   * every process to adopt the slots it still holds before waiters are served.
    */
-  async upsertPool(pool: string, config: StorePoolConfig): Promise<void> {
+  async upsertPool(pool: string, config: StorePoolConfig, restoring = false): Promise<void> {
     const target = this.deps.keys.groupTag(pool, config.budget?.id ?? null);
     if (this.routes.get(pool)?.tag !== target) {
       const home = await this.claimHome(pool, target);
       if (home !== target) return this.move(pool, home, target, config);
     }
     const route = this.route(pool, target);
-    const reply = await this.groups.run("upsert-pool", route, configArgs(config, target, null));
+    const grace = restoring ? this.deps.restoreGraceMs : 0;
+    const reply = await this.groups.run(
+      "upsert-pool",
+      route,
+      configArgs(config, target, null, grace),
+    );
     const moved = resultType(reply) === "missing" ? movedTo(reply) : null;
     if (moved) return this.move(pool, moved, target, config);
     this.routes.set(pool, route);
@@ -158,11 +169,15 @@ export class RedisEngine {
   }
 
   /**
-   * Makes a slot this process granted locally during an outage (failure policy "open") a
-   * holder in Redis, counted against the shared limit from now on (see `lua/adopt.lua`).
+   * Makes a slot this process holds, granted locally during an outage (failure policy "open")
+   * or forgotten by a restarted Redis, a holder in Redis, counted against the shared limit
+   * from now on (see `lua/adopt.lua`). Answers the slot as Redis holds it; null when the pool
+   * is not in Redis.
    */
-  async adopt(pool: string, slotId: string, requestLeftMs: number): Promise<void> {
-    await this.poolOp(pool, "adopt", [slotId, String(Math.max(1, Math.round(requestLeftMs)))]);
+  async adopt(pool: string, slotId: string, requestLeftMs: number): Promise<HeldSlot | null> {
+    const requestLeft = String(Math.max(1, Math.round(requestLeftMs)));
+    const reply = await this.poolOp(pool, "adopt", [slotId, requestLeft]);
+    return reply ? readAdopt(reply) : null;
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
@@ -220,6 +235,8 @@ export class RedisEngine {
     const budget = config.budget?.id;
     const origin = budget === undefined ? undefined : this.deps.budgets.get(budget);
     if (budget !== undefined && origin !== undefined) await this.upsertBudget(budget, origin);
+    // No pause here: a pool removed by another process comes back at once. After a restart,
+    // recovery has re-created the pool with its pause before any acquire gets here.
     await this.upsertPool(pool, config);
   }
 

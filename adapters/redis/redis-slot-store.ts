@@ -28,13 +28,15 @@ import { IdleTracker } from "./idle-tracker.js";
 import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
-import { QueuedWaiters } from "./queued-waiters.js";
+import { ProcessLedger } from "./process-ledger.js";
 import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
+/** See {@link RedisSlotStoreOptions.restoreGraceMs}: ioredis's longest reconnection delay. */
+const DEFAULT_RESTORE_GRACE_MS = 2_000;
 
 /**
  * A {@link SlotStore} in Redis, so several Sluice processes share one limit, one FIFO queue,
@@ -65,8 +67,8 @@ export class RedisSlotStore implements SlotStore {
   private listener: StoreListener = NOOP_LISTENER;
   private readonly events: EventSubscriptions;
   private readonly started: Promise<void>;
-  /** This process's waiters queued in Redis, to rejoin after a lost event subscription. */
-  private readonly queued: QueuedWaiters;
+  /** This process's waiters and slots in Redis, put back after an outage or a blip. */
+  private readonly ledger: ProcessLedger;
   /** The event subscription's connection closed since it was last ready. */
   private subscriberLost = false;
   private closed = false;
@@ -89,16 +91,19 @@ export class RedisSlotStore implements SlotStore {
         resyncAfterOutage({
           runner: this.runner,
           engine: this.engine,
+          events: this.events,
           definitions: this.definitions,
           local: this.local,
-          queued: this.queued,
+          ledger: this.ledger,
+          // Redis time, as lease deadlines are (the store's own now() is local while down).
+          now: () => (this.clock ? this.clock.now() : this.engine.now()),
         }),
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
     this.events = new EventSubscriptions(this.connections.subscriber, this.keys, this.originId);
-    this.queued = new QueuedWaiters(options.clock ?? systemClock);
-    const listener = this.queued.forgetting(() => this.listener);
+    this.ledger = new ProcessLedger(options.clock ?? systemClock);
+    const listener = this.ledger.listener(() => this.listener);
     this.engine = new RedisEngine({
       runner: this.runner,
       keys: this.keys,
@@ -108,6 +113,7 @@ export class RedisSlotStore implements SlotStore {
       events: this.events,
       idle: this.idle,
       pools: this.definitions.pools,
+      restoreGraceMs: Math.max(0, options.restoreGraceMs ?? DEFAULT_RESTORE_GRACE_MS),
       budgets: this.definitions.budgets,
       listener: () => listener,
       onUnavailable: (error) => this.monitor.markDown(error),
@@ -162,7 +168,7 @@ export class RedisSlotStore implements SlotStore {
 
   async removePool(pool: string): Promise<void> {
     this.definitions.removePool(pool);
-    this.queued.forgetPool(pool);
+    this.ledger.forgetPool(pool);
     this.local?.removePool(pool);
     await this.remote(async () => {
       await this.engine.removePool(pool);
@@ -176,7 +182,7 @@ export class RedisSlotStore implements SlotStore {
     return this.remote(
       async () => {
         const result = await this.engine.acquire(pool, request);
-        if (result.type === "queued") this.queued.add(pool, request.slotId, request.waitMs);
+        this.ledger.acquired(pool, request.slotId, request.waitMs, result);
         return result;
       },
       () => local!.acquire(pool, request),
@@ -184,11 +190,15 @@ export class RedisSlotStore implements SlotStore {
   }
 
   async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
-    this.queued.delete(slotId);
+    this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.cancel(pool, slotId);
     // A waiter queued in Redis cannot be reached: the governor gives up on it.
     return this.remote(
-      () => this.engine.cancel(pool, slotId),
+      async () => {
+        const result = await this.engine.cancel(pool, slotId);
+        this.ledger.cancelled(pool, result);
+        return result;
+      },
       () => UNKNOWN,
     );
   }
@@ -196,12 +206,17 @@ export class RedisSlotStore implements SlotStore {
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
     if (this.local?.owns(slotId)) return this.local.renew(pool, slotId);
     // Never "not_found" for a slot Redis may still hold: the governor retries the renewal.
-    return this.remote(() => this.engine.renew(pool, slotId), null);
+    return this.remote(async () => {
+      const result = await this.engine.renew(pool, slotId);
+      this.ledger.renewed(slotId, result);
+      return result;
+    }, null);
   }
 
   async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
-    // A slot handed over before its "queued" answer arrived leaves a stale entry: gone now.
-    this.queued.delete(slotId);
+    // Done with, whatever Redis answers (an unconfirmed release is left to the lease); also
+    // drops the stale waiter entry of a slot handed over before its "queued" answer arrived.
+    this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.release(pool, slotId);
     // Unconfirmed: the Redis lease frees the slot within one term.
     return this.remote(
@@ -227,7 +242,7 @@ export class RedisSlotStore implements SlotStore {
     if (this.closed) return;
     this.closed = true;
     this.engine.close();
-    this.queued.clear();
+    this.ledger.clear();
     this.monitor.close();
     this.local?.close();
     const { command, subscriber } = this.connections;
@@ -317,7 +332,8 @@ export class RedisSlotStore implements SlotStore {
     subscriber.on("ready", () => {
       if (!this.subscriberLost || this.closed) return;
       this.subscriberLost = false;
-      this.idle.track(this.rejoinWaiters());
+      // Redis itself was away: recovery rejoins the waiters once the pools and slots are back.
+      if (this.monitor.up) this.idle.track(this.rejoinWaiters());
     });
   }
 
@@ -329,7 +345,7 @@ export class RedisSlotStore implements SlotStore {
   private async rejoinWaiters(): Promise<void> {
     try {
       await this.events.renewAll();
-      await Promise.all(this.queued.rejoining().map((waiter) => this.engine.rejoin(waiter)));
+      await Promise.all(this.ledger.queued.rejoining().map((waiter) => this.engine.rejoin(waiter)));
     } catch {
       // Redis went away again: the next reconnect rejoins; a waiter's deadline still asks Redis.
     }

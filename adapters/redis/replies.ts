@@ -154,6 +154,11 @@ export function readRejoin({
   return { slot: readSlot(fields, at + 1), queuedMs: fields[at + 1 + SLOT_FIELDS] as number };
 }
 
+/** adopt.lua's result: the slot as Redis holds it now (adopted, or held already). */
+export function readAdopt({ fields, at }: ScriptResult): HeldSlot {
+  return readSlot(fields, at + 1);
+}
+
 /** upsert-pool.lua's result: whether the pool was created. */
 export function readCreated({ fields, at }: ScriptResult): boolean {
   return fields[at + 1] === 1;

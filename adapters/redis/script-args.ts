@@ -23,6 +23,8 @@ export const NOTHING_CARRIED: Carried = { learned: [null, null, 0], log: [] };
 /**
  * upsert-pool arguments (see `lua/upsert-pool.lua`). `carried` completes a move: it overrides
  * a forwarding record left in the target group and seeds what the old group knew.
+ * `restoreGraceMs`: how long a pool this call creates admits nobody new (0: none), for a
+ * pool Redis lost.
  *
  * @example
  * ```ts
@@ -33,6 +35,7 @@ export function configArgs(
   config: StorePoolConfig,
   tag: string,
   carried: Carried | null,
+  restoreGraceMs = 0,
 ): string[] {
   const args = [
     String(config.maxConcurrent),
@@ -43,6 +46,7 @@ export function configArgs(
     config.budget?.id ?? "",
     String(config.budget?.reservedConcurrent ?? 0),
     tag,
+    String(restoreGraceMs),
   ];
   if (!carried) return args;
   const [concurrency, rpm, pausedUntil] = carried.learned;

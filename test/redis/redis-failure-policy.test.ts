@@ -95,7 +95,7 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
 
   describe('failurePolicy "open"', () => {
     it("admits locally during an outage, then returns to Redis, which takes the local slots over", async () => {
-      const { proxy, store, statuses } = await proxied({ failurePolicy: "open" });
+      const { proxy, clock, store, statuses } = await proxied({ failurePolicy: "open" });
       await store.upsertBudget("team", 5);
       await store.upsertPool("llm", { ...POOL, budget: { id: "team", reservedConcurrent: 0 } });
       expect(await store.acquire("llm", { slotId: "r1", waitMs: 0 })).toMatchObject({
@@ -132,6 +132,8 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       expect(await store.acquire("llm", { slotId: "r2", waitMs: 0 })).toMatchObject({
         type: "rejected",
       });
+      // The re-created pool admits nobody new until every process could hand its slots back.
+      await clock.advance(2_000);
       const handed: string[] = [];
       store.setListener({ granted: (_pool, slot) => handed.push(slot.slotId), reclaimed() {} });
       expect((await store.release("llm", "l1")).released).toBe(true);

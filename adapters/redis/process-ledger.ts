@@ -1,0 +1,88 @@
+import type { Clock } from "../../src/clock/clock.js";
+import type {
+  StoreAcquireResult,
+  StoreCancelResult,
+  StoreListener,
+  StoreRenewResult,
+} from "../../src/store/types.js";
+import { HeldSlots } from "./held-slots.js";
+import { QueuedWaiters } from "./queued-waiters.js";
+
+/**
+ * What this process has in Redis: its waiters (`queued`) and the slots its callers hold
+ * (`held`), kept in step with Redis's answers and events. Recovery after an outage puts them
+ * back (`recovery.ts`): a Redis that restarted without persistence has forgotten them, and a
+ * process whose event subscription blipped had its waiters dropped.
+ *
+ * @example
+ * ```ts
+ * const ledger = new ProcessLedger(clock);
+ * const engine = new RedisEngine({ ...deps, listener: () => ledgerListener });
+ * const ledgerListener = ledger.listener(() => governorListener);
+ * ledger.acquired("llm", slotId, waitMs, await engine.acquire("llm", request));
+ * ```
+ */
+export class ProcessLedger {
+  readonly queued: QueuedWaiters;
+  readonly held = new HeldSlots();
+
+  constructor(clock: Clock) {
+    this.queued = new QueuedWaiters(clock);
+  }
+
+  /** An acquire's answer: a slot held, or a waiter queued. */
+  acquired(pool: string, slotId: string, waitMs: number, result: StoreAcquireResult): void {
+    if (result.type === "granted") this.held.add(pool, result.slot);
+    else if (result.type === "queued") this.queued.add(pool, slotId, waitMs);
+  }
+
+  /** A cancel's answer: a waiter handed its slot before the cancel arrived holds it now. */
+  cancelled(pool: string, result: StoreCancelResult): void {
+    if (result.type === "granted") this.held.add(pool, result.slot);
+  }
+
+  /** A renewal's answer: the lease Redis gave, or a slot Redis no longer holds. */
+  renewed(slotId: string, result: StoreRenewResult): void {
+    if (result.type === "renewed") this.held.renewed(slotId, result.leaseDeadline);
+    else if (result.type === "not_found") this.held.delete(slotId);
+  }
+
+  /** The caller is done with the slot or the wait, whatever Redis answers. */
+  done(slotId: string): void {
+    this.queued.delete(slotId);
+    this.held.delete(slotId);
+  }
+
+  forgetPool(pool: string): void {
+    this.queued.forgetPool(pool);
+    this.held.forgetPool(pool);
+  }
+
+  clear(): void {
+    this.queued.clear();
+    this.held.clear();
+  }
+
+  /**
+   * The listener the engine reports to: keeps the ledger in step (a waiter handed its slot
+   * holds it from then on, a reclaimed slot is gone, a pool removed elsewhere leaves
+   * nothing), then tells `inner()` (the governor).
+   */
+  listener(inner: () => StoreListener): StoreListener {
+    return {
+      granted: (pool, slot, queuedMs, waiter) => {
+        this.queued.delete(slot.slotId);
+        this.held.add(pool, slot);
+        inner().granted(pool, slot, queuedMs, waiter);
+      },
+      reclaimed: (pool, slotIds) => {
+        for (const slotId of slotIds) this.held.delete(slotId);
+        inner().reclaimed(pool, slotIds);
+      },
+      removed: (pool) => {
+        this.forgetPool(pool);
+        inner().removed?.(pool);
+      },
+    };
+  }
+}
