@@ -69,8 +69,8 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
  *   meanwhile gets it (see `lua/rejoin.lua`); the local fallback's waiters come with them.
  */
 async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
-  const { local, engine } = parts;
-  const { queued, held } = parts.ledger;
+  const { local, engine, ledger } = parts;
+  const { queued, held } = ledger;
   const now = await parts.now();
   // The local fallback's slots and waiters are recorded as this process's Redis ones before
   // anything is sent, so a recovery cut short hands them over the next time.
@@ -89,5 +89,27 @@ async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
       if (slot) held.add(pool, slot);
     }),
   );
-  await Promise.all(queued.rejoining().map((waiter) => engine.rejoin(waiter)));
+  await rejoinWaiters(parts);
+}
+
+/**
+ * The event subscription alone came back (Redis kept its data): listens again (resolves once
+ * Redis confirmed it; ioredis also subscribes again on its own), then every waiter rejoins,
+ * as other processes dropped those a handoff reached meanwhile.
+ *
+ * @example
+ * ```ts
+ * subscriber.on("ready", () => void rejoinAfterBlip(parts).catch(() => {}));
+ * ```
+ */
+export async function rejoinAfterBlip(
+  parts: Pick<RecoveryParts, "events" | "engine" | "ledger">,
+): Promise<void> {
+  await parts.events.renewAll();
+  await rejoinWaiters(parts);
+}
+
+/** Every waiter of this process to `rejoin.lua`, the longest waiting first. */
+async function rejoinWaiters({ engine, ledger }: Pick<RecoveryParts, "engine" | "ledger">) {
+  await Promise.all(ledger.queued.rejoining().map((waiter) => engine.rejoin(waiter)));
 }

@@ -29,7 +29,7 @@ import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
 import { ProcessLedger } from "./process-ledger.js";
-import { resyncAfterOutage } from "./recovery.js";
+import { rejoinAfterBlip, resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
@@ -333,22 +333,11 @@ export class RedisSlotStore implements SlotStore {
       if (!this.subscriberLost || this.closed) return;
       this.subscriberLost = false;
       // Redis itself was away: recovery rejoins the waiters once the pools and slots are back.
-      if (this.monitor.up) this.idle.track(this.rejoinWaiters());
-    });
-  }
-
-  /**
-   * After the event subscription came back: subscribes again (resolves once Redis confirmed
-   * it; ioredis also does on its own) and sends every waiter of this process to `rejoin.lua`,
-   * all at once so they rejoin in the order they were queued.
-   */
-  private async rejoinWaiters(): Promise<void> {
-    try {
-      await this.events.renewAll();
-      await Promise.all(this.ledger.queued.rejoining().map((waiter) => this.engine.rejoin(waiter)));
-    } catch {
+      if (!this.monitor.up) return;
+      const { events, engine, ledger } = this;
       // Redis went away again: the next reconnect rejoins; a waiter's deadline still asks Redis.
-    }
+      this.idle.track(rejoinAfterBlip({ events, engine, ledger }).catch(() => {}));
+    });
   }
 
   private async probe(): Promise<void> {
