@@ -56,11 +56,18 @@ export class HeldSlots {
     this.slots.clear();
   }
 
-  /** The slots whose lease still runs at `now` (Redis time), oldest grant first. */
+  /**
+   * The slots whose lease still runs at `now` (Redis time), oldest grant first. The others
+   * are forgotten: Redis reclaimed them, or would have (a reclaim event missed while the
+   * subscription was down leaves them here otherwise).
+   */
   adoptable(now: number): AdoptableSlot[] {
     const adoptable: AdoptableSlot[] = [];
     for (const [slotId, known] of this.slots) {
-      if (known.leaseDeadline <= now) continue;
+      if (known.leaseDeadline <= now) {
+        this.slots.delete(slotId);
+        continue;
+      }
       adoptable.push({ pool: known.pool, slotId, requestLeftMs: known.requestDeadline - now });
     }
     return adoptable;
