@@ -37,6 +37,10 @@ export class HeldSlots {
     this.slots.set(slotId, { pool, leaseDeadline, requestDeadline });
   }
 
+  has(slotId: string): boolean {
+    return this.slots.has(slotId);
+  }
+
   renewed(slotId: string, leaseDeadline: number): void {
     const known = this.slots.get(slotId);
     if (known) known.leaseDeadline = leaseDeadline;

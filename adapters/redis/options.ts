@@ -27,9 +27,10 @@ export interface RedisSlotStoreOptions {
   recoveryProbeMs?: { min: number; max: number };
   /**
    * After Redis came back without its data (a restart without persistence), how long a pool
-   * re-created by a recovering process admits nobody new (default 2000 ms: the longest wait
-   * between two reconnection attempts), so every process can hand back the slots its callers
-   * still hold before waiters are served. Fail-fast callers meanwhile get `paused`.
+   * re-created by a recovering process admits nobody new (default 3000 ms: more than the
+   * longest wait between two reconnection attempts, 2000 ms), so every process can hand back
+   * the slots its callers still hold before waiters are served. Fail-fast callers meanwhile
+   * get `paused`.
    */
   restoreGraceMs?: number;
 }

@@ -25,6 +25,8 @@ import { QueuedWaiters } from "./queued-waiters.js";
 export class ProcessLedger {
   readonly queued: QueuedWaiters;
   readonly held = new HeldSlots();
+  /** Slots released while Redis could not be reached, by id: their pools. */
+  private readonly unreleased = new Map<string, string>();
 
   constructor(clock: Clock) {
     this.queued = new QueuedWaiters(clock);
@@ -53,14 +55,30 @@ export class ProcessLedger {
     this.held.delete(slotId);
   }
 
+  /** A release Redis did not get (unreachable): sent again once it is back. */
+  releaseLater(pool: string, slotId: string): void {
+    this.unreleased.set(slotId, pool);
+  }
+
+  /** The releases to send again, forgotten here (a failed one is recorded anew). */
+  takeUnreleased(): [slotId: string, pool: string][] {
+    const unreleased = [...this.unreleased];
+    this.unreleased.clear();
+    return unreleased;
+  }
+
   forgetPool(pool: string): void {
     this.queued.forgetPool(pool);
     this.held.forgetPool(pool);
+    for (const [slotId, ofPool] of this.unreleased) {
+      if (ofPool === pool) this.unreleased.delete(slotId);
+    }
   }
 
   clear(): void {
     this.queued.clear();
     this.held.clear();
+    this.unreleased.clear();
   }
 
   /**

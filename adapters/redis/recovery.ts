@@ -85,8 +85,9 @@ async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
   await Promise.all(
     held.adoptable(now).map(async ({ pool, slotId, requestLeftMs }) => {
       const slot = await engine.adopt(pool, slotId, requestLeftMs);
-      // Held in Redis now, with the lease Redis gave it.
-      if (slot) held.add(pool, slot);
+      // Held in Redis now, with the lease Redis gave it; unless its caller released it
+      // meanwhile (that release is sent to Redis once the store is up).
+      if (slot && held.has(slotId)) held.add(pool, slot);
     }),
   );
   await rejoinWaiters(parts);

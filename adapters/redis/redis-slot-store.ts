@@ -35,8 +35,8 @@ import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
-/** See {@link RedisSlotStoreOptions.restoreGraceMs}: ioredis's longest reconnection delay. */
-const DEFAULT_RESTORE_GRACE_MS = 2_000;
+/** See {@link RedisSlotStoreOptions.restoreGraceMs}: ioredis's longest reconnection delay and more. */
+const DEFAULT_RESTORE_GRACE_MS = 3_000;
 
 /**
  * A {@link SlotStore} in Redis, so several Sluice processes share one limit, one FIFO queue,
@@ -119,6 +119,9 @@ export class RedisSlotStore implements SlotStore {
       onUnavailable: (error) => this.monitor.markDown(error),
     });
     this.watchConnections();
+    this.monitor.onChange((status) => {
+      if (status.state === "ok") this.idle.track(this.sendUnreleased());
+    });
     this.started = this.start();
     this.started.catch(() => {});
   }
@@ -218,11 +221,19 @@ export class RedisSlotStore implements SlotStore {
     // drops the stale waiter entry of a slot handed over before its "queued" answer arrived.
     this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.release(pool, slotId);
-    // Unconfirmed: the Redis lease frees the slot within one term.
-    return this.remote(
-      () => this.engine.release(pool, slotId),
-      () => NOT_RELEASED,
-    );
+    try {
+      return await this.remote(
+        () => this.engine.release(pool, slotId),
+        () => {
+          this.ledger.releaseLater(pool, slotId);
+          return NOT_RELEASED;
+        },
+      );
+    } catch (error) {
+      // Unconfirmed: sent again once Redis is back (else the lease frees it within a term).
+      if (error instanceof StoreUnavailableError) this.ledger.releaseLater(pool, slotId);
+      throw error;
+    }
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
@@ -338,6 +349,16 @@ export class RedisSlotStore implements SlotStore {
       // Redis went away again: the next reconnect rejoins; a waiter's deadline still asks Redis.
       this.idle.track(rejoinAfterBlip({ events, engine, ledger }).catch(() => {}));
     });
+  }
+
+  /** Redis is back: the releases it did not get while away free their slots now. */
+  private async sendUnreleased(): Promise<void> {
+    const unreleased = this.ledger.takeUnreleased();
+    await Promise.all(
+      unreleased.map(([slotId, pool]) =>
+        this.engine.release(pool, slotId).catch(() => this.ledger.releaseLater(pool, slotId)),
+      ),
+    );
   }
 
   private async probe(): Promise<void> {

@@ -94,6 +94,23 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
   });
 
   describe('failurePolicy "open"', () => {
+    it("sends a release Redis did not get once it is back, instead of holding the slot a term", async () => {
+      const { proxy, store } = await proxied({ failurePolicy: "open" });
+      await store.upsertPool("llm", POOL);
+      await store.acquire("llm", { slotId: "r1", waitMs: 0 });
+      await proxy.stop();
+      await vi.waitFor(() => expect(store.health().state).toBe("degraded"));
+      expect(await store.release("llm", "r1")).toEqual({ released: false });
+      // Redis kept its data (a network outage): r1 is still held there until the release lands.
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      await store.whenIdle();
+      expect(await store.snapshot("llm")).toMatchObject({ held: 0, slotIds: [] });
+      expect(await store.acquire("llm", { slotId: "r2", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+    });
+
     it("admits locally during an outage, then returns to Redis, which takes the local slots over", async () => {
       const { proxy, clock, store, statuses } = await proxied({ failurePolicy: "open" });
       await store.upsertBudget("team", 5);
@@ -133,7 +150,7 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
         type: "rejected",
       });
       // The re-created pool admits nobody new until every process could hand its slots back.
-      await clock.advance(2_000);
+      await clock.advance(3_000);
       const handed: string[] = [];
       store.setListener({ granted: (_pool, slot) => handed.push(slot.slotId), reclaimed() {} });
       expect((await store.release("llm", "l1")).released).toBe(true);
