@@ -129,14 +129,21 @@ async function lockRound(plan: LoadPlan, endpoint: Endpoint, pool: PoolTarget): 
     clearInterval(timer);
     await renewing;
   }
-  const released = await onAnyServer(plan, endpoint, (target) =>
-    send(target, { path: `${base}/${slotId}/release`, body: JSON.stringify({ status }) }),
+  let cut = false;
+  const released = await onAnyServer(
+    plan,
+    endpoint,
+    (target) =>
+      send(target, { path: `${base}/${slotId}/release`, body: JSON.stringify({ status }) }),
+    () => {
+      cut = true;
+    },
   );
-  if (
-    released.status === 200 &&
-    (JSON.parse(released.body) as { released?: unknown }).released === true
-  )
-    stats.lockReleased++;
+  const answer =
+    released.status === 200 ? (JSON.parse(released.body) as { released?: unknown }) : {};
+  if (answer.released === true) stats.lockReleased++;
+  // The killed server may have released it without answering: the retry rightly finds nothing.
+  else if (cut && answer.released === false) stats.lockReleaseCut++;
   else stats.problem(`release ${released.status} ${released.body}`);
 }
 
