@@ -1,4 +1,4 @@
-import type { StorePoolConfig } from "../../src/store/types.js";
+import type { LearnedLimits, StorePoolConfig } from "../../src/store/types.js";
 
 /**
  * What this process asked the store to hold: pool configurations and budget origins, plus
@@ -16,6 +16,8 @@ import type { StorePoolConfig } from "../../src/store/types.js";
 export class Definitions {
   readonly pools = new Map<string, StorePoolConfig>();
   readonly budgets = new Map<string, number | null>();
+  /** The learned limits last pushed per pool, for a pool Redis lost (recovery pushes them). */
+  readonly learned = new Map<string, LearnedLimits>();
   /** Removals that failed while Redis was unreachable, replayed on recovery. */
   readonly removedPools = new Set<string>();
   readonly removedBudgets = new Set<string>();
@@ -27,6 +29,7 @@ export class Definitions {
 
   removePool(pool: string): void {
     this.pools.delete(pool);
+    this.learned.delete(pool);
     this.removedPools.add(pool);
   }
 

@@ -7,34 +7,50 @@ interface KnownSlot {
   requestDeadline: number;
 }
 
-/** A held slot to hand to `lua/adopt.lua` again, with what is left of its request time. */
+/** A held slot to hand to `lua/adopt.lua` again: its request time left and its lease. */
 export interface AdoptableSlot {
   pool: string;
   slotId: string;
   requestLeftMs: number;
+  leaseDeadline: number;
 }
+
+/** Every this many grants, slots whose lease ran out unnoticed (a missed reclaim event) go. */
+const PRUNE_EVERY = 1_024;
 
 /**
  * The slots this process holds in Redis, from their grant to their release, with the lease
  * deadline Redis last gave them. A Redis that restarted without persistence has forgotten
  * them while their callers still work; once it is back, each slot whose lease had not run
- * out is adopted again (`lua/adopt.lua` leaves one Redis still holds as it is), so the
- * limit counts it instead of admitting someone on top. A slot whose lease ran out stays
- * lost, exactly as Redis would have reclaimed it: its caller learns so at its next renewal.
+ * out is adopted again with that lease (`lua/adopt.lua` leaves one Redis still holds as it
+ * is), so the limit counts it instead of admitting someone on top. A slot whose lease ran out
+ * stays lost, exactly as Redis would have reclaimed it: its caller learns so at its next
+ * renewal.
  *
  * @example
  * ```ts
  * const held = new HeldSlots();
  * held.add("llm", grant.slot);
- * for (const slot of held.adoptable(await engine.now())) await engine.adopt(slot.pool, slot.slotId, slot.requestLeftMs);
+ * for (const slot of held.adoptable(await engine.now())) {
+ *   await engine.adopt(slot.pool, slot.slotId, slot.requestLeftMs, slot.leaseDeadline);
+ * }
  * ```
  */
 export class HeldSlots {
   private readonly slots = new Map<string, KnownSlot>();
+  private addsSincePrune = 0;
 
-  add(pool: string, slot: Pick<HeldSlot, "slotId" | "leaseDeadline" | "requestDeadline">): void {
-    const { slotId, leaseDeadline, requestDeadline } = slot;
+  /** `acquiredAt` (Redis time), when known, lets the record drop what ran out before it. */
+  add(
+    pool: string,
+    slot: Pick<HeldSlot, "slotId" | "leaseDeadline" | "requestDeadline"> & { acquiredAt?: number },
+  ): void {
+    const { slotId, leaseDeadline, requestDeadline, acquiredAt } = slot;
     this.slots.set(slotId, { pool, leaseDeadline, requestDeadline });
+    if (++this.addsSincePrune >= PRUNE_EVERY && acquiredAt !== undefined) {
+      this.addsSincePrune = 0;
+      this.adoptable(acquiredAt);
+    }
   }
 
   has(slotId: string): boolean {
@@ -72,7 +88,8 @@ export class HeldSlots {
         this.slots.delete(slotId);
         continue;
       }
-      adoptable.push({ pool: known.pool, slotId, requestLeftMs: known.requestDeadline - now });
+      const { pool, requestDeadline, leaseDeadline } = known;
+      adoptable.push({ pool, slotId, requestLeftMs: requestDeadline - now, leaseDeadline });
     }
     return adoptable;
   }

@@ -27,6 +27,8 @@ export class ProcessLedger {
   readonly held = new HeldSlots();
   /** Slots released while Redis could not be reached, by id: their pools. */
   private readonly unreleased = new Map<string, string>();
+  /** Waiters given up on while Redis could not be reached, by id: their pools. */
+  private readonly uncancelled = new Map<string, string>();
 
   constructor(clock: Clock) {
     this.queued = new QueuedWaiters(clock);
@@ -35,7 +37,10 @@ export class ProcessLedger {
   /** An acquire's answer: a slot held, or a waiter queued. */
   acquired(pool: string, slotId: string, waitMs: number, result: StoreAcquireResult): void {
     if (result.type === "granted") this.held.add(pool, result.slot);
-    else if (result.type === "queued") this.queued.add(pool, slotId, waitMs);
+    // A handoff event may overtake the "queued" answer (another connection): held already.
+    else if (result.type === "queued" && !this.held.has(slotId)) {
+      this.queued.add(pool, slotId, waitMs);
+    }
   }
 
   /** A cancel's answer: a waiter handed its slot before the cancel arrived holds it now. */
@@ -60,18 +65,26 @@ export class ProcessLedger {
     this.unreleased.set(slotId, pool);
   }
 
-  /** The releases to send again, forgotten here (a failed one is recorded anew). */
-  takeUnreleased(): [slotId: string, pool: string][] {
-    const unreleased = [...this.unreleased];
+  /** A cancel Redis did not get: sent again once it is back (a slot it was handed goes back). */
+  cancelLater(pool: string, slotId: string): void {
+    this.uncancelled.set(slotId, pool);
+  }
+
+  /** The releases and cancels to send again, forgotten here (a failed one is recorded anew). */
+  takeUnsent(): { releases: [slotId: string, pool: string][]; cancels: [string, string][] } {
+    const unsent = { releases: [...this.unreleased], cancels: [...this.uncancelled] };
     this.unreleased.clear();
-    return unreleased;
+    this.uncancelled.clear();
+    return unsent;
   }
 
   forgetPool(pool: string): void {
     this.queued.forgetPool(pool);
     this.held.forgetPool(pool);
-    for (const [slotId, ofPool] of this.unreleased) {
-      if (ofPool === pool) this.unreleased.delete(slotId);
+    for (const unsent of [this.unreleased, this.uncancelled]) {
+      for (const [slotId, ofPool] of unsent) {
+        if (ofPool === pool) unsent.delete(slotId);
+      }
     }
   }
 
@@ -79,6 +92,7 @@ export class ProcessLedger {
     this.queued.clear();
     this.held.clear();
     this.unreleased.clear();
+    this.uncancelled.clear();
   }
 
   /**

@@ -42,10 +42,14 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
   }
   for (const [budget, origin] of definitions.budgets) await engine.upsertBudget(budget, origin);
   for (const [pool, config] of definitions.pools) {
-    await engine.upsertPool(pool, config, true).catch((error: unknown) => {
+    const created = await engine.upsertPool(pool, config, true).catch((error: unknown) => {
       // A pool that cannot move budgets yet stays where it is until it is defined again.
       if (error instanceof StoreUnavailableError) throw error;
+      return false;
     });
+    // Redis lost it: what this process's learner last told it comes back with it.
+    const learned = definitions.learned.get(pool);
+    if (created && learned) await engine.setLearned(pool, learned);
   }
   for (const budget of [...definitions.removedBudgets]) {
     await engine.removeBudget(budget);
@@ -83,14 +87,47 @@ async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
     queued.add(waiter.pool, waiter.slotId, waiter.waitedMs + waiter.waitLeftMs, waiter.waitedMs);
   }
   await Promise.all(
-    held.adoptable(now).map(async ({ pool, slotId, requestLeftMs }) => {
-      const slot = await engine.adopt(pool, slotId, requestLeftMs);
+    held.adoptable(now).map(async ({ pool, slotId, requestLeftMs, leaseDeadline }) => {
+      const slot = await engine.adopt(pool, slotId, requestLeftMs, leaseDeadline);
       // Held in Redis now, with the lease Redis gave it; unless its caller released it
       // meanwhile (that release is sent to Redis once the store is up).
       if (slot && held.has(slotId)) held.add(pool, slot);
     }),
   );
   await rejoinWaiters(parts);
+}
+
+/**
+ * The store reports ok again: the releases and cancels Redis did not get while it was away
+ * are sent now (a cancelled waiter handed a slot meanwhile gives it back at once), and, when
+ * the event subscription came back while the store was still down (`rejoin`), the waiters
+ * rejoin once more, as other processes may have dropped them meanwhile.
+ *
+ * @example
+ * ```ts
+ * monitor.onChange((status) => { if (status.state === "ok") void afterRecovery(parts, false); });
+ * ```
+ */
+export async function afterRecovery(
+  parts: Pick<RecoveryParts, "events" | "engine" | "ledger">,
+  rejoin: boolean,
+): Promise<void> {
+  const { engine, ledger } = parts;
+  const { releases, cancels } = ledger.takeUnsent();
+  const released = releases.map(([slotId, pool]) =>
+    engine.release(pool, slotId).catch(() => ledger.releaseLater(pool, slotId)),
+  );
+  const cancelled = cancels.map(async ([slotId, pool]) => {
+    try {
+      const result = await engine.cancel(pool, slotId);
+      if (result.type === "granted") await engine.release(pool, slotId);
+    } catch {
+      ledger.cancelLater(pool, slotId);
+    }
+  });
+  await Promise.all([...released, ...cancelled]);
+  // Redis went away again: the next recovery rejoins; a waiter's deadline still asks Redis.
+  if (rejoin) await rejoinAfterBlip(parts).catch(() => {});
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   readAcquire,
   readAdopt,
   readCancel,
+  readCreated,
   readRejoin,
   readRelease,
   readRenew,
@@ -34,7 +35,7 @@ import {
   type ScriptResult,
   UNKNOWN,
 } from "./replies.js";
-import { configArgs, learnedArgs, NOTHING_CARRIED } from "./script-args.js";
+import { configArgs, learnedArgs, NOTHING_CARRIED, optionalArg } from "./script-args.js";
 import type { GroupScriptName, ScriptRunner } from "./scripts.js";
 
 /** What the engine needs from the store around it. */
@@ -104,13 +105,17 @@ export class RedisEngine {
    * another group is moved, which is refused with a ConflictError while it holds slots or
    * has waiters there. `restoring`: the pool may be one Redis lost (recovery after an
    * outage); if this call creates it, it admits nobody new for `restoreGraceMs`, time for
-   * every process to adopt the slots it still holds before waiters are served.
+   * every process to adopt the slots it still holds before waiters are served. Answers
+   * whether this call created the pool in its group (a move answers false).
    */
-  async upsertPool(pool: string, config: StorePoolConfig, restoring = false): Promise<void> {
+  async upsertPool(pool: string, config: StorePoolConfig, restoring = false): Promise<boolean> {
     const target = this.deps.keys.groupTag(pool, config.budget?.id ?? null);
     if (this.routes.get(pool)?.tag !== target) {
       const home = await this.claimHome(pool, target);
-      if (home !== target) return this.move(pool, home, target, config);
+      if (home !== target) {
+        await this.move(pool, home, target, config);
+        return false;
+      }
     }
     const route = this.route(pool, target);
     const grace = restoring ? this.deps.restoreGraceMs : 0;
@@ -120,8 +125,12 @@ export class RedisEngine {
       configArgs(config, target, null, grace),
     );
     const moved = resultType(reply) === "missing" ? movedTo(reply) : null;
-    if (moved) return this.move(pool, moved, target, config);
+    if (moved) {
+      await this.move(pool, moved, target, config);
+      return false;
+    }
     this.routes.set(pool, route);
+    return readCreated(reply);
   }
 
   async removePool(pool: string): Promise<void> {
@@ -171,12 +180,19 @@ export class RedisEngine {
   /**
    * Makes a slot this process holds, granted locally during an outage (failure policy "open")
    * or forgotten by a restarted Redis, a holder in Redis, counted against the shared limit
-   * from now on (see `lua/adopt.lua`). Answers the slot as Redis holds it; null when the pool
-   * is not in Redis.
+   * from now on (see `lua/adopt.lua`), its lease not past `leaseUntil` (Redis time; null: a
+   * fresh term). Answers the slot as Redis holds it; null when the pool is not in Redis or
+   * the lease had run out.
    */
-  async adopt(pool: string, slotId: string, requestLeftMs: number): Promise<HeldSlot | null> {
+  async adopt(
+    pool: string,
+    slotId: string,
+    requestLeftMs: number,
+    leaseUntil: number | null,
+  ): Promise<HeldSlot | null> {
     const requestLeft = String(Math.max(1, Math.round(requestLeftMs)));
-    const reply = await this.poolOp(pool, "adopt", [slotId, requestLeft]);
+    const args = [slotId, requestLeft, optionalArg(leaseUntil)];
+    const reply = await this.poolOp(pool, "adopt", args);
     return reply ? readAdopt(reply) : null;
   }
 

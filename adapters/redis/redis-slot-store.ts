@@ -21,6 +21,7 @@ import {
   type StoreConnections,
   toStoreError,
 } from "./connection.js";
+import { watchConnections } from "./connection-watch.js";
 import { Definitions } from "./definitions.js";
 import { EventSubscriptions } from "./event-subscriptions.js";
 import { ConnectionHealth, type StoreHealth } from "./health.js";
@@ -29,9 +30,9 @@ import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
 import { ProcessLedger } from "./process-ledger.js";
-import { rejoinAfterBlip, resyncAfterOutage } from "./recovery.js";
+import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
-import { NOT_RELEASED, type ReplyFields, UNKNOWN } from "./replies.js";
+import { NOT_RELEASED, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
@@ -69,8 +70,6 @@ export class RedisSlotStore implements SlotStore {
   private readonly started: Promise<void>;
   /** This process's waiters and slots in Redis, put back after an outage or a blip. */
   private readonly ledger: ProcessLedger;
-  /** The event subscription's connection closed since it was last ready. */
-  private subscriberLost = false;
   private closed = false;
 
   constructor(options: RedisSlotStoreOptions = {}) {
@@ -118,9 +117,14 @@ export class RedisSlotStore implements SlotStore {
       listener: () => listener,
       onUnavailable: (error) => this.monitor.markDown(error),
     });
-    this.watchConnections();
-    this.monitor.onChange((status) => {
-      if (status.state === "ok") this.idle.track(this.sendUnreleased());
+    watchConnections({
+      connections: this.connections,
+      monitor: this.monitor,
+      events: this.events,
+      engine: this.engine,
+      ledger: this.ledger,
+      idle: this.idle,
+      closed: () => this.closed,
     });
     this.started = this.start();
     this.started.catch(() => {});
@@ -195,15 +199,24 @@ export class RedisSlotStore implements SlotStore {
   async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
     this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.cancel(pool, slotId);
-    // A waiter queued in Redis cannot be reached: the governor gives up on it.
-    return this.remote(
-      async () => {
-        const result = await this.engine.cancel(pool, slotId);
-        this.ledger.cancelled(pool, result);
-        return result;
-      },
-      () => UNKNOWN,
-    );
+    try {
+      return await this.remote(
+        async () => {
+          const result = await this.engine.cancel(pool, slotId);
+          this.ledger.cancelled(pool, result);
+          return result;
+        },
+        // A waiter queued in Redis cannot be reached: the governor gives up on it now.
+        () => {
+          this.ledger.cancelLater(pool, slotId);
+          return UNKNOWN;
+        },
+      );
+    } catch (error) {
+      // Sent again once Redis is back, so the waiter is not served to nobody.
+      if (error instanceof StoreUnavailableError) this.ledger.cancelLater(pool, slotId);
+      throw error;
+    }
   }
 
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
@@ -237,6 +250,7 @@ export class RedisSlotStore implements SlotStore {
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
+    this.definitions.learned.set(pool, learned);
     this.local?.setLearned(pool, learned);
     await this.remote(() => this.engine.setLearned(pool, learned), undefined);
   }
@@ -305,10 +319,6 @@ export class RedisSlotStore implements SlotStore {
   }
 
   private async start(): Promise<void> {
-    // ioredis subscribes again to every channel it held when the connection comes back.
-    this.connections.subscriber.on("smessage", (_channel: string, message: string) =>
-      this.onMessage(message),
-    );
     try {
       await this.runner.preload();
     } catch (error) {
@@ -316,49 +326,6 @@ export class RedisSlotStore implements SlotStore {
       if (wrapped instanceof StoreUnavailableError) this.monitor.markDown(wrapped);
       throw wrapped;
     }
-  }
-
-  private onMessage(message: string): void {
-    let events: ReplyFields;
-    try {
-      events = JSON.parse(message) as ReplyFields;
-    } catch {
-      return;
-    }
-    this.engine.receive(events);
-  }
-
-  private watchConnections(): void {
-    const { command, subscriber } = this.connections;
-    // Errors also surface as failed calls; without listeners ioredis would log each one.
-    command.on("error", () => {});
-    subscriber.on("error", () => {});
-    command.on("close", () => {
-      if (!this.closed) this.monitor.markDown(new Error("connection to Redis lost"));
-    });
-    command.on("ready", () => this.monitor.nudge());
-    subscriber.on("close", () => {
-      if (!this.closed) this.subscriberLost = true;
-    });
-    subscriber.on("ready", () => {
-      if (!this.subscriberLost || this.closed) return;
-      this.subscriberLost = false;
-      // Redis itself was away: recovery rejoins the waiters once the pools and slots are back.
-      if (!this.monitor.up) return;
-      const { events, engine, ledger } = this;
-      // Redis went away again: the next reconnect rejoins; a waiter's deadline still asks Redis.
-      this.idle.track(rejoinAfterBlip({ events, engine, ledger }).catch(() => {}));
-    });
-  }
-
-  /** Redis is back: the releases it did not get while away free their slots now. */
-  private async sendUnreleased(): Promise<void> {
-    const unreleased = this.ledger.takeUnreleased();
-    await Promise.all(
-      unreleased.map(([slotId, pool]) =>
-        this.engine.release(pool, slotId).catch(() => this.ledger.releaseLater(pool, slotId)),
-      ),
-    );
   }
 
   private async probe(): Promise<void> {

@@ -154,9 +154,9 @@ export function readRejoin({
   return { slot: readSlot(fields, at + 1), queuedMs: fields[at + 1 + SLOT_FIELDS] as number };
 }
 
-/** adopt.lua's result: the slot as Redis holds it now (adopted, or held already). */
-export function readAdopt({ fields, at }: ScriptResult): HeldSlot {
-  return readSlot(fields, at + 1);
+/** adopt.lua's result: the slot as Redis holds it now (adopted, or held already); null: expired. */
+export function readAdopt({ fields, at }: ScriptResult): HeldSlot | null {
+  return fields[at] === "expired" ? null : readSlot(fields, at + 1);
 }
 
 /** upsert-pool.lua's result: whether the pool was created. */

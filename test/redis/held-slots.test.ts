@@ -14,8 +14,8 @@ describe("HeldSlots (a process's record of its Redis slots)", () => {
     held.add("llm", slot("b", 2_000));
     held.add("embed", slot("c", 3_000, 5_000));
     expect(held.adoptable(1_500)).toEqual([
-      { pool: "llm", slotId: "b", requestLeftMs: 8_500 },
-      { pool: "embed", slotId: "c", requestLeftMs: 3_500 },
+      { pool: "llm", slotId: "b", requestLeftMs: 8_500, leaseDeadline: 2_000 },
+      { pool: "embed", slotId: "c", requestLeftMs: 3_500, leaseDeadline: 3_000 },
     ]);
     // The one whose lease ran out is forgotten for good, as Redis reclaimed (or would reclaim) it.
     expect(held.adoptable(0).map((known) => known.slotId)).toEqual(["b", "c"]);

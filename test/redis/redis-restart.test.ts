@@ -109,6 +109,11 @@ describe.skipIf(!available)("a Redis that restarts without its data", () => {
       type: "rejected",
       reason: "paused",
     });
+    // A learner's update does not lift the pause, which is no learned limit either.
+    await b.store.setLearned("llm", { concurrency: null, rpm: null, pausedUntil: 0 });
+    await b.store.whenIdle();
+    expect(handedOver).toEqual([]);
+    expect((await b.store.snapshot("llm"))?.learned.pausedUntil).toBe(0);
     await comeBack(a);
     expect(await a.store.snapshot("llm")).toMatchObject({
       slotIds: ["a1"],
@@ -177,5 +182,50 @@ describe.skipIf(!available)("a Redis that restarts without its data", () => {
     expect((await a.store.snapshot("llm"))?.waiterIds).toEqual(["a1"]);
     await a.store.release("llm", "a2");
     await vi.waitFor(() => expect(handedOver).toEqual(["a1"]));
+  });
+
+  it("a slot nobody renews keeps its own lease through a restart, it does not get a new one", async () => {
+    const { clock, a, b } = await twoProcesses("closed");
+    await a.store.acquire("llm", { slotId: "abandoned", waitMs: 0 });
+    await clock.advance(POOL.termMs - 100);
+    await goAwayEmpty([a, b]);
+    await comeBack(a);
+    await comeBack(b);
+    expect((await a.store.snapshot("llm"))?.slotIds).toEqual(["abandoned"]);
+    // Its lease ends where it always did: the pool is free once it has (and the pause is over).
+    await clock.advance(RESTORE_GRACE_MS);
+    await a.store.whenIdle();
+    expect((await a.store.snapshot("llm"))?.slotIds).toEqual([]);
+    expect(await b.store.acquire("llm", { slotId: "b1", waitMs: 0 })).toMatchObject({
+      type: "granted",
+    });
+  });
+
+  it("a waiter given up on during the outage is not served once Redis is back", async () => {
+    const { handedOver, a, b } = await twoProcesses("closed");
+    await a.store.acquire("llm", { slotId: "a1", waitMs: 0 });
+    await b.store.acquire("llm", { slotId: "b1", waitMs: 30_000 });
+    for (const { proxy } of [a, b]) await proxy.stop();
+    await vi.waitFor(() => expect(b.store.health().state).not.toBe("ok"));
+    // Its caller left; the cancel and then a1's release cannot reach Redis (kept its data).
+    await expect(b.store.cancel("llm", "b1")).rejects.toThrow();
+    await vi.waitFor(() => expect(a.store.health().state).not.toBe("ok"));
+    await expect(a.store.release("llm", "a1")).rejects.toThrow();
+    await comeBack(b);
+    await comeBack(a);
+    await a.store.whenIdle();
+    await b.store.whenIdle();
+    expect(handedOver).toEqual([]);
+    expect(await a.store.snapshot("llm")).toMatchObject({ slotIds: [], waiterIds: [] });
+  });
+
+  it("learned limits come back with a pool Redis lost", async () => {
+    const { a, b } = await twoProcesses("closed");
+    const learned = { concurrency: 1, rpm: 30, pausedUntil: 0 };
+    await a.store.setLearned("llm", learned);
+    await goAwayEmpty([a, b]);
+    await comeBack(a);
+    await comeBack(b);
+    expect((await b.store.snapshot("llm"))?.learned).toEqual(learned);
   });
 });

@@ -89,11 +89,12 @@ end
 -- release leaves it early, which only wakes the group early (one serve, which moves it
 -- on); a grant earlier than it moves it (a wake-up too late would leave a dead process's
 -- slots held). `trim` counts the grants trimmed off the log (see grant), `minwait` is a
--- lower bound of the waiters' deadlines (see serve). `moved` is read only where needed.
+-- lower bound of the waiters' deadlines (see serve), `grace` the end of the pause of a pool
+-- re-created after Redis lost it (see upsert-pool). `moved` is read only where needed.
 local function load_pool(enc)
   if pool_cache and pool_cache[enc] then return pool_cache[enc] end
   local key = base .. K_POOL .. enc
-  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait')
+  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait', 'grace')
   if not v[1] then return false, redis.call('HGET', key, 'moved') end
   local max, queue, term, timeout, rpm, reserved, in_budget, name =
     string.match(v[1], '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):(.*)$')
@@ -104,7 +105,7 @@ local function load_pool(enc)
     timeout = tonumber(timeout), rpm = opt_num(rpm), reserved = tonumber(reserved),
     in_budget = in_budget == '1', lconc = opt_num(lconc), lrpm = opt_num(lrpm),
     paused = tonumber(paused), logcap = tonumber(logcap), due = opt_num(v[3]),
-    trimmed = tonumber(v[4]) or 0, minwait = opt_num(v[5]),
+    trimmed = tonumber(v[4]) or 0, minwait = opt_num(v[5]), grace = tonumber(v[6]) or 0,
     hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
     qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
   }
@@ -155,9 +156,15 @@ local function rpm_wait(p)
   return 0
 end
 
+-- A learned pause (429 Retry-After) and the restore grace both hold admissions back.
+local function paused_until(p)
+  return math.max(p.paused, p.grace)
+end
+
 local function gate_opens_in(p)
   local paused_for = 0
-  if p.paused > now then paused_for = p.paused - now end
+  local until_at = paused_until(p)
+  if until_at > now then paused_for = until_at - now end
   return math.max(paused_for, rpm_wait(p))
 end
 
@@ -193,7 +200,7 @@ end
 local function obstacle(p)
   if holders(p) >= effective_limit(p) then return 'concurrency' end
   if not budget_admits(p) then return 'budget' end
-  if now < p.paused then return 'paused' end
+  if now < paused_until(p) then return 'paused' end
   if rpm_wait(p) > 0 then return 'rpm' end
   return false
 end
@@ -213,9 +220,10 @@ end
 -- request timeout: an adopted slot). `seq` orders holders by grant: it is the number of grants ever logged
 -- (the log's length plus what was trimmed off it), so no counter is written per grant. The
 -- lease deadline is also the holder's score in the holders set (reclaim reads that one).
-local function grant(p, slot_id, owner, request_left)
+-- `lease_until`: a lease that may not run past this (adopt: the slot's own lease).
+local function grant(p, slot_id, owner, request_left, lease_until)
   local request_deadline = now + (request_left or p.timeout)
-  local lease_deadline = math.min(now + p.term, request_deadline)
+  local lease_deadline = math.min(now + p.term, request_deadline, lease_until or math.huge)
   p.held = holders(p) + 1
   if not p.due or lease_deadline < p.due then
     p.due = lease_deadline

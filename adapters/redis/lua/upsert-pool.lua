@@ -2,7 +2,8 @@
 -- requestTimeoutMs, ARGV[9] rpm ('' = none), ARGV[10] budget ('' = none), ARGV[11]
 -- reservedConcurrent, ARGV[12] this group's tag, ARGV[13] ms the pool admits nobody new when
 -- this call creates it ('0': none; a process defining again a pool Redis lost, so that every
--- process can adopt its slots before waiters are served), ARGV[14] '1' when completing a move
+-- process can adopt its slots before waiters are served: the `grace` field, an obstacle like a
+-- learned pause), ARGV[14] '1' when completing a move
 -- (then ARGV[15..17] are the learned concurrency, rpm and pausedUntil carried over and
 -- ARGV[18..] the grant log, newest first). Holders and waiters survive; a raised limit serves
 -- waiters.
@@ -20,9 +21,10 @@ if not existing[1] then
   -- `due` and `minwait` 0: the first script checks the holders set and the queue once (a
   -- pool hash lost on its own may leave holders or waiters behind; they must still run out
   -- and be served).
+  redis.call('HSET', key, 'lrn', '::0:' .. MIN_LOG, 'due', 0, 'minwait', 0)
+  -- Its own field, not the learned pause: a learner's setLearned must not end it early.
   local restore_grace = tonumber(ARGV[13])
-  local paused_until = restore_grace > 0 and fmt(now + restore_grace) or '0'
-  redis.call('HSET', key, 'lrn', '::' .. paused_until .. ':' .. MIN_LOG, 'due', 0, 'minwait', 0)
+  if restore_grace > 0 then redis.call('HSET', key, 'grace', fmt(now + restore_grace)) end
   if ARGV[10] ~= '' and not redis.call('LPOS', base .. K_MEMBERS, pool_enc) then
     redis.call('RPUSH', base .. K_MEMBERS, pool_enc)
   end
