@@ -68,7 +68,7 @@ export const PoolKeyCreateRequestSchema = v.object({
     v.description("An absolute expiry in the future; may be sent instead of expires_preset."),
   ),
 });
-/** The body of `POST /pools/{pool}/keys` (contract section 3), as validated. */
+/** The body of `POST /api/v1/pools/{pool}/keys`, as validated. */
 export type PoolKeyCreateRequest = v.InferOutput<typeof PoolKeyCreateRequestSchema>;
 
 // An unencoded "+02:00" offset in a URL query arrives as " 02:00" ("+" means a space in
@@ -115,7 +115,7 @@ export const PoolMetricsQuerySchema = v.pipe(
     ["from"],
   ),
 );
-/** The query of `GET /pools/{pool}/metrics` (`from`, `to`, `bucket`), as validated. */
+/** The query of `GET /api/v1/pools/{pool}/metrics` (`from`, `to`), as validated. */
 export type PoolMetricsQuery = v.InferOutput<typeof PoolMetricsQuerySchema>;
 
 function toDate(text: string): Date {

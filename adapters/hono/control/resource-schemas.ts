@@ -34,7 +34,7 @@ export const MeResponseSchema = v.object({
   team: TeamSchema,
   abilities: v.array(v.picklist(ABILITIES)),
 });
-/** The body of `GET /me`: the token's user, team and abilities. */
+/** The body of `GET /api/v1/me`: the token's user, team and abilities. */
 export type MeResponse = v.InferOutput<typeof MeResponseSchema>;
 
 /** A capacity budget (contract: Budget). */
