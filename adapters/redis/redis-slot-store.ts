@@ -199,24 +199,17 @@ export class RedisSlotStore implements SlotStore {
   async cancel(pool: string, slotId: string): Promise<StoreCancelResult> {
     this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.cancel(pool, slotId);
-    try {
-      return await this.remote(
-        async () => {
-          const result = await this.engine.cancel(pool, slotId);
-          this.ledger.cancelled(pool, result);
-          return result;
-        },
-        // A waiter queued in Redis cannot be reached: the governor gives up on it now.
-        () => {
-          this.ledger.cancelLater(pool, slotId);
-          return UNKNOWN;
-        },
-      );
-    } catch (error) {
-      // Sent again once Redis is back, so the waiter is not served to nobody.
-      if (error instanceof StoreUnavailableError) this.ledger.cancelLater(pool, slotId);
-      throw error;
-    }
+    // A waiter queued in Redis cannot be reached: the governor gives up on it now, and the
+    // cancel goes out once Redis is back, so the waiter is not served to nobody.
+    return this.remoteOrLater(
+      async () => {
+        const result = await this.engine.cancel(pool, slotId);
+        this.ledger.cancelled(pool, result);
+        return result;
+      },
+      () => this.ledger.cancelLater(pool, slotId),
+      UNKNOWN,
+    );
   }
 
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
@@ -230,23 +223,16 @@ export class RedisSlotStore implements SlotStore {
   }
 
   async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
-    // Done with, whatever Redis answers (an unconfirmed release is left to the lease); also
-    // drops the stale waiter entry of a slot handed over before its "queued" answer arrived.
+    // Done with, whatever Redis answers; also drops the stale waiter entry of a slot handed
+    // over before its "queued" answer arrived.
     this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.release(pool, slotId);
-    try {
-      return await this.remote(
-        () => this.engine.release(pool, slotId),
-        () => {
-          this.ledger.releaseLater(pool, slotId);
-          return NOT_RELEASED;
-        },
-      );
-    } catch (error) {
-      // Unconfirmed: sent again once Redis is back (else the lease frees it within a term).
-      if (error instanceof StoreUnavailableError) this.ledger.releaseLater(pool, slotId);
-      throw error;
-    }
+    // Unconfirmed while Redis is away: sent again once it is back.
+    return this.remoteOrLater(
+      () => this.engine.release(pool, slotId),
+      () => this.ledger.releaseLater(pool, slotId),
+      NOT_RELEASED,
+    );
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
@@ -315,6 +301,27 @@ export class RedisSlotStore implements SlotStore {
     } catch (error) {
       if (!(error instanceof StoreUnavailableError) || !canFallBack) throw error;
       return (fallback ? fallback() : undefined) as T;
+    }
+  }
+
+  /**
+   * {@link remote} for a release or a cancel, which must reach Redis eventually: whenever Redis
+   * does not get it (down: `whileDown` answers under "open", it throws under "closed"),
+   * `later` records it, to be sent again once the store is ok.
+   */
+  private async remoteOrLater<T>(
+    operation: () => Promise<T>,
+    later: () => void,
+    whileDown: T,
+  ): Promise<T> {
+    try {
+      return await this.remote(operation, () => {
+        later();
+        return whileDown;
+      });
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) later();
+      throw error;
     }
   }
 
