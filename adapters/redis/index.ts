@@ -6,4 +6,5 @@ export { deleteKeysUnder } from "./delete-keys.js";
 export type { StoreHealth, StoreState } from "./health.js";
 export { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 export type { FailurePolicy, RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
+export { DEFAULT_RESTORE_GRACE_MS } from "./options.js";
 export { RedisSlotStore } from "./redis-slot-store.js";

@@ -2,6 +2,12 @@ import type { Redis } from "ioredis";
 import type { Clock } from "../../src/clock/clock.js";
 import type { StoreHealth } from "./health.js";
 
+/**
+ * Default of {@link RedisSlotStoreOptions.restoreGraceMs}: more than ioredis's longest delay
+ * between two reconnection attempts (2 000 ms), so every running process is back in time.
+ */
+export const DEFAULT_RESTORE_GRACE_MS = 3_000;
+
 /** What to do when Redis cannot be reached. */
 export type FailurePolicy = "closed" | "open";
 

@@ -28,7 +28,11 @@ import { ConnectionHealth, type StoreHealth } from "./health.js";
 import { IdleTracker } from "./idle-tracker.js";
 import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
-import type { RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
+import {
+  DEFAULT_RESTORE_GRACE_MS,
+  type RedisSlotStoreOptions,
+  type RedisStoreStats,
+} from "./options.js";
 import { ProcessLedger } from "./process-ledger.js";
 import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
@@ -36,8 +40,6 @@ import { NOT_RELEASED, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
-/** See {@link RedisSlotStoreOptions.restoreGraceMs}: ioredis's longest reconnection delay and more. */
-const DEFAULT_RESTORE_GRACE_MS = 3_000;
 
 /**
  * A {@link SlotStore} in Redis, so several Sluice processes share one limit, one FIFO queue,

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { DEFAULT_KEY_PREFIX } from "../redis/keys.js";
+import { DEFAULT_RESTORE_GRACE_MS } from "../redis/options.js";
 import { decodeSecretKey } from "../sqlite/secret-key.js";
 
 /**
@@ -15,6 +16,7 @@ export const SERVER_CONFIG_DEFAULTS = {
   poolDomain: "pools.localhost",
   redisPrefix: DEFAULT_KEY_PREFIX,
   redisFailurePolicy: "closed",
+  redisRestoreGraceMs: DEFAULT_RESTORE_GRACE_MS,
   metricsFlushMs: 5_000,
   catalogSyncMs: 1_000,
   shutdownGraceMs: 10_000,
@@ -109,6 +111,8 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  * - `poolDomain`: a pool is served at `<subdomain>.<poolDomain>`.
  * - `redisUrl`: when set, slots live in Redis (shared by several servers) instead of memory.
  * - `redisFailurePolicy`: `closed` refuses traffic while Redis is down, `open` admits it.
+ * - `redisRestoreGraceMs`: after Redis came back without its data, how long a pool the
+ *   server re-creates admits nobody new, so every server hands back the slots still in use.
  * - `redisPrefix`: start of every Redis key and channel (`sluice:`); deployments (or
  *   test runs) sharing one Redis need distinct prefixes, because budget ids repeat per catalog.
  * - `metricsFlushMs`, `catalogSyncMs`: how often metrics are saved and the catalog is re-read.
@@ -157,6 +161,10 @@ export const ServerConfigSchema = v.pipe(
       v.picklist(["closed", "open"], 'must be "closed" or "open"'),
       SERVER_CONFIG_DEFAULTS.redisFailurePolicy,
     ),
+    redisRestoreGraceMs: v.optional(
+      wholeNumber(0, 600_000),
+      SERVER_CONFIG_DEFAULTS.redisRestoreGraceMs,
+    ),
     metricsFlushMs: v.optional(wholeNumber(10, 3_600_000), SERVER_CONFIG_DEFAULTS.metricsFlushMs),
     catalogSyncMs: v.optional(wholeNumber(10, 3_600_000), SERVER_CONFIG_DEFAULTS.catalogSyncMs),
     shutdownGraceMs: v.optional(wholeNumber(0, 600_000), SERVER_CONFIG_DEFAULTS.shutdownGraceMs),
@@ -199,6 +207,10 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   redisUrl: { env: "SLUICE_REDIS_URL", flag: "redis-url" },
   redisPrefix: { env: "SLUICE_REDIS_PREFIX", flag: "redis-prefix" },
   redisFailurePolicy: { env: "SLUICE_REDIS_FAILURE_POLICY", flag: "redis-failure-policy" },
+  redisRestoreGraceMs: {
+    env: "SLUICE_REDIS_RESTORE_GRACE_MS",
+    flag: "redis-restore-grace-ms",
+  },
   metricsFlushMs: { env: "SLUICE_METRICS_FLUSH_MS", flag: "metrics-flush-ms" },
   catalogSyncMs: { env: "SLUICE_CATALOG_SYNC_MS", flag: "catalog-sync-ms" },
   shutdownGraceMs: { env: "SLUICE_SHUTDOWN_GRACE_MS", flag: "shutdown-grace-ms" },

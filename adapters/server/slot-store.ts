@@ -3,7 +3,7 @@ import type { SlotStore } from "../../src/store/types.js";
 import { type ServerConfig, withoutUserinfo } from "./config.js";
 
 type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy"> &
-  Partial<Pick<ServerConfig, "redisPrefix">>;
+  Partial<Pick<ServerConfig, "redisPrefix" | "redisRestoreGraceMs">>;
 
 /**
  * The slot store the config asks for: undefined (the governor's in-memory store) unless
@@ -27,6 +27,9 @@ export async function slotStoreFor(
     url: config.redisUrl,
     failurePolicy: config.redisFailurePolicy,
     ...(config.redisPrefix === undefined ? {} : { prefix: config.redisPrefix }),
+    ...(config.redisRestoreGraceMs === undefined
+      ? {}
+      : { restoreGraceMs: config.redisRestoreGraceMs }),
   });
   const where = withoutUserinfo(config.redisUrl);
   try {

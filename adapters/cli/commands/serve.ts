@@ -54,6 +54,10 @@ const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }>
     placeholder: "closed|open",
     description: "When Redis is down: refuse (closed) or admit (open). Default closed.",
   },
+  redisRestoreGraceMs: {
+    placeholder: "<ms>",
+    description: `After Redis restarted without its data, how long a re-created pool admits nobody new while servers hand back their slots. Default ${SERVER_CONFIG_DEFAULTS.redisRestoreGraceMs}.`,
+  },
   metricsFlushMs: {
     placeholder: "<ms>",
     description: `How often metrics are saved. Default ${SERVER_CONFIG_DEFAULTS.metricsFlushMs}.`,
