@@ -1,6 +1,8 @@
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { FailurePolicy, RedisSlotStore } from "../../adapters/redis/index.js";
 import { createRedisSlotStore } from "../../adapters/redis/index.js";
+import { loadServerConfig } from "../../adapters/server/config.js";
+import { slotStoreFor } from "../../adapters/server/slot-store.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import type { HeldSlot, StorePoolConfig } from "../../src/store/types.js";
 import { BASE_POOL } from "../store-conformance/store-fixture.js";
@@ -227,5 +229,22 @@ describe.skipIf(!available)("a Redis that restarts without its data", () => {
     await comeBack(a);
     await comeBack(b);
     expect((await b.store.snapshot("llm"))?.learned).toEqual(learned);
+  });
+
+  it("sluice serve passes --redis-restore-grace-ms to its store", async () => {
+    const proxy = await TcpProxy.start(new URL(REDIS_URL));
+    const config = loadServerConfig({
+      flags: { redisUrl: proxy.url, redisPrefix: prefix, redisRestoreGraceMs: "1234" },
+    });
+    const store = (await slotStoreFor(config, () => {})) as RedisSlotStore;
+    opened.push({ store, proxy, grants: [] });
+    await store.upsertPool("llm", POOL);
+    await goAwayEmpty([{ store, proxy, grants: [] }]);
+    await comeBack({ store, proxy, grants: [] });
+    const refused = await store.acquire("llm", { slotId: "s1", waitMs: 0 });
+    expect(refused).toMatchObject({ type: "rejected", reason: "paused" });
+    const retryAfterMs = refused.type === "rejected" ? (refused.retryAfterMs ?? 0) : 0;
+    expect(retryAfterMs).toBeGreaterThan(0);
+    expect(retryAfterMs).toBeLessThanOrEqual(1234);
   });
 });
