@@ -120,7 +120,10 @@ export async function afterRecovery(
   const cancelled = cancels.map(async ([slotId, pool]) => {
     try {
       const result = await engine.cancel(pool, slotId);
-      if (result.type === "granted") await engine.release(pool, slotId);
+      if (result.type !== "granted") return;
+      // Nobody wants it: no record may keep it alive for a later adopt.
+      ledger.done(slotId);
+      await engine.release(pool, slotId);
     } catch {
       ledger.cancelLater(pool, slotId);
     }
