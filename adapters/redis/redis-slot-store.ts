@@ -38,6 +38,7 @@ import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
+import { redisServerWarnings } from "./server-check.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
 
@@ -274,6 +275,22 @@ export class RedisSlotStore implements SlotStore {
   /** Calls `listener` on every status change; returns the function that unsubscribes. */
   onStatus(listener: (status: StoreHealth) => void): () => void {
     return this.monitor.onChange(listener);
+  }
+
+  /**
+   * What is wrong with the Redis server for Sluice (see `redisServerWarnings`): an eviction
+   * policy other than `noeviction`, a version older than 7.0. `sluice serve` logs them at
+   * start; empty when nothing is. A server that refuses `INFO` gets one warning saying so.
+   */
+  async serverWarnings(): Promise<string[]> {
+    try {
+      return redisServerWarnings(await this.runner.command((redis) => redis.info()));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return [
+        `Could not read the Redis server's INFO (${why}); make sure its maxmemory-policy is noeviction.`,
+      ];
+    }
   }
 
   stats(): RedisStoreStats {

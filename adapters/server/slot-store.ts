@@ -10,7 +10,8 @@ type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy"> &
  * `redisUrl` is set. The Redis adapter is loaded with a dynamic `import()` only then, so the
  * embedded default never loads ioredis. With the `closed` policy an unreachable Redis fails
  * the start; with `open` the server starts degraded (per-process limits) and says so.
- * Health changes are logged as they happen.
+ * Health changes are logged as they happen, and so is what is wrong with the Redis server
+ * (an eviction policy other than `noeviction`, a version older than 7.0).
  *
  * @example
  * ```ts
@@ -40,6 +41,9 @@ export async function slotStoreFor(
       throw cannotStart(where, error);
     }
     log(`Redis at ${where} is not reachable yet; admitting with per-process limits until it is.`);
+  }
+  if (store.health().state === "ok") {
+    for (const warning of await store.serverWarnings()) log(`Warning: ${warning}`);
   }
   store.onStatus((health) => {
     const reason = health.reason ? ` (${health.reason})` : "";
