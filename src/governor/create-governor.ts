@@ -374,7 +374,9 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     init: RequestInit & AcquireOptions = {},
   ): Promise<Response> {
     const { waitMs, noQueue, signal, ...requestInit } = init;
-    const options = { waitMs, noQueue, signal: signal ?? undefined };
+    // A Request carries its own signal; `init.signal` wins, as with fetch().
+    const callerSignal = signal ?? (input instanceof Request ? input.signal : undefined);
+    const options = { waitMs, noQueue, signal: callerSignal };
     const grant = await this.acquire(pool, options);
     const hold = startHold(this.holds, this, pool, grant, options.signal, this.clock.now());
     return fetchWithinHold(hold, input, requestInit);

@@ -3,8 +3,8 @@ import type { LocalHold } from "./local-hold.js";
 
 /**
  * Calls `fetch` inside a held slot and keeps the slot until the response body is fully read
- * or cancelled, then releases it with the response's status and headers as the outcome (so
- * the governor learns rate limits by itself).
+ * or cancelled, or the hold stops (its request deadline, an abort), then releases it with the
+ * response's status and headers as the outcome (so the governor learns rate limits by itself).
  *
  * @example
  * ```ts
@@ -29,6 +29,9 @@ export async function fetchWithinHold(
     return response;
   }
   const body = releaseWhenDone(response.body, () => hold.finish(outcome));
+  // A body nobody reads or cancels would never end: when the hold stops (request deadline,
+  // slot lost, caller abort, pool removed) the slot is released there, with the outcome.
+  hold.addAbortListener(() => void hold.finish(outcome));
   const governed = new Response(body, {
     status: response.status,
     statusText: response.statusText,

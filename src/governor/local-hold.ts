@@ -54,6 +54,8 @@ export class LocalHold implements RunContext, KeptLease {
   private abortListeners: ((reason: unknown) => void)[] | null = null;
   /** `report` as a function of its own (`fn` may destructure it), made when first read. */
   private reporter: ((outcome: OutcomeReport) => void) | undefined;
+  /** `onAbort` as a function of its own, made when first read (see {@link onAbort}). */
+  private abortSubscriber: ((listener: (reason: unknown) => void) => () => void) | undefined;
   /**
    * The grant, once made. A `run()` hold makes it when `fn` first reads it (most never do),
    * from what it was at the grant: the slot, the pool's settings and effective limit.
@@ -159,7 +161,17 @@ export class LocalHold implements RunContext, KeptLease {
     return this.controller.signal;
   }
 
-  onAbort(listener: (reason: unknown) => void): () => void {
+  /**
+   * Calls `listener` when the work must stop. A getter, like {@link report}, so
+   * `({ onAbort }) => …` works: the function it answers is made for an `fn` that reads it.
+   */
+  get onAbort(): (listener: (reason: unknown) => void) => () => void {
+    this.abortSubscriber ??= (listener) => this.addAbortListener(listener);
+    return this.abortSubscriber;
+  }
+
+  /** {@link onAbort} without making its function (the governor's own callers). */
+  addAbortListener(listener: (reason: unknown) => void): () => void {
     // Work that finished hears nothing more (and links nothing to the caller's signal).
     if (this.finished) return noop;
     if (!this.aborted) this.linkCallerSignal();
@@ -206,9 +218,17 @@ export class LocalHold implements RunContext, KeptLease {
     this.abort(error);
   }
 
-  /** The slot was reclaimed under us (the process stalled past a term): stop the work. */
+  /**
+   * The slot is gone (reclaimed after a stall, or its lease ran out at the request deadline):
+   * nothing renews it any more, and the work stops.
+   */
   onLost(): void {
-    this.stopWork(new SlotNotFoundError(this.slotId));
+    this.keptBy?.untrack(this);
+    if (this.finished) return;
+    const { requestDeadline } = this.grant;
+    // At the deadline the lease and the cap end together: the cap is why the work stops.
+    const capped = this.owner.clock.now() >= requestDeadline;
+    this.abort(capped ? new SlotCappedError(requestDeadline) : new SlotNotFoundError(this.slotId));
   }
 
   /**

@@ -76,10 +76,13 @@ export class PoolRegistry {
     const existing = this.pools.get(name);
     if (existing) {
       existing.settings = settings;
-      existing.limit = Math.min(
-        settings.maxConcurrent,
-        existing.learnedInStore.concurrency ?? settings.maxConcurrent,
-      );
+      // A pool no longer adaptive drops its learned concurrency now (definePool pushes it),
+      // not at its next release; learned RPM and pauses stay: they are not adaptive-only.
+      if (!settings.adaptive && existing.learner.limit !== null) {
+        existing.learner = { ...existing.learner, limit: null, successStreak: 0 };
+      }
+      const learned = settings.adaptive ? existing.learnedInStore.concurrency : null;
+      existing.limit = Math.min(settings.maxConcurrent, learned ?? settings.maxConcurrent);
       return existing;
     }
     const entry: PoolEntry = {

@@ -2,7 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock/manual-clock.js";
 import { RejectedError } from "../../src/errors.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
+import { MemorySlotStore } from "../../src/store/memory-store.js";
 import { manualGovernor, outcomeOf } from "./helpers.js";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -106,5 +109,52 @@ describe("governed fetch", () => {
     expect((await governor.status("api")).held).toBe(1);
     await response.body?.cancel();
     expect((await governor.status("api")).held).toBe(0);
+  });
+
+  it("frees a body nobody reads at the request deadline, and stops renewing its lease", async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const store = new MemorySlotStore({ clock });
+    let renews = 0;
+    const renew = store.renew.bind(store);
+    store.renew = (pool, slotId) => {
+      renews++;
+      return renew(pool, slotId);
+    };
+    const governor = createGovernor({ clock, store });
+    await governor.definePool("api", { maxConcurrent: 1, termMs: 1000, requestTimeoutMs: 3000 });
+    const { url } = await upstream((_request, response) => {
+      response.writeHead(200);
+      response.write("the start of a long answer");
+      // Never ends, and the caller never reads it.
+    });
+    const response = await governor.fetch("api", url);
+    expect(response.status).toBe(200);
+    for (let step = 0; step < 6; step++) await clock.advance(500);
+    expect((await governor.status("api")).held).toBe(0);
+    const renewsAtDeadline = renews;
+    for (let step = 0; step < 10; step++) await clock.advance(500);
+    expect(renews).toBe(renewsAtDeadline);
+  });
+
+  it("honours the signal of a Request given as input, while queued and while fetching", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1, queue: { size: 5, timeoutMs: 60_000 } });
+    const { url, hits } = await upstream(() => {
+      // Never answers: only the Request's signal ends the exchange.
+    });
+    const fetching = new AbortController();
+    const first = outcomeOf(governor.fetch("api", new Request(url, { signal: fetching.signal })));
+    while (hits() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const queuedAbort = new AbortController();
+    const queued = outcomeOf(
+      governor.fetch("api", new Request(url, { signal: queuedAbort.signal }), { waitMs: 60_000 }),
+    );
+    expect((await governor.status("api")).queued).toBe(1);
+    queuedAbort.abort(new Error("gave up waiting"));
+    expect((await queued).ok).toBe(false);
+    fetching.abort(new Error("gave up fetching"));
+    expect((await first).ok).toBe(false);
+    expect(await governor.status("api")).toMatchObject({ held: 0, queued: 0 });
+    expect(hits()).toBe(1);
   });
 });

@@ -98,6 +98,31 @@ describe("run", () => {
 });
 
 describe("run: onAbort", () => {
+  it("works destructured, as report does", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const heard: unknown[] = [];
+    const answer = await governor.run("llm", ({ onAbort }) => {
+      const stop = onAbort((reason) => heard.push(reason));
+      stop();
+      return "done";
+    });
+    expect(answer).toBe("done");
+    expect(heard).toEqual([]);
+  });
+
+  it("names the cap, not a lost slot, when the lease ends with the request deadline", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1, termMs: 1000, requestTimeoutMs: 2500 });
+    const reason = governor.run(
+      "llm",
+      (context) => new Promise((resolve) => context.onAbort(resolve)),
+    );
+    await clock.advance(3000);
+    expect(await reason).toMatchObject({ code: "capped" });
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
   it("calls its listeners once, with the reason, at the request deadline; the signal agrees", async () => {
     const { governor, clock } = manualGovernor();
     await governor.definePool("llm", {
@@ -288,6 +313,20 @@ describe("pool updates, budgets and RPM", () => {
 });
 
 describe("learning from outcomes", () => {
+  it("a pool switched to adaptive: false drops its learned concurrency at once", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 3 });
+    const grant = await governor.acquire("llm");
+    await clock.advance(1);
+    await governor.release("llm", grant.slotId, { status: 429 });
+    expect((await governor.status("llm")).learned.concurrency).toBe(1);
+    await governor.definePool("llm", { maxConcurrent: 3, adaptive: false });
+    const status = await governor.status("llm");
+    expect(status.learned.concurrency).toBeNull();
+    expect(status.effectiveLimit).toBe(3);
+    await Promise.all([1, 2, 3].map(() => governor.acquire("llm")));
+  });
+
   it("a throttled release tightens the limit; resetLearned restores it", async () => {
     const { governor } = manualGovernor();
     await governor.definePool("llm", { maxConcurrent: 8 });
