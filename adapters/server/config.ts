@@ -84,18 +84,32 @@ function isParsableRedisUrl(text: string): boolean {
   return hostname !== "" && (port === "" || (Number(port) >= 1 && Number(port) <= 65_535));
 }
 
+function hasDecodableUserinfo(text: string): boolean {
+  const { username, password } = new URL(text);
+  try {
+    decodeURIComponent(username);
+    decodeURIComponent(password);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * `scheme://user:password@host…` → `scheme://***@host…`, also on text that does not parse as
- * a URL: config errors and start-up lines never show credentials.
+ * `scheme://user:password@host…?password=…` → `scheme://***@host…?***`, also on text that
+ * does not parse as a URL: config errors and start-up lines never show credentials (Redis
+ * clients read a password from the query too, so the whole query is hidden).
  *
  * @example
  * ```ts
- * withoutUserinfo("redis://:pw@10.0.0.5:6379/0"); // "redis://***@10.0.0.5:6379/0"
+ * withoutCredentials("redis://:pw@10.0.0.5:6379/0"); // "redis://***@10.0.0.5:6379/0"
+ * withoutCredentials("redis://10.0.0.5:6379/?password=pw"); // "redis://10.0.0.5:6379/?***"
  * ```
  */
-export function withoutUserinfo(text: string): string {
+export function withoutCredentials(text: string): string {
   // Greedy up to the last "@" of the authority, as URL parsers split it: a password may hold "@".
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, "$1***@");
+  const masked = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, "$1***@");
+  return masked.replace(/^([a-z][a-z0-9+.-]*:\/\/[^?#\s]*)\?[^#\s]*/i, "$1?***");
 }
 
 const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1, message));
@@ -142,6 +156,11 @@ export const ServerConfigSchema = v.pipe(
         v.check(
           (text) => !/^rediss?:\/\/\S+$/.test(text) || isParsableRedisUrl(text),
           "must be a valid URL (host, and a port from 1 to 65535)",
+        ),
+        // The Redis client decodes the user and password itself and fails with "URI malformed".
+        v.check(
+          (text) => !isParsableRedisUrl(text) || hasDecodableUserinfo(text),
+          "has a user or password that is not valid percent-encoding (write a literal % as %25)",
         ),
       ),
     ),
@@ -273,7 +292,7 @@ function describeIssue(
   // Show what the user typed (not the half-transformed value), but never a secret: no key,
   // and no password inside a URL.
   if (field !== "secretKey" && field in input) {
-    details.push(`got ${JSON.stringify(withoutUserinfo(String(input[field])))}`);
+    details.push(`got ${JSON.stringify(withoutCredentials(String(input[field])))}`);
   }
   if (origins[field]) details.push(`from ${origins[field]}`);
   return `${field}: ${issue.message}${details.length > 0 ? ` (${details.join(", ")})` : ""}`;

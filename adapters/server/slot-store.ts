@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "../../src/errors.js";
 import type { SlotStore } from "../../src/store/types.js";
-import { type ServerConfig, withoutUserinfo } from "./config.js";
+import { type ServerConfig, withoutCredentials } from "./config.js";
 
 type StoreConfig = Pick<ServerConfig, "redisUrl" | "redisFailurePolicy"> &
   Partial<Pick<ServerConfig, "redisPrefix" | "redisRestoreGraceMs">>;
@@ -32,7 +32,7 @@ export async function slotStoreFor(
       ? {}
       : { restoreGraceMs: config.redisRestoreGraceMs }),
   });
-  const where = withoutUserinfo(config.redisUrl);
+  const where = withoutCredentials(config.redisUrl);
   try {
     await store.ready();
   } catch (error) {
@@ -74,5 +74,5 @@ function cannotStart(where: string, error: unknown): StoreUnavailableError {
  */
 export function describeSlotStore(config: StoreConfig): string {
   if (config.redisUrl === undefined) return "in-memory slot store (this process only)";
-  return `Redis slot store at ${withoutUserinfo(config.redisUrl)} (fail ${config.redisFailurePolicy})`;
+  return `Redis slot store at ${withoutCredentials(config.redisUrl)} (fail ${config.redisFailurePolicy})`;
 }

@@ -135,6 +135,16 @@ describe("pool proxy forwarding", () => {
     });
     expect(reply.status).toBe(200);
     expect(upstream.seen[0]?.headers.authorization).toBeUndefined();
+    // Any other shape that carries the key is not read as one, and still never forwarded.
+    for (const authorization of [`Bearer ${authKey} extra`, `Token ${authKey}`, authKey]) {
+      const other = await poolRequest(h.proxy.port, {
+        host: `byauth.${POOL_DOMAIN}`,
+        headers: { "x-svc-key": authKey, authorization },
+      });
+      expect(other.status).toBe(200);
+    }
+    expect(upstream.seen).toHaveLength(4);
+    for (const seen of upstream.seen) expect(seen.headers.authorization).toBeUndefined();
   });
 
   it("a Control API token is refused (401) on any pool and never reaches the origin", async () => {
@@ -148,6 +158,9 @@ describe("pool proxy forwarding", () => {
     const carriers: Record<string, string>[] = [
       { authorization: `Bearer ${token}` },
       { authorization: `Service ${token}` },
+      { authorization: `Token ${token}` },
+      { authorization: token },
+      { authorization: `Bearer ${token} extra` },
       { "x-svc-key": token },
     ];
     for (const headers of carriers) {

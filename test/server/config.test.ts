@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   loadServerConfig,
   SERVER_CONFIG_DEFAULTS,
-  withoutUserinfo,
+  withoutCredentials,
 } from "../../adapters/server/config.js";
 import { describeSlotStore } from "../../adapters/server/slot-store.js";
 import { InvalidArgumentError } from "../../src/errors.js";
@@ -182,11 +182,33 @@ describe("loadServerConfig errors", () => {
     );
   });
 
-  it("masks a whole password that holds an '@' itself", () => {
-    expect(withoutUserinfo("redis://:p@ss@10.0.0.5:6379/0")).toBe("redis://***@10.0.0.5:6379/0");
-    expect(withoutUserinfo("redis://10.0.0.5:6379/0?name=a@b")).toBe(
-      "redis://10.0.0.5:6379/0?name=a@b",
+  it("refuses a Redis password with a bare %, naming the field and not the password", () => {
+    const issues = issuesOf(() =>
+      loadServerConfig({ flags: { redisUrl: "redis://user:TOP%SECRET@127.0.0.1:6379" } }),
     );
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatch(
+      /^redisUrl: has a user or password that is not valid percent-encoding/,
+    );
+    expect(issues[0]).toContain("from --redis-url");
+    expect(issues[0]).not.toContain("SECRET");
+  });
+
+  it("masks a whole password that holds an '@' itself", () => {
+    expect(withoutCredentials("redis://:p@ss@10.0.0.5:6379/0")).toBe("redis://***@10.0.0.5:6379/0");
+    // Redis clients take a password from the query too: the query is hidden whole.
+    expect(withoutCredentials("redis://10.0.0.5:6379/0?name=a@b")).toBe(
+      "redis://10.0.0.5:6379/0?***",
+    );
+    expect(withoutCredentials("redis://10.0.0.5:6379/?password=hunter2#x")).toBe(
+      "redis://10.0.0.5:6379/?***#x",
+    );
+    expect(
+      describeSlotStore({
+        redisUrl: "redis://h:1/?password=hunter2",
+        redisFailurePolicy: "closed",
+      }),
+    ).toBe("Redis slot store at redis://h:1/?*** (fail closed)");
     expect(
       describeSlotStore({ redisUrl: "redis://u:p@ss@h:1", redisFailurePolicy: "closed" }),
     ).toBe("Redis slot store at redis://***@h:1 (fail closed)");

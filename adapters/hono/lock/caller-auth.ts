@@ -12,29 +12,31 @@ import type { HeaderLookup } from "./request-headers.js";
 export const POOL_KEY_HEADER = "x-svc-key";
 
 const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
+/** A Sluice secret anywhere in a header value, whatever scheme (or none) wraps it. */
+const SLUICE_SECRET = new RegExp(
+  `(?:${[POOL_KEY_PREFIX, API_TOKEN_PREFIX, SIGNING_SECRET_PREFIX].join("|")})[A-Za-z0-9_-]*`,
+);
 
 /**
- * The Sluice secret inside an `Authorization` value (`Bearer <secret>` or `Service <secret>`
- * with a token starting `slc_key_`, `slc_tok_` or `slc_sig_`); null otherwise. Other tokens
- * are the caller's own upstream credentials and are left alone; a Sluice secret is never
- * sent upstream.
+ * The Sluice secret inside an `Authorization` value (a token starting `slc_key_`, `slc_tok_`
+ * or `slc_sig_`, in any shape: `Bearer <secret>`, `Token <secret>`, bare, with more after it);
+ * null otherwise. Other values are the caller's own upstream credentials and are left alone;
+ * a value carrying a Sluice secret is never sent upstream.
  *
  * @example
  * ```ts
- * sluiceSecretInAuthorization("Service slc_key_abc…"); // "slc_key_abc…"
+ * sluiceSecretInAuthorization("Token slc_key_abc…"); // "slc_key_abc…"
  * sluiceSecretInAuthorization("Bearer sk-upstream"); // null
  * ```
  */
 export function sluiceSecretInAuthorization(value: string | null | undefined): string | null {
   if (!value) return null;
-  const token = AUTHORIZATION_KEY.exec(value)?.[1];
-  if (!token) return null;
-  return token.startsWith(POOL_KEY_PREFIX) || isOtherSecret(token) ? token : null;
+  return SLUICE_SECRET.exec(value)?.[0] ?? null;
 }
 
 /**
- * The pool key inside an `Authorization` value, when it is `Bearer <key>` or `Service <key>`
- * with a token shaped like a pool key (`slc_key_…`); null otherwise.
+ * The pool key inside an `Authorization` value, when it is exactly `Bearer <key>` or
+ * `Service <key>` with a token shaped like a pool key (`slc_key_…`); null otherwise.
  *
  * @example
  * ```ts
@@ -43,8 +45,9 @@ export function sluiceSecretInAuthorization(value: string | null | undefined): s
  * ```
  */
 export function poolKeyInAuthorization(value: string | null | undefined): string | null {
-  const secret = sluiceSecretInAuthorization(value);
-  return secret?.startsWith(POOL_KEY_PREFIX) ? secret : null;
+  if (!value) return null;
+  const token = AUTHORIZATION_KEY.exec(value)?.[1];
+  return token?.startsWith(POOL_KEY_PREFIX) ? token : null;
 }
 
 /**
