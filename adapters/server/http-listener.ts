@@ -46,14 +46,29 @@ export async function listenHttp(options: {
     created.once("error", reject);
   });
   server.on("connect", refuseConnect);
-  server.on("request", (_request, response) => {
+  // Requests in flight per open connection. Node's closeIdleConnections() spares a connection
+  // that has not sent a request yet (or only part of one), which would hold a shutdown for its
+  // whole grace period: here such a connection counts as idle.
+  const requestsOn = new Map<Socket, number>();
+  server.on("connection", (socket: Socket) => {
+    requestsOn.set(socket, 0);
+    socket.once("close", () => requestsOn.delete(socket));
+  });
+  server.on("request", (request, response) => {
     inFlight++;
+    const socket = request.socket;
+    requestsOn.set(socket, (requestsOn.get(socket) ?? 0) + 1);
     response.once("close", () => {
       inFlight--;
+      const left = (requestsOn.get(socket) ?? 1) - 1;
+      if (requestsOn.has(socket)) requestsOn.set(socket, left);
       // A finished response leaves a keep-alive socket idle; while closing, drop it at once.
-      if (closing) server.closeIdleConnections();
+      if (closing && left === 0) socket.destroy();
     });
   });
+  const closeIdle = () => {
+    for (const [socket, requests] of requestsOn) if (requests === 0) socket.destroy();
+  };
   const port = (server.address() as AddressInfo).port;
 
   return {
@@ -71,7 +86,7 @@ export async function listenHttp(options: {
           clearTimeout(deadline);
           resolve({ cutOff });
         });
-        server.closeIdleConnections();
+        closeIdle();
       });
     },
   };

@@ -252,6 +252,23 @@ describe("graceful shutdown", () => {
     slow.release();
   });
 
+  it("does not wait for connections that never sent a request (or only part of one)", async () => {
+    seedCatalog([]);
+    const { server, port } = await start();
+    const silent = connect(port, "127.0.0.1");
+    const partial = connect(port, "127.0.0.1", () => partial.write("GET /api/v1/me HTTP/1.1\r\n"));
+    for (const socket of [silent, partial]) {
+      socket.on("error", () => {});
+      await new Promise((resolve) => socket.once("connect", resolve));
+    }
+    const startedAt = Date.now();
+    await server.close();
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
+    expect(lines).toContain("All requests finished");
+    silent.destroy();
+    partial.destroy();
+  });
+
   it("close() is idempotent", async () => {
     seedCatalog([]);
     const { server } = await start();
