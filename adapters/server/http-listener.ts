@@ -1,6 +1,6 @@
-import type { Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { serve } from "@hono/node-server";
+import { getRequestListener, RequestError } from "@hono/node-server";
 import { FORWARDED_METHODS } from "../hono/proxy/max-forwards.js";
 import type { FetchApp } from "./host-router.js";
 
@@ -34,16 +34,23 @@ export async function listenHttp(options: {
 }): Promise<HttpListener> {
   let inFlight = 0;
   let closing = false;
-  const server = await new Promise<Server>((resolve, reject) => {
-    const created = serve(
-      {
-        fetch: (request, env) => options.app.fetch(request, env),
-        hostname: options.hostname,
-        port: options.port,
-      },
-      () => resolve(created as Server),
-    ) as Server;
-    created.once("error", reject);
+  const listener = getRequestListener((request, env) => options.app.fetch(request, env), {
+    hostname: options.hostname,
+    errorHandler: unreadableRequest,
+  });
+  const server = createServer((request, response) => {
+    // Host names are case-insensitive (RFC 9110 4.2.3); the adapter refuses a Host header
+    // that differs from the lower-cased name its URL parser makes of it.
+    const host = request.headers.host;
+    if (host !== undefined) request.headers.host = host.toLowerCase();
+    void listener(request, response);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   server.on("connect", refuseConnect);
   // Requests in flight per open connection. Node's closeIdleConnections() spares a connection
@@ -90,6 +97,22 @@ export async function listenHttp(options: {
       });
     },
   };
+}
+
+/**
+ * A request the HTTP adapter cannot turn into a Fetch request (a request-target such as `*`
+ * or one with a backslash, no Host): 400 in the Lock API's error shape rather than a bare
+ * one. Anything else thrown before the app answers is a 500 that names nothing internal.
+ */
+function unreadableRequest(error: unknown): Response {
+  const readable = error instanceof RequestError;
+  const body = readable
+    ? { error: "invalid_request", message: `The request cannot be served: ${error.message}.` }
+    : { error: "internal_error", message: "The request failed inside Sluice." };
+  return new Response(JSON.stringify(body), {
+    status: readable ? 400 : 500,
+    headers: { "content-type": "application/json", "x-svc-rejected-by": "sluice" },
+  });
 }
 
 const CONNECT_REFUSAL = JSON.stringify({

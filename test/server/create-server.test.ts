@@ -51,6 +51,21 @@ function seedCatalog(pools: { subdomain: string; maxConcurrent: number }[]): voi
   }
 }
 
+/** Sends `request` as raw bytes and answers everything the server sent until it closed. */
+function rawExchange(port: number, request: string): Promise<string> {
+  const socket = connect(port, "127.0.0.1");
+  socket.write(request);
+  return new Promise<string>((resolve, reject) => {
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+  });
+}
+
 function config(flags: Record<string, string> = {}): ServerConfig {
   return loadServerConfig({ flags: { port: "0", dataDir: dir, ...flags } });
 }
@@ -105,20 +120,39 @@ describe("createSluiceServer over a real socket", () => {
     }
   });
 
+  it("routes a Host of any letter case (host names are case-insensitive)", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const me = await httpRequest({
+      port,
+      path: "/api/v1/me",
+      host: `LocalHost:${port}`,
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+    });
+    expect(me.status).toBe(200);
+  });
+
+  it("answers a request it cannot read with 400 in the error shape", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const answer = await rawExchange(
+      port,
+      "OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain("x-svc-rejected-by: sluice");
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      error: "invalid_request",
+    });
+  });
+
   it("answers CONNECT with 405 in the error shape instead of dropping the connection", async () => {
     seedCatalog([]);
     const { port } = await start();
-    const socket = connect(port, "127.0.0.1");
-    socket.write("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
-    const answer = await new Promise<string>((resolve, reject) => {
-      let text = "";
-      socket.setEncoding("utf8");
-      socket.on("data", (chunk: string) => {
-        text += chunk;
-      });
-      socket.on("end", () => resolve(text));
-      socket.on("error", reject);
-    });
+    const answer = await rawExchange(
+      port,
+      "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 405 /);
     expect(answer).toContain("x-svc-rejected-by: sluice");
     expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
