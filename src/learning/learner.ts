@@ -43,11 +43,7 @@ export const PROBE_FACTOR = 5;
 export interface LearnerState {
   /** Adaptive concurrency limit (may be fractional); null = nothing learned. */
   limit: number | null;
-  /**
-   * Epoch ms of the last decrease (-Infinity: none yet): throttles of slots granted before it,
-   * or in the same millisecond (a waiter handed its slot by the throttled release itself was
-   * admitted at the old limit), belong to the episode that decrease answered.
-   */
+  /** Epoch ms of the last decrease: throttles of slots granted before it are stale. */
   lastDecreaseAt: number;
   /** Busy successes since the last change of the limit. */
   successStreak: number;
@@ -79,13 +75,7 @@ export interface LearnContext {
  * ```
  */
 export function initialLearnerState(): LearnerState {
-  return {
-    limit: null,
-    lastDecreaseAt: Number.NEGATIVE_INFINITY,
-    successStreak: 0,
-    rpm: null,
-    pausedUntil: 0,
-  };
+  return { limit: null, lastDecreaseAt: 0, successStreak: 0, rpm: null, pausedUntil: 0 };
 }
 
 /**
@@ -139,7 +129,7 @@ export function learn(
     limit = belowCeiling(limit, maxConcurrent);
     if (limit === null) successStreak = 0;
     if (outcome.throttled) {
-      const stale = context.slot.acquiredAt <= lastDecreaseAt;
+      const stale = context.slot.acquiredAt < lastDecreaseAt;
       if (!isRateExhausted(rate) && !stale) {
         const current = limit ?? maxConcurrent;
         const heldAtGrant = context.slot.heldAtGrant;
