@@ -1,4 +1,5 @@
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
+import { credentialValueIssue } from "../../src/catalog/credential-rules.js";
 import type {
   BudgetRecord,
   CredentialRecord,
@@ -206,6 +207,12 @@ function resolveCredential(
   if (value === undefined || value === "") {
     throw new InvalidArgumentError(
       `Pool "${subdomain}": the environment variable ${credential.valueFromEnv} (its credential value) is not set.`,
+    );
+  }
+  const issue = credentialValueIssue(value);
+  if (issue !== null) {
+    throw new InvalidArgumentError(
+      `Pool "${subdomain}": the environment variable ${credential.valueFromEnv} (its credential value) cannot be sent as a header value. ${issue}`,
     );
   }
   return { header: credential.header.toLowerCase(), value };

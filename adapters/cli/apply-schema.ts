@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { credentialHeaderIssue, credentialValueIssue } from "../../src/catalog/credential-rules.js";
 import { MAX_RPM, MAX_SETTING_MS, POOL_DEFAULTS } from "../../src/governor/settings.js";
 
 /** Defaults of the catalog-only pool fields of an apply file (governor fields use `POOL_DEFAULTS`). */
@@ -37,12 +38,20 @@ const httpMethod = v.pipe(
   v.regex(/^[A-Z]+$/, "Must be an HTTP method name such as QUERY."),
 );
 
+const CredentialHeaderSchema = v.pipe(
+  v.string(),
+  v.check(
+    (header) => credentialHeaderIssue(header) === null,
+    (issue) => credentialHeaderIssue(String(issue.input)) ?? "",
+  ),
+);
+
 const CredentialSchema = v.pipe(
   v.union(
     [
       v.strictObject(
         {
-          header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
+          header: CredentialHeaderSchema,
           /** Name of an environment variable holding the value when `sluice apply` runs. */
           valueFromEnv: v.pipe(
             v.string(),
@@ -53,9 +62,15 @@ const CredentialSchema = v.pipe(
       ),
       v.strictObject(
         {
-          header: v.pipe(v.string(), v.regex(/^[A-Za-z0-9-]+$/, "Must be a header name.")),
+          header: CredentialHeaderSchema,
           /** The value itself. Prefer `valueFromEnv`: a secret in a file tends to end up in git. */
-          value: v.pipe(v.string(), v.minLength(1)),
+          value: v.pipe(
+            v.string(),
+            v.check(
+              (value) => credentialValueIssue(value) === null,
+              (issue) => credentialValueIssue(String(issue.input)) ?? "",
+            ),
+          ),
         },
         objectMessage,
       ),

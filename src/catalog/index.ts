@@ -1,5 +1,6 @@
 export type { CatalogDeps } from "./catalog-deps.js";
 export { CatalogService } from "./catalog-service.js";
+export { credentialHeaderIssue, credentialValueIssue } from "./credential-rules.js";
 export { SecretBox, SecretUnreadableError } from "./encryption.js";
 export {
   budgetPoolIds,

@@ -1,5 +1,7 @@
+import { credentialHeaderIssue, credentialValueIssue } from "./credential-rules.js";
 import type { SecretBox } from "./encryption.js";
 import type { CredentialRecord, PoolKeyRecord, PoolRecord } from "./types.js";
+import { fieldIssue, throwIfIssues } from "./validation.js";
 
 /** A managed upstream credential in clear, for the proxy to attach to origin requests only. */
 export interface UpstreamCredential {
@@ -8,7 +10,8 @@ export interface UpstreamCredential {
 }
 
 /**
- * Encrypts an upstream credential for storage on a pool.
+ * Encrypts an upstream credential for storage on a pool. Throws InvalidArgumentError when the
+ * header name or value could not be sent as they are (see {@link credentialHeaderIssue}).
  *
  * @example
  * ```ts
@@ -16,6 +19,12 @@ export interface UpstreamCredential {
  * ```
  */
 export function sealCredential(box: SecretBox, header: string, value: string): CredentialRecord {
+  const headerIssue = credentialHeaderIssue(header);
+  const valueIssue = credentialValueIssue(value);
+  throwIfIssues("credential", [
+    ...(headerIssue ? [fieldIssue("credential.header", headerIssue)] : []),
+    ...(valueIssue ? [fieldIssue("credential.value", valueIssue)] : []),
+  ]);
   return { header: header.toLowerCase(), value: box.seal(value) };
 }
 

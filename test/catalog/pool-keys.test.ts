@@ -213,4 +213,19 @@ describe("stored credentials", () => {
     });
     expect(catalog.decryptCredential({ ...pool, credential: null })).toBeNull();
   });
+
+  it("refuses a header or value that could not be sent as they are", () => {
+    const { catalog } = fixture();
+    expect(() => catalog.sealCredential("Transfer-Encoding", "chunked")).toThrow(
+      "credential.header: Cannot be transfer-encoding",
+    );
+    expect(() => catalog.sealCredential("x-api-key", "sk-3\r\nX-Admin: 1")).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => catalog.sealCredential("x-api-key", " sk-3")).toThrow("credential.value:");
+    expect(() => catalog.sealCredential("x-api-key", "")).toThrow("credential.value:");
+    expect(() => catalog.sealCredential("x-api-key", "sk-ü")).toThrow("credential.value:");
+    expect(() => catalog.sealCredential("x:api", "sk-3")).toThrow("credential.header:");
+    expect(catalog.sealCredential("X-Api-Key", "Token a b\tc").header).toBe("x-api-key");
+  });
 });

@@ -162,6 +162,43 @@ describe("sluice apply", () => {
     expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
+  it("refuses a credential that would corrupt the origin request, never echoing its value", async () => {
+    const file = writeFile("framing.json", {
+      team: "acme",
+      pools: [
+        { ...chat, subdomain: "one", credential: { header: "Content-Length", value: "0" } },
+        { ...chat, subdomain: "two", credential: { header: "x-svc-key", value: "v" } },
+        {
+          ...chat,
+          subdomain: "three",
+          credential: { header: "x-api-key", value: "sk-1\r\nHost: evil" },
+        },
+        { ...chat, subdomain: "four", credential: { header: "x api key", value: "v" } },
+      ],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "pools.0.credential.header: Cannot be content-length: Sluice sets or removes that header itself.",
+    );
+    expect(result.stderr).toContain("pools.1.credential.header: Cannot be x-svc-key");
+    expect(result.stderr).toContain("pools.2.credential.value: Must be printable ASCII");
+    expect(result.stderr).toContain("pools.3.credential.header: Must be a header name");
+    expect(result.stderr).not.toContain("sk-1");
+
+    const fromEnv = writeFile("env.json", {
+      team: "acme",
+      pools: [{ ...chat, credential: { header: "x-api-key", valueFromEnv: "CHAT_KEY" } }],
+    });
+    const injected = await sluice(["apply", fromEnv], { CHAT_KEY: "sk-2\nX-Admin: 1" });
+    expect(injected.code).toBe(2);
+    expect(injected.stderr).toContain(
+      'Pool "chat": the environment variable CHAT_KEY (its credential value) cannot be sent as a header value. Must be printable ASCII',
+    );
+    expect(injected.stderr).not.toContain("sk-2");
+    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+  });
+
   it("reports every schema problem with its path, exit 2", async () => {
     const file = writeFile("bad.json", {
       team: "acme",
