@@ -6,6 +6,7 @@ import type {
   StoreAcquireRequest,
   StoreAcquireResult,
   StoreCancelResult,
+  StoreInspectResult,
   StoreListener,
   StorePoolConfig,
   StoreReleaseResult,
@@ -149,6 +150,10 @@ export class LocalFallback {
     this.operations++;
     this.issued.delete(slotId);
     return this.store.release(pool, slotId);
+  }
+
+  inspect(pool: string, slotId: string): StoreInspectResult | null {
+    return this.store.inspect(pool, slotId);
   }
 
   renew(pool: string, slotId: string): StoreRenewResult {

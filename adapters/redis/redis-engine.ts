@@ -7,6 +7,7 @@ import type {
   StoreAcquireRequest,
   StoreAcquireResult,
   StoreCancelResult,
+  StoreInspectResult,
   StoreListener,
   StorePoolConfig,
   StoreReleaseResult,
@@ -26,6 +27,7 @@ import {
   readAdopt,
   readCancel,
   readCreated,
+  readInspect,
   readRejoin,
   readRelease,
   readRenew,
@@ -153,6 +155,11 @@ export class RedisEngine {
   async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
     const reply = await this.poolOp(pool, "release", [slotId]);
     return reply ? readRelease(reply) : NOT_RELEASED;
+  }
+
+  async inspect(pool: string, slotId: string): Promise<StoreInspectResult | null> {
+    const reply = await this.poolOp(pool, "inspect", [slotId]);
+    return reply ? readInspect(reply) : null;
   }
 
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {

@@ -10,6 +10,7 @@ import type {
   StoreAcquireRequest,
   StoreAcquireResult,
   StoreCancelResult,
+  StoreInspectResult,
   StoreListener,
   StorePoolConfig,
   StoreReleaseResult,
@@ -236,6 +237,18 @@ export class RedisSlotStore implements SlotStore {
       () => this.ledger.releaseLater(pool, slotId),
       NOT_RELEASED,
     );
+  }
+
+  /** Null also when Redis cannot answer now: the release that follows reports that. */
+  async inspect(pool: string, slotId: string): Promise<StoreInspectResult | null> {
+    if (this.local?.owns(slotId)) return this.local.inspect(pool, slotId);
+    if (this.closed || !this.monitor.up) return null;
+    try {
+      return await this.engine.inspect(pool, slotId);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) return null;
+      throw error;
+    }
   }
 
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {

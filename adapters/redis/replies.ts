@@ -5,6 +5,7 @@ import type {
   PoolSnapshot,
   StoreAcquireResult,
   StoreCancelResult,
+  StoreInspectResult,
   StoreListener,
   StoreReleaseResult,
   StoreRenewResult,
@@ -124,7 +125,25 @@ export const CANCELLED: StoreCancelResult = Object.freeze({ type: "cancelled" })
 
 /** release.lua's result. */
 export function readRelease({ fields, at }: ScriptResult): StoreReleaseResult {
-  return fields[at + 1] === 1 ? { released: true, slot: readSlot(fields, at + 2) } : NOT_RELEASED;
+  if (fields[at + 1] !== 1) return NOT_RELEASED;
+  const after = at + 2 + SLOT_FIELDS;
+  return {
+    released: true,
+    slot: readSlot(fields, at + 2),
+    held: fields[after] as number,
+    queued: fields[after + 1] as number,
+  };
+}
+
+/** inspect.lua's result. */
+export function readInspect({ fields, at }: ScriptResult): StoreInspectResult | null {
+  if (fields[at + 1] !== 1) return null;
+  const after = at + 2 + SLOT_FIELDS;
+  return {
+    slot: readSlot(fields, at + 2),
+    held: fields[after] as number,
+    queued: fields[after + 1] as number,
+  };
 }
 
 /** renew.lua's result. */

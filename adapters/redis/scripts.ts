@@ -16,6 +16,7 @@ export interface LuaScript {
 export type GroupScriptName =
   | "acquire"
   | "release"
+  | "inspect"
   | "renew"
   | "cancel"
   | "upsert-pool"
@@ -32,6 +33,7 @@ export type GroupScriptName =
 const GROUP_SCRIPTS: readonly GroupScriptName[] = [
   "acquire",
   "release",
+  "inspect",
   "renew",
   "cancel",
   "upsert-pool",

@@ -9,7 +9,6 @@ import {
   SlotCappedError,
   SlotNotFoundError,
 } from "../errors.js";
-import { validateOutcomeReport } from "../learning/parse-outcome.js";
 import type { OutcomeReport } from "../learning/types.js";
 import { MetricsRecorder } from "../metrics/recorder.js";
 import { MemorySlotStore } from "../store/memory-store.js";
@@ -19,7 +18,6 @@ import type {
   SlotStore,
   StoreAcquireRequest,
   StoreAcquireResult,
-  StoreReleaseResult,
 } from "../store/types.js";
 import type { RunFn } from "./caller.js";
 import { Caller } from "./caller.js";
@@ -27,9 +25,10 @@ import { fetchWithinHold } from "./governed-fetch.js";
 import { noteFigures, toGrant, waitBudget } from "./grants.js";
 import { Holds } from "./holds.js";
 import type { HoldOwner, LocalHold } from "./local-hold.js";
-import { learnFromOutcome, pushLearned, resetLearning } from "./pool-learning.js";
+import { pushLearned, resetLearning } from "./pool-learning.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { PoolRegistry, toPoolStatus, toStoreConfig } from "./pool-registry.js";
+import { type ReleaseAnswer, type ReleaseDeps, releaseAndLearn } from "./release-flow.js";
 import { ignore, releaseQuietly } from "./release-quietly.js";
 import { RunStarter, startHold } from "./run-starter.js";
 import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
@@ -50,7 +49,6 @@ import { WaitingRoom } from "./waiting-room.js";
 /** Retry hint for turn-aways caused by busy slots, where no deadline is known. */
 const SLOT_RETRY_HINT_MS = 1000;
 const NO_OPTIONS: AcquireOptions = Object.freeze({});
-const RELEASED = Object.freeze({ released: true });
 const NOT_RELEASED = Object.freeze({ released: false });
 
 /**
@@ -69,7 +67,7 @@ export function createGovernor(options: GovernorOptions = {}): Governor {
   return new SluiceGovernor(options);
 }
 
-class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
+class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps {
   readonly clock: Clock;
   readonly store: SlotStore;
   readonly metrics: MetricsRecorder;
@@ -78,7 +76,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
   private readonly holds: Holds;
   private readonly runs: RunStarter;
   /** The store reads this governor's clock: its reading at a release serves both. */
-  private readonly sharesClock: boolean;
+  readonly sharesClock: boolean;
   /** The one acquire request handed to a memory store (see {@link askStore}); else null. */
   private readonly reusedRequest: StoreAcquireRequest | null;
   private closed = false;
@@ -320,31 +318,11 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery {
     pool: string,
     slotId: string,
     outcome: OutcomeReport | undefined,
-  ): MaybePromise<{ released: boolean }> {
+  ): MaybePromise<ReleaseAnswer> {
     const entry = this.registry.pools.get(pool);
     // Release is the cleanup path: it answers, it never throws for a missing pool or slot.
     if (!entry) return NOT_RELEASED;
-    const answer = this.store.release(pool, slotId);
-    if (answer instanceof Promise) {
-      return answer.then((result) => this.afterRelease(entry, result, outcome));
-    }
-    return this.afterRelease(entry, answer, outcome);
-  }
-
-  private afterRelease(
-    entry: PoolEntry,
-    result: StoreReleaseResult,
-    outcome: OutcomeReport | undefined,
-  ): MaybePromise<{ released: boolean }> {
-    const { slot, releasedAt } = result;
-    if (!result.released || !slot) return NOT_RELEASED;
-    const now = this.sharesClock && releasedAt !== undefined ? releasedAt : this.clock.now();
-    // Hold time on one clock: the store's, when it tells the release time.
-    entry.meter.released(now, (releasedAt ?? now) - slot.acquiredAt);
-    if (outcome === undefined) return RELEASED;
-    const { report } = validateOutcomeReport(outcome);
-    const learned = learnFromOutcome(this.store, entry, slot, report, now);
-    return learned instanceof Promise ? learned.then(() => RELEASED) : RELEASED;
+    return releaseAndLearn(this, entry, slotId, outcome);
   }
 
   run<T>(

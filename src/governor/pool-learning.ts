@@ -1,37 +1,52 @@
 import { initialLearnerState, learn, toLearnedLimits } from "../learning/learner.js";
-import { parseOutcome } from "../learning/parse-outcome.js";
-import type { OutcomeReport } from "../learning/types.js";
+import type { OutcomeReport, ParsedOutcome } from "../learning/types.js";
 import type { HeldSlot, LearnedLimits, MaybePromise, SlotStore } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { NOTHING_LEARNED } from "./pool-registry.js";
 
+/** An upstream outcome to learn from, parsed once, with the instant it arrived. */
+export interface Lesson {
+  report: OutcomeReport;
+  outcome: ParsedOutcome;
+  now: number;
+}
+
+/** The released (or about to be released) slot and the pool's figures at that release. */
+export interface ReleaseFacts {
+  slot: HeldSlot;
+  /** Slots held, the released one included. */
+  held: number;
+  queued: number;
+}
+
 /**
- * Feeds one released slot's upstream outcome to the pool's learner, and writes the learned
- * limits to the store when they changed. Answers synchronously when nothing is written or
- * the store answers synchronously.
+ * Feeds one slot's upstream outcome to the pool's learner, and writes the learned limits to
+ * the store when they changed. Answers synchronously when nothing is written or the store
+ * answers synchronously.
  *
  * @example
  * ```ts
- * await learnFromOutcome(store, entry, releasedSlot, { status: 429, headers }, clock.now());
+ * const now = clock.now();
+ * const report = { status: 429, headers };
+ * await learnFromOutcome(store, entry, { slot, held: 3, queued: 1 }, { report, outcome: parseOutcome(report, now), now });
  * ```
  */
 export function learnFromOutcome(
   store: SlotStore,
   entry: PoolEntry,
-  slot: HeldSlot,
-  report: OutcomeReport,
-  now: number,
+  facts: ReleaseFacts,
+  lesson: Lesson,
 ): MaybePromise<void> {
-  const outcome = parseOutcome(report, now);
+  const { outcome, report, now } = lesson;
   if (outcome.throttled) entry.meter.throttled(now, Math.max(1, report.throttled ?? 0));
   const { settings } = entry;
   const next = learn(entry.learner, outcome, {
     now,
     maxConcurrent: settings.maxConcurrent,
     adaptive: settings.adaptive,
-    held: entry.held,
-    queued: entry.queued,
-    slot,
+    held: facts.held,
+    queued: facts.queued,
+    slot: facts.slot,
   });
   if (next === entry.learner) return;
   entry.learner = next;

@@ -160,6 +160,21 @@ export function learn(
 }
 
 /**
+ * True when the outcome tightens the limits at once: a throttle, a pause (`Retry-After`) or
+ * an exhausted window. The governor learns such an outcome before it releases the slot, so
+ * the waiter the slot goes to already obeys the tighter limit.
+ *
+ * @example
+ * ```ts
+ * tightensAtOnce(parseOutcome({ status: 429 }, now)); // true
+ * tightensAtOnce(parseOutcome({ status: 200 }, now)); // false
+ * ```
+ */
+export function tightensAtOnce(outcome: ParsedOutcome): boolean {
+  return outcome.throttled || outcome.retryAfterMs !== null || isRateExhausted(outcome.rate);
+}
+
+/**
  * The store's view of a learner state: concurrency is floor(limit) clamped to
  * [1, maxConcurrent], or null when nothing is learned.
  *

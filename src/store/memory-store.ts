@@ -18,6 +18,7 @@ import type {
   StoreAcquireRequest,
   StoreAcquireResult,
   StoreCancelResult,
+  StoreInspectResult,
   StoreListener,
   StorePoolConfig,
   StoreReleaseResult,
@@ -176,8 +177,18 @@ export class MemorySlotStore implements SlotStore {
       this.reclaimOne(pool, slot, now);
       return NOT_RELEASED;
     }
+    // Figures before the handoff, the released slot counted: how busy the pool was.
+    const held = pool.holders.size + 1;
+    const queued = pool.waiters.size;
     this.serveAround(pool, now);
-    return { released: true, slot, releasedAt: now };
+    return { released: true, slot, releasedAt: now, held, queued };
+  }
+
+  inspect(name: string, slotId: string): StoreInspectResult | null {
+    const pool = this.pools.get(name);
+    const slot = pool?.holders.get(slotId);
+    if (!pool || !slot || slot.leaseDeadline <= this.clock.now()) return null;
+    return { slot, held: pool.holders.size, queued: pool.waiters.size };
   }
 
   setLearned(name: string, learned: LearnedLimits): void {

@@ -116,6 +116,22 @@ export interface StoreReleaseResult {
    * Hold time is then measured on one clock, the store's: `releasedAt − slot.acquiredAt`.
    */
   releasedAt?: number;
+  /** Slots held just before the release (the released one included), when the store tells. */
+  held?: number;
+  /** Waiters queued just before the release handed the slot on, when the store tells. */
+  queued?: number;
+}
+
+/**
+ * A held slot as the store has it, with the pool's figures, read without changing the slot:
+ * what the governor learns from before a release whose outcome tightens the limits.
+ */
+export interface StoreInspectResult {
+  slot: HeldSlot;
+  /** Slots held now, this one included. */
+  held: number;
+  /** Waiters queued now. */
+  queued: number;
 }
 
 /** A store's answer when a waiter leaves the queue (abort, timeout) while a handoff may race it. */
@@ -179,6 +195,11 @@ export interface SlotStore {
   /** Withdraws a waiter (timeout, abort). */
   cancel(pool: string, slotId: string): MaybePromise<StoreCancelResult>;
   renew(pool: string, slotId: string): MaybePromise<StoreRenewResult>;
+  /**
+   * The slot as held and the pool's figures, or null when the slot is not held (released, or
+   * its lease ran out). Changes no slot; a store may reclaim run-out leases on the way.
+   */
+  inspect(pool: string, slotId: string): MaybePromise<StoreInspectResult | null>;
   /** Idempotent. Frees the slot and hands it to the next eligible waiter in the same operation. */
   release(pool: string, slotId: string): MaybePromise<StoreReleaseResult>;
   /** Replaces the learned limits of a pool (a tighter limit never revokes held slots). */

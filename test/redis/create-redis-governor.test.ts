@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createRedisGovernor } from "../../adapters/redis/index.js";
 import { PoolNotFoundError, RejectedError, StoreUnavailableError } from "../../src/errors.js";
 import type { Governor } from "../../src/governor/types.js";
@@ -37,6 +37,29 @@ describe.skipIf(!available)("createRedisGovernor", () => {
     const handedOver = await waiting;
     expect(handedOver.slotId).not.toBe(held.slotId);
     await expect(second.release("shared", handedOver.slotId)).resolves.toEqual({ released: true });
+  });
+
+  it("learns a 429 before the released slot can go to another process's waiter", async () => {
+    const first = await governor();
+    const second = await governor();
+    const settings = { maxConcurrent: 3, queue: { size: 5, timeoutMs: 5_000 } };
+    await first.definePool("tightening", settings);
+    await second.definePool("tightening", settings);
+    const oldest = await first.acquire("tightening");
+    await first.acquire("tightening");
+    const newest = await first.acquire("tightening"); // granted with 3 held
+    const waiting = second.acquire("tightening", { waitMs: 5_000 });
+    await vi.waitFor(async () => expect((await first.status("tightening")).queued).toBe(1));
+
+    await first.release("tightening", newest.slotId, { status: 429 });
+    // Congested at 3: the limit is 2 before the slot is free, so the waiter keeps waiting.
+    const status = await first.status("tightening");
+    expect([status.effectiveLimit, status.held, status.queued]).toEqual([2, 2, 1]);
+
+    await first.release("tightening", oldest.slotId, { status: 200 });
+    const handedOver = await waiting;
+    expect((await first.status("tightening")).held).toBe(2);
+    await second.release("tightening", handedOver.slotId);
   });
 
   it("a pool removed by one process is gone in the others at once: their waiters and work stop", async () => {

@@ -51,6 +51,8 @@ describe.skipIf(!available)("RedisSlotStore shortcuts", () => {
         requestDeadline: start + 60_000,
         heldAtGrant: 1,
       },
+      held: 1,
+      queued: 0,
     });
   });
 

@@ -9,6 +9,7 @@ export const STORE_COMMANDS = [
   "acquire",
   "cancel",
   "renew",
+  "inspect",
   "release",
   "setLearned",
   "snapshot",

@@ -86,12 +86,33 @@ export function describeLeaseRules(fixture: () => StoreFixture): void {
       expect({ ...first, releasedAt: undefined }).toEqual({
         released: true,
         slot: { ...slot, leaseDeadline: slot.leaseDeadline + 1_000 },
+        held: 2,
+        queued: 0,
       });
       const second = await t.store.release("p", "s1");
       expect(second.released).toBe(false);
       expect(second.slot).toBeUndefined();
       expect((await t.store.release("p", "never")).released).toBe(false);
       expect((await t.snapshot("p")).slotIds).toEqual(["s2"]);
+    });
+
+    it("inspect reads a held slot and the figures, changing nothing; null once it is gone", async () => {
+      const t = fixture();
+      await t.definePool("p", { maxConcurrent: 1, termMs: 10_000 });
+      const slot = await t.grant("p", "s1");
+      await t.enqueue("p", "w1");
+      expect(await t.store.inspect("p", "s1")).toEqual({ slot, held: 1, queued: 1 });
+      expect(await t.store.inspect("p", "w1")).toBeNull();
+      expect(await t.store.inspect("p", "never")).toBeNull();
+      expect(await t.store.inspect("nowhere", "s1")).toBeNull();
+      const snapshot = await t.snapshot("p");
+      expect([snapshot.slotIds, snapshot.waiterIds]).toEqual([["s1"], ["w1"]]);
+      expect(t.events.grants).toEqual([]);
+
+      await t.store.release("p", "s1");
+      expect(await t.store.inspect("p", "s1")).toBeNull();
+      await t.advance(10_000); // w1's lease runs out
+      expect(await t.store.inspect("p", "w1")).toBeNull();
     });
 
     it("answers released:false once the lease ran out", async () => {

@@ -29,7 +29,12 @@ export function describeQueueRules(fixture: () => StoreFixture): void {
       await t.advance(300);
 
       const released = await t.store.release("p", "s1");
-      expect({ ...released, releasedAt: undefined }).toEqual({ released: true, slot: held });
+      expect({ ...released, releasedAt: undefined }).toEqual({
+        released: true,
+        slot: held,
+        held: 1,
+        queued: 3,
+      });
       // A store that reports its clock at the release reports it exactly.
       if (released.releasedAt !== undefined) expect(released.releasedAt).toBe(t.now());
       const handoffAt = start + 500;

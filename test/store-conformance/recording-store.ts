@@ -8,6 +8,7 @@ import type {
   StoreAcquireRequest,
   StoreAcquireResult,
   StoreCancelResult,
+  StoreInspectResult,
   StoreListener,
   StorePoolConfig,
   StoreReleaseResult,
@@ -205,6 +206,10 @@ export class RecordingStore implements SlotStore {
         }
       }),
     );
+  }
+
+  inspect(pool: string, slotId: string): MaybePromise<StoreInspectResult | null> {
+    return this.track(this.inner.inspect(pool, slotId));
   }
 
   setLearned(pool: string, learned: LearnedLimits): MaybePromise<void> {

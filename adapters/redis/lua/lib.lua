@@ -580,10 +580,14 @@ end
 local function release_op(p, slot_id)
   local slot = held_slot(p, slot_id)
   if not slot then return { 'released', 0 } end
+  -- Read before the handoff: the learner judges how busy the pool was at this release.
+  local held_before, queued_before = holders(p), waiter_count(p)
   drop_holder(p, slot_id)
   serve_around(p)
   local result = { 'released', 1 }
   push_slot(result, slot)
+  result[#result + 1] = held_before
+  result[#result + 1] = queued_before
   return result
 end
 

@@ -1,0 +1,93 @@
+import type { Clock } from "../clock/clock.js";
+import { tightensAtOnce } from "../learning/learner.js";
+import { parseOutcome, validateOutcomeReport } from "../learning/parse-outcome.js";
+import type { OutcomeReport } from "../learning/types.js";
+import type { MaybePromise, SlotStore, StoreReleaseResult } from "../store/types.js";
+import type { Lesson } from "./pool-learning.js";
+import { learnFromOutcome } from "./pool-learning.js";
+import type { PoolEntry } from "./pool-registry.js";
+
+/** A release's answer to its caller. */
+export interface ReleaseAnswer {
+  released: boolean;
+}
+
+const RELEASED: ReleaseAnswer = Object.freeze({ released: true });
+const NOT_RELEASED: ReleaseAnswer = Object.freeze({ released: false });
+
+/** What a release needs of the governor. */
+export interface ReleaseDeps {
+  readonly store: SlotStore;
+  readonly clock: Clock;
+  /** The store reads the governor's clock: its reading at a release serves both. */
+  readonly sharesClock: boolean;
+}
+
+/**
+ * Releases a slot and learns from its upstream outcome. An outcome that tightens the limits
+ * at once (a throttle, a pause, an exhausted window) is learned before the release, from the
+ * slot as the store holds it, so the waiter the slot is handed to already obeys the tighter
+ * limit; any other outcome is learned after the release, from the figures it reports.
+ * Answers synchronously when the store does.
+ *
+ * @example
+ * ```ts
+ * await releaseAndLearn({ store, clock, sharesClock: false }, entry, slotId, { status: 429 });
+ * ```
+ */
+export function releaseAndLearn(
+  deps: ReleaseDeps,
+  entry: PoolEntry,
+  slotId: string,
+  report: OutcomeReport | undefined,
+): MaybePromise<ReleaseAnswer> {
+  if (report === undefined) return releaseThenLearn(deps, entry, slotId, null);
+  const now = deps.clock.now();
+  const valid = validateOutcomeReport(report).report;
+  const lesson: Lesson = { report: valid, outcome: parseOutcome(valid, now), now };
+  if (!tightensAtOnce(lesson.outcome)) return releaseThenLearn(deps, entry, slotId, lesson);
+  return andThen(deps.store.inspect(entry.name, slotId), (inspected) => {
+    // Not held (or the store cannot tell now): the release answers for it, and learns after.
+    if (inspected === null) return releaseThenLearn(deps, entry, slotId, lesson);
+    const learned = learnFromOutcome(deps.store, entry, inspected, lesson);
+    return andThen(learned, () => releaseThenLearn(deps, entry, slotId, null));
+  });
+}
+
+function releaseThenLearn(
+  deps: ReleaseDeps,
+  entry: PoolEntry,
+  slotId: string,
+  lesson: Lesson | null,
+): MaybePromise<ReleaseAnswer> {
+  const answer = deps.store.release(entry.name, slotId);
+  // No closure on the synchronous path: this is every release of the memory store.
+  if (answer instanceof Promise)
+    return answer.then((result) => afterRelease(deps, entry, result, lesson));
+  return afterRelease(deps, entry, answer, lesson);
+}
+
+function afterRelease(
+  deps: ReleaseDeps,
+  entry: PoolEntry,
+  result: StoreReleaseResult,
+  lesson: Lesson | null,
+): MaybePromise<ReleaseAnswer> {
+  const { slot, releasedAt } = result;
+  if (!result.released || !slot) return NOT_RELEASED;
+  const now = deps.sharesClock && releasedAt !== undefined ? releasedAt : deps.clock.now();
+  // Hold time on one clock: the store's, when it tells the release time.
+  entry.meter.released(now, (releasedAt ?? now) - slot.acquiredAt);
+  if (lesson === null) return RELEASED;
+  const facts = { slot, held: result.held ?? entry.held, queued: result.queued ?? entry.queued };
+  const learned = learnFromOutcome(deps.store, entry, facts, lesson);
+  return learned instanceof Promise ? learned.then(() => RELEASED) : RELEASED;
+}
+
+/** `then` that stays synchronous for a value that is not a promise. */
+function andThen<T, U>(
+  value: MaybePromise<T>,
+  next: (value: T) => MaybePromise<U>,
+): MaybePromise<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
