@@ -59,14 +59,22 @@ describe("minting pool keys", () => {
     expect(Object.keys(issuesOf(() => mint({ label: 42 })))).toEqual(["label"]);
   });
 
-  it("refuses control characters in a label, which could rewrite a terminal", () => {
+  it("refuses control characters and lone surrogates in a label", () => {
     const { mint } = fixture();
-    for (const label of ["a\u0000b", "red\u001b[31m", "line\nbreak", "del\u007f", "c1\u009b"]) {
+    const broken = ["\ud800", "a\udc00b", "\udfff\ud800", "end\ud83d"];
+    for (const label of [
+      "a\u0000b",
+      "red\u001b[31m",
+      "line\nbreak",
+      "del\u007f",
+      "c1\u009b",
+      ...broken,
+    ]) {
       expect(
         issuesOf(() => mint({ label })),
         JSON.stringify(label),
       ).toEqual({
-        label: ["Must not contain control characters."],
+        label: ["Must be plain text: no control characters or unpaired UTF-16 surrogates."],
       });
     }
     expect(mint({ label: "tab-free ünïcødé 🔑" }).key.label).toBe("tab-free ünïcødé 🔑");

@@ -122,6 +122,8 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       ["a label that is not a string", { label: 42 }, ["label"]],
       ["a label with control characters", { label: "ok\u001b[2J" }, ["label"]],
       ["an unknown preset", { expires_preset: "30d" }, ["expires_preset"]],
+      // JSON.stringify escapes it as \ud800, which JSON.parse turns back into a lone surrogate.
+      ["a label with a lone surrogate", { label: "x\ud800" }, ["label"]],
       ["an unknown access", { access: "admin" }, ["access"]],
       ["a malformed expires_at", { expires_at: "tomorrow" }, ["expires_at"]],
       ["an impossible date", { expires_at: "2030-02-30T00:00:00Z" }, ["expires_at"]],
