@@ -79,6 +79,23 @@ function findCommand(argv: readonly string[]): { spec: CommandSpec; rest: string
   return undefined;
 }
 
+/** `sluice help <command>` / `sluice help <group>`: the help of what it names, else an error. */
+function helpOn(words: readonly string[], io: CliIo): number {
+  const target = findCommand(words);
+  if (target && target.rest.length === 0) {
+    io.out(renderCommandHelp(target.spec));
+    return 0;
+  }
+  const [group] = words;
+  const members = COMMANDS.filter((spec) => spec.name.startsWith(`${group} `));
+  if (members.length > 0 && words.length === 1) {
+    io.out(renderGroupHelp(group as string, members));
+    return 0;
+  }
+  io.err(`Unknown command "${words.join(" ")}". Run "sluice --help" for the list of commands.`);
+  return USAGE_EXIT_CODE;
+}
+
 async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const [first, second] = argv;
   if (first === undefined) {
@@ -89,9 +106,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     io.out(`sluice ${packageVersion()}`);
     return 0;
   }
+  if (first === "help" && second !== undefined) return helpOn(argv.slice(1), io);
   if (isHelpFlag(first) || first === "help") {
-    const target = first === "help" ? findCommand(argv.slice(1)) : undefined;
-    io.out(target ? renderCommandHelp(target.spec) : renderMainHelp());
+    io.out(renderMainHelp());
     return 0;
   }
   const found = findCommand(argv);

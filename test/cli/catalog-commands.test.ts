@@ -252,6 +252,20 @@ describe("sluice token", () => {
       code: 2,
       stderr: 'Error: --abilities: Unknown ability "pools:delete".\n',
     });
+    const allAndMore = await sluice(
+      ...base,
+      "--user",
+      "ada@example.com",
+      "--abilities",
+      "all,foo",
+      "--lifetime",
+      "1m",
+    );
+    expect(allAndMore).toMatchObject({
+      code: 2,
+      stderr:
+        "Error: --abilities all stands alone: it already grants budgets:read, pools:read, pools:write, keys:write, metrics:read.\n",
+    });
     const lifetime = await sluice(
       ...base,
       "--user",

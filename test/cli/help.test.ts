@@ -50,6 +50,19 @@ describe.concurrent("sluice --help (real processes)", () => {
     const viaFlag = await runSluice(["token", "create", "-h"]);
     expect(viaHelp.code).toBe(0);
     expect(viaHelp.stdout).toBe(viaFlag.stdout);
+    const group = await runSluice(["help", "token"]);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toContain("token revoke");
+  });
+
+  it("sluice help on something that is no command exits 2 and says so", async () => {
+    for (const words of [["nope"], ["token", "nope"], ["token", "create", "extra"]]) {
+      const { code, stdout, stderr } = await runSluice(["help", ...words]);
+      expect([code, stdout]).toEqual([2, ""]);
+      expect(stderr).toBe(
+        `Unknown command "${words.join(" ")}". Run "sluice --help" for the list of commands.\n`,
+      );
+    }
   });
 
   it("a command group without a subcommand lists its commands with exit code 2", async () => {

@@ -27,7 +27,13 @@ function parseAbilities(text: string): string[] {
     .map((ability) => ability.trim())
     .filter((ability) => ability !== "");
   // "all" saves typing the five names for a personal admin token.
-  return abilities.length === 1 && abilities[0] === "all" ? [...ABILITIES] : abilities;
+  if (!abilities.includes("all")) return abilities;
+  if (abilities.length > 1) {
+    throw new InvalidArgumentError(
+      `--abilities all stands alone: it already grants ${ABILITIES.join(", ")}.`,
+    );
+  }
+  return [...ABILITIES];
 }
 
 function parseLifetime(text: string): TokenLifetime {
