@@ -209,7 +209,9 @@ function assemble(parts: Parts): SluiceServer {
       persistence.start(config.metricsFlushMs);
       access.startRetention();
       sync.start(config.catalogSyncMs);
-      log(`Listening on ${config.host}:${listener.port}`);
+      // An IPv6 address needs brackets to be read (and pasted) as host and port.
+      const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+      log(`Listening on ${host}:${listener.port}`);
       return {
         url: withActualPort(config.baseUrl, listener.port),
         lockUrl: withActualPort(config.lockUrl, listener.port),

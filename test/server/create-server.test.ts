@@ -120,6 +120,12 @@ describe("createSluiceServer over a real socket", () => {
     }
   });
 
+  it("logs an IPv6 listen address in brackets, as it is written in a URL", async () => {
+    seedCatalog([]);
+    const { port } = await start({ host: "::1" });
+    expect(lines).toContain(`Listening on [::1]:${port}`);
+  });
+
   it("routes a Host of any letter case (host names are case-insensitive)", async () => {
     seedCatalog([]);
     const { port } = await start();
