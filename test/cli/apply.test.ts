@@ -45,6 +45,15 @@ beforeEach(async () => {
 afterEach(() => cleanup());
 
 describe("sluice apply", () => {
+  it("reads a file saved with a UTF-8 byte order mark", async () => {
+    const file = writeFile("bom.json", `\uFEFF${JSON.stringify({ team: "acme", pools: [chat] })}`);
+    const result = await sluice(["apply", file]);
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(
+      readCatalog((data) => data.catalog.store.listAllPools().map((p) => p.subdomain)),
+    ).toEqual(["chat"]);
+  });
+
   it("--dry-run shows the plan and writes nothing", async () => {
     const file = writeFile("a.json", {
       team: "acme",

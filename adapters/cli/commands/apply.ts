@@ -25,7 +25,8 @@ export async function readApplyFile(path: string): Promise<ApplyFile> {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Editors on Windows save UTF-8 with a byte order mark, which JSON.parse refuses.
+    json = JSON.parse(text.startsWith("\uFEFF") ? text.slice(1) : text);
   } catch (error) {
     throw new InvalidArgumentError(`${path} is not valid JSON: ${(error as Error).message}`);
   }
