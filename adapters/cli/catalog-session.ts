@@ -14,8 +14,12 @@ export const DATA_DIR_OPTION: Readonly<Record<"data-dir", OptionSpec>> = {
   },
 };
 
+/** {@link withCatalog} options of a command that only reads the catalog. */
+export const READ_ONLY: Readonly<{ readOnly: true }> = Object.freeze({ readOnly: true });
+
 /**
  * Opens the catalog of the command's data directory, runs `work`, and closes it again.
+ * `readOnly`: the directory must hold a catalog already; nothing is created.
  *
  * @example
  * ```ts
@@ -26,10 +30,13 @@ export async function withCatalog(
   args: ParsedCommand,
   io: CliIo,
   work: (catalog: CatalogService) => number | Promise<number>,
+  options: { readOnly?: boolean } = {},
 ): Promise<number> {
   const data = openDataDir({
     dataDir: resolveDataDir(optionalString(args, "data-dir"), io.env),
     secretKey: io.env.SLUICE_SECRET_KEY || undefined,
+    // A command that only reads never leaves a fresh directory behind (a mistyped --data-dir).
+    create: options.readOnly !== true,
   });
   try {
     return await work(data.catalog);

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
@@ -62,8 +63,11 @@ export function openDataDir(options: {
   dataDir: string;
   secretKey?: string | undefined;
   clock?: Clock;
+  /** False: a directory without `sluice.db` is an error, and nothing is created. Default true. */
+  create?: boolean;
 }): OpenDataDir {
   const dataDir = resolve(options.dataDir);
+  checkDataDir(dataDir, options.create ?? true);
   const key = inDataDir(dataDir, SECRET_KEY_FILE, () =>
     loadOrCreateSecretKey({
       env: options.secretKey ? { [SECRET_KEY_ENV]: options.secretKey } : {},
@@ -96,6 +100,19 @@ export function openDataDir(options: {
       database.close();
     },
   };
+}
+
+/** Names the real problem before any file in the directory is blamed for it. */
+function checkDataDir(dataDir: string, create: boolean): void {
+  if (existsSync(dataDir) && !statSync(dataDir).isDirectory()) {
+    throw new InvalidArgumentError(`The data directory ${dataDir} is a file, not a directory.`);
+  }
+  if (!create && !existsSync(join(dataDir, DATABASE_FILE))) {
+    throw new InvalidArgumentError(
+      `No Sluice data in ${dataDir} (no ${DATABASE_FILE} there). Check --data-dir or ` +
+        'SLUICE_DATA_DIR, or create a team first with "sluice team create".',
+    );
+  }
 }
 
 /**

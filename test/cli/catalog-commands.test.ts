@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../adapters/cli/run-cli.js";
@@ -344,6 +344,43 @@ describe("sluice token", () => {
       (await sluice("token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "x"))
         .code,
     ).toBe(2);
+  });
+});
+
+describe("commands that only read", () => {
+  it("refuse a directory without a catalog and leave nothing behind", async () => {
+    const missing = join(dir, "typo");
+    for (const args of [["status"], ["token", "list", "--team", "acme"]]) {
+      const result = await sluice(...args, "--data-dir", missing);
+      expect(result).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `Error: No Sluice data in ${missing} (no sluice.db there). Check --data-dir or SLUICE_DATA_DIR, or create a team first with "sluice team create".\n`,
+      });
+    }
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it("name a data directory that is a file as such", async () => {
+    const file = join(dir, "not-a-dir");
+    writeFileSync(file, "x");
+    const team = [
+      "team",
+      "create",
+      "--name",
+      "A",
+      "--slug",
+      "a",
+      "--owner-name",
+      "A",
+      "--owner-email",
+      "a@example.com",
+    ];
+    for (const args of [["status"], team]) {
+      const result = await sluice(...args, "--data-dir", file);
+      expect(result.stderr).toBe(`Error: The data directory ${file} is a file, not a directory.\n`);
+      expect(result.code).toBe(2);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import type { CatalogService } from "../../../src/catalog/catalog-service.js";
 import { budgetUnallocated } from "../../../src/catalog/governor-mapping.js";
 import type { BudgetRecord, PoolRecord, TeamRecord } from "../../../src/catalog/types.js";
-import { DATA_DIR_OPTION, requireTeam, withCatalog } from "../catalog-session.js";
+import { DATA_DIR_OPTION, READ_ONLY, requireTeam, withCatalog } from "../catalog-session.js";
 import { type CliIo, type CommandSpec, optionalString } from "../command.js";
 
 function poolLine(pool: PoolRecord): string {
@@ -84,18 +84,23 @@ export const statusCommand: CommandSpec = {
   },
   examples: ["sluice status", "sluice status --team acme --json"],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
-      const slug = optionalString(args, "team");
-      const teams = slug ? [requireTeam(catalog, slug)] : listTeams(catalog);
-      if (args.values.json === true) {
-        io.out(JSON.stringify(teams.map((team) => statusJson(catalog, team))));
+    withCatalog(
+      args,
+      io,
+      (catalog) => {
+        const slug = optionalString(args, "team");
+        const teams = slug ? [requireTeam(catalog, slug)] : listTeams(catalog);
+        if (args.values.json === true) {
+          io.out(JSON.stringify(teams.map((team) => statusJson(catalog, team))));
+          return 0;
+        }
+        if (teams.length === 0)
+          io.out('No budgets or pools yet. Add some with "sluice apply <file.json>".');
+        for (const team of teams) printTeam(io, catalog, team);
         return 0;
-      }
-      if (teams.length === 0)
-        io.out('No budgets or pools yet. Add some with "sluice apply <file.json>".');
-      for (const team of teams) printTeam(io, catalog, team);
-      return 0;
-    }),
+      },
+      READ_ONLY,
+    ),
 };
 
 /** Teams that own a budget or pool, by id (the store has no "list teams"; empty teams have nothing to show). */

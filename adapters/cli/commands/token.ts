@@ -5,7 +5,13 @@ import {
   type TokenLifetime,
 } from "../../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import { DATA_DIR_OPTION, requireMember, requireTeam, withCatalog } from "../catalog-session.js";
+import {
+  DATA_DIR_OPTION,
+  READ_ONLY,
+  requireMember,
+  requireTeam,
+  withCatalog,
+} from "../catalog-session.js";
 import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
 
 const TEAM_OPTION = {
@@ -185,29 +191,37 @@ export const tokenListCommand: CommandSpec = {
   options: { ...TEAM_OPTION, ...JSON_OPTION, ...DATA_DIR_OPTION },
   examples: ["sluice token list --team acme", "sluice token list --team acme --json"],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
-      const team = requireTeam(catalog, requiredString(args, "team"));
-      const tokens = catalog.store.listApiTokens(team.id);
-      const emailOf = (userId: number) => catalog.store.getUser(userId)?.email ?? `user ${userId}`;
-      if (args.values.json === true) {
-        io.out(
-          JSON.stringify(tokens.map((token) => tokenJson(token, team.slug, emailOf(token.userId)))),
-        );
+    withCatalog(
+      args,
+      io,
+      (catalog) => {
+        const team = requireTeam(catalog, requiredString(args, "team"));
+        const tokens = catalog.store.listApiTokens(team.id);
+        const emailOf = (userId: number) =>
+          catalog.store.getUser(userId)?.email ?? `user ${userId}`;
+        if (args.values.json === true) {
+          io.out(
+            JSON.stringify(
+              tokens.map((token) => tokenJson(token, team.slug, emailOf(token.userId))),
+            ),
+          );
+          return 0;
+        }
+        if (tokens.length === 0) {
+          io.out(`Team ${team.slug} has no API tokens.`);
+          return 0;
+        }
+        io.out(`API tokens of team ${team.slug}:`);
+        const now = catalog.clock.now();
+        for (const token of tokens) {
+          io.out(
+            `  ${token.id}  "${token.name}"  ${emailOf(token.userId)}  ${token.abilities.join(",")}  ${tokenState(token, now)}`,
+          );
+        }
         return 0;
-      }
-      if (tokens.length === 0) {
-        io.out(`Team ${team.slug} has no API tokens.`);
-        return 0;
-      }
-      io.out(`API tokens of team ${team.slug}:`);
-      const now = catalog.clock.now();
-      for (const token of tokens) {
-        io.out(
-          `  ${token.id}  "${token.name}"  ${emailOf(token.userId)}  ${token.abilities.join(",")}  ${tokenState(token, now)}`,
-        );
-      }
-      return 0;
-    }),
+      },
+      READ_ONLY,
+    ),
 };
 
 function tokenState(token: ApiTokenRecord, now: number): string {
