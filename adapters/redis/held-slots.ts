@@ -76,6 +76,11 @@ export class HeldSlots {
     this.slots.clear();
   }
 
+  /** Every slot recorded, as pool and slot id, without judging their leases. */
+  list(): { pool: string; slotId: string }[] {
+    return [...this.slots].map(([slotId, known]) => ({ pool: known.pool, slotId }));
+  }
+
   /**
    * The slots whose lease still runs at `now` (Redis time), oldest grant first. The others
    * are forgotten: Redis reclaimed them, or would have (a reclaim event missed while the

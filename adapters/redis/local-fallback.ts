@@ -49,6 +49,11 @@ export class LocalFallback {
   operations = 0;
   private readonly store: MemorySlotStore;
   private readonly issued = new Map<string, Issued>();
+  /**
+   * This process's Redis slots while Redis is away, slot id → pool: each takes a local slot,
+   * so the local limit counts the work still running on them (see {@link reserve}).
+   */
+  private readonly reserved = new Map<string, string>();
 
   constructor(
     private readonly clock: Clock,
@@ -62,10 +67,42 @@ export class LocalFallback {
         listener().granted(pool, slot, queuedMs);
       },
       reclaimed: (pool, slotIds) => {
-        for (const slotId of slotIds) this.issued.delete(slotId);
-        listener().reclaimed(pool, slotIds);
+        // A reserved place whose caller stopped renewing is freed here; Redis decides its slot.
+        const issuedIds = slotIds.filter((slotId) => !this.reserved.delete(slotId));
+        for (const slotId of issuedIds) this.issued.delete(slotId);
+        if (issuedIds.length > 0) listener().reclaimed(pool, issuedIds);
       },
     });
+  }
+
+  /**
+   * Takes a local slot for each slot this process holds in Redis as Redis goes away: their
+   * callers still work, so the per-process limit must count them, or the process would admit
+   * a whole limit on top of them. The reservation ends with the slot's release (or its lease
+   * here, renewed with the Redis slot), or when Redis is back ({@link handOver}). A pool that
+   * is paused or at its RPM gate reserves nothing: it admits nobody new meanwhile anyway.
+   */
+  reserve(slots: readonly { pool: string; slotId: string }[]): void {
+    for (const { pool, slotId } of slots) {
+      if (this.issued.has(slotId) || this.reserved.has(slotId)) continue;
+      if (!this.store.snapshot(pool)) continue;
+      const result = this.store.acquire(pool, { slotId, waitMs: 0 });
+      if (result.type === "granted") this.reserved.set(slotId, pool);
+    }
+  }
+
+  /** The caller of a reserved Redis slot released it: its local place is free. */
+  releaseReserved(slotId: string): void {
+    const pool = this.reserved.get(slotId);
+    if (pool === undefined) return;
+    this.reserved.delete(slotId);
+    this.store.release(pool, slotId);
+  }
+
+  /** The caller of a reserved Redis slot renewed it: its local place lives on too. */
+  renewReserved(slotId: string): void {
+    const pool = this.reserved.get(slotId);
+    if (pool !== undefined) this.store.renew(pool, slotId);
   }
 
   /**
@@ -85,6 +122,9 @@ export class LocalFallback {
       const waitLeftMs = Math.max(0, issued.waitMs - waitedMs);
       waiters.push({ pool: issued.pool, slotId, waitedMs, waitLeftMs });
     }
+    // Redis has the reserved slots itself (or adopts them from the ledger).
+    for (const [slotId, pool] of this.reserved) this.store.release(pool, slotId);
+    this.reserved.clear();
     for (const [slotId, issued] of this.issued) {
       if (issued.requestDeadline === null) continue;
       this.store.release(issued.pool, slotId);
@@ -100,9 +140,9 @@ export class LocalFallback {
     return this.issued.has(slotId);
   }
 
-  /** Slots and waiters the local store still answers for. */
+  /** Slots and waiters the local store still answers for, reserved places included. */
   get outstanding(): number {
-    return this.issued.size;
+    return this.issued.size + this.reserved.size;
   }
 
   upsertBudget(budget: string, originMaxConcurrent: number | null): void {

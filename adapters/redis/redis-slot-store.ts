@@ -104,6 +104,10 @@ export class RedisSlotStore implements SlotStore {
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
+    // Failure policy "open": the local limit counts the Redis slots still at work.
+    this.monitor.onChange((status) => {
+      if (status.state === "degraded") this.local?.reserve(this.ledger.held.list());
+    });
     this.events = new EventSubscriptions(this.connections.subscriber, this.keys, this.originId);
     this.ledger = new ProcessLedger(options.clock ?? systemClock);
     const listener = this.ledger.listener(() => this.listener);
@@ -218,6 +222,7 @@ export class RedisSlotStore implements SlotStore {
 
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
     if (this.local?.owns(slotId)) return this.local.renew(pool, slotId);
+    this.local?.renewReserved(slotId);
     // Never "not_found" for a slot Redis may still hold: the governor retries the renewal.
     return this.remote(async () => {
       const result = await this.engine.renew(pool, slotId);
@@ -231,6 +236,7 @@ export class RedisSlotStore implements SlotStore {
     // over before its "queued" answer arrived.
     this.ledger.done(slotId);
     if (this.local?.owns(slotId)) return this.local.release(pool, slotId);
+    this.local?.releaseReserved(slotId);
     // Unconfirmed while Redis is away: sent again once it is back.
     return this.remoteOrLater(
       () => this.engine.release(pool, slotId),

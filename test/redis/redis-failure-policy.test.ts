@@ -111,6 +111,41 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       });
     });
 
+    it("counts the Redis slots still at work against the local limit until Redis is back", async () => {
+      const { proxy, clock, store } = await proxied({ failurePolicy: "open" });
+      await store.upsertPool("llm", { ...POOL, maxConcurrent: 2 });
+      await store.acquire("llm", { slotId: "r1", waitMs: 0 });
+      await store.acquire("llm", { slotId: "r2", waitMs: 0 });
+      await proxy.stop();
+      expect(await store.acquire("llm", { slotId: "l1", waitMs: 0 })).toMatchObject({
+        type: "rejected",
+        reason: "concurrency",
+      });
+      // Renewed along with r1 and r2 (retried against Redis), the places outlive one term.
+      for (let elapsed = 0; elapsed < 2 * POOL.termMs; elapsed += POOL.termMs / 2) {
+        await clock.advance(POOL.termMs / 2);
+        for (const slotId of ["r1", "r2"]) {
+          await expect(store.renew("llm", slotId)).rejects.toBeInstanceOf(StoreUnavailableError);
+        }
+      }
+      expect(await store.acquire("llm", { slotId: "l1", waitMs: 0 })).toMatchObject({
+        type: "rejected",
+      });
+
+      // Back: Redis decides about r1 and r2 (their leases ran out there, unrenewed), and the
+      // local places are given up, so a second outage starts with the whole local limit.
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      await store.whenIdle();
+      expect((await store.snapshot("llm"))?.slotIds).toEqual([]);
+      await proxy.stop();
+      for (const slotId of ["l2", "l3"]) {
+        expect(await store.acquire("llm", { slotId, waitMs: 0 })).toMatchObject({
+          type: "granted",
+        });
+      }
+    });
+
     it("admits locally during an outage, then returns to Redis, which takes the local slots over", async () => {
       const { proxy, clock, store, statuses } = await proxied({ failurePolicy: "open" });
       await store.upsertBudget("team", 5);
@@ -120,11 +155,19 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       });
 
       await proxy.stop();
-      // Redis held r1, but this process now counts alone: its own limit of 1 is free.
+      // This process now counts alone, and r1's caller still works: its limit of 1 is taken.
+      expect(await store.acquire("llm", { slotId: "l0", waitMs: 0 })).toMatchObject({
+        type: "rejected",
+        reason: "concurrency",
+      });
+      expect(store.health().state).toBe("degraded");
+      // A Redis slot cannot be confirmed renewed or released: its renewal is retried later,
+      // never "lost"; its release frees its local place.
+      await expect(store.renew("llm", "r1")).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await store.release("llm", "r1")).toEqual({ released: false });
       expect(await store.acquire("llm", { slotId: "l1", waitMs: 0 })).toMatchObject({
         type: "granted",
       });
-      expect(store.health().state).toBe("degraded");
       expect(await store.acquire("llm", { slotId: "l2", waitMs: 0 })).toMatchObject({
         type: "rejected",
         reason: "concurrency",
@@ -132,9 +175,6 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       expect(await store.acquire("llm", { slotId: "l3", waitMs: 5_000 })).toMatchObject({
         type: "queued",
       });
-      // A Redis slot cannot be confirmed released; its renewal is retried later, never "lost".
-      expect(await store.release("llm", "r1")).toEqual({ released: false });
-      await expect(store.renew("llm", "r1")).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(store.stats().localOperations).toBeGreaterThanOrEqual(3);
 
       // Redis comes back empty (restarted without persistence): definitions are pushed again.
