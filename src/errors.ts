@@ -112,7 +112,8 @@ function rejectionMessage(reason: RejectionReason, retryAfterMs: number): string
     case "rpm":
       return `The pool's requests-per-minute gate is closed; ${when}.`;
     case "paused":
-      return `The upstream asked to pause (Retry-After); ${when}.`;
+      // A learned Retry-After, or the grace after Redis restarted empty (holders coming back).
+      return `The pool is paused (the upstream asked to wait, or shared state is being restored); ${when}.`;
     case "budget":
       return `The budget shared with other pools is exhausted; ${when}.`;
     default:

@@ -56,6 +56,9 @@ describe.each(STORES)(
       await store.whenIdle?.();
       expect(waiter.settled()).toBe(false);
       expect((await governor.status("llm")).held).toBe(0);
+      await expect(governor.acquire("llm")).rejects.toThrow(
+        "The pool is paused (the upstream asked to wait, or shared state is being restored); retry in about 1 ms.",
+      );
 
       await clock.advance(1);
       await expect(waiter.promise).resolves.toMatchObject({ queuedMs: 1_000 });
