@@ -60,7 +60,8 @@ export function waitBudget(settings: PoolSettings, options: AcquireOptions): num
   }
   if (waitMs !== undefined && (!Number.isSafeInteger(waitMs) || waitMs < 0)) {
     throw new InvalidArgumentError(
-      `waitMs must be a non-negative integer of milliseconds, got ${String(waitMs)}.`,
+      // JSON shows a string as one ("10"), so a number sent as text is told apart.
+      `waitMs must be a non-negative integer of milliseconds, got ${typeof waitMs === "number" ? waitMs : (JSON.stringify(waitMs) ?? String(waitMs))}.`,
     );
   }
   if (noQueue || !waitMs) return 0;

@@ -18,6 +18,10 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
         governor.acquire("llm", { waitMs } as unknown as AcquireOptions),
       ).rejects.toBeInstanceOf(InvalidArgumentError);
     }
+    await expect(
+      governor.acquire("llm", { waitMs: "100" } as unknown as AcquireOptions),
+    ).rejects.toThrow('waitMs must be a non-negative integer of milliseconds, got "100".');
+    await expect(governor.acquire("llm", { waitMs: 1.5 })).rejects.toThrow("got 1.5.");
     expect((await governor.status("llm")).held).toBe(0);
     await expect(governor.acquire("llm", { waitMs: 0 })).resolves.toBeTruthy();
   });
