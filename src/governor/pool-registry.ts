@@ -68,7 +68,11 @@ export class PoolRegistry {
 
   /** Throws when the budget's new ceiling is below what its pools already reserve. */
   checkBudget(name: string, settings: BudgetSettings): void {
-    if (!name) throw new InvalidArgumentError("A budget needs a non-empty name.");
+    if (typeof name !== "string" || !POOL_NAME.test(name)) {
+      throw new InvalidArgumentError(
+        `Invalid budget name ${JSON.stringify(name)}: use 1-128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit.`,
+      );
+    }
     assertReservationsFit(name, settings, this.reservedIn(name));
   }
 

@@ -83,6 +83,18 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     ).resolves.toMatchObject({ rpm: 1_000_000 });
   });
 
+  it("refuses budget names a pool name could not be", async () => {
+    const { governor } = manualGovernor();
+    for (const name of ["", " spaced", "a/b", 7, "x".repeat(129)]) {
+      await expect(
+        governor.defineBudget(name as string, { originMaxConcurrent: 1 }),
+      ).rejects.toThrow(`Invalid budget name ${JSON.stringify(name)}`);
+    }
+    await expect(
+      governor.defineBudget("team-1:openai", { originMaxConcurrent: 1 }),
+    ).resolves.toBeUndefined();
+  });
+
   it("refuses a budget reservation above the pool's own limit", async () => {
     const { governor } = manualGovernor();
     await governor.defineBudget("b", { originMaxConcurrent: 10 });
