@@ -120,13 +120,6 @@ export function parseOrThrow<S extends v.GenericSchema>(
  */
 export function parsePoolSettings(input: unknown): PoolSettings {
   const settings = parseOrThrow(PoolSettingsSchema, input, "pool settings");
-  const reserved = settings.budget?.reservedConcurrent ?? 0;
-  if (reserved > settings.maxConcurrent) {
-    // The pool could never use the excess, and its sibling pools would lose it for nothing.
-    throw new InvalidArgumentError(
-      `Invalid pool settings: budget.reservedConcurrent (${reserved}) must not exceed maxConcurrent (${settings.maxConcurrent}).`,
-    );
-  }
   if (settings.termMs > settings.requestTimeoutMs) settings.termMs = settings.requestTimeoutMs;
   const longestRenewInterval = Math.max(1, Math.floor(settings.termMs / 2));
   if (settings.renewIntervalMs > longestRenewInterval) {

@@ -95,20 +95,6 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     ).resolves.toBeUndefined();
   });
 
-  it("refuses a budget reservation above the pool's own limit", async () => {
-    const { governor } = manualGovernor();
-    await governor.defineBudget("b", { originMaxConcurrent: 10 });
-    await expect(
-      governor.definePool("llm", { maxConcurrent: 2, budget: { id: "b", reservedConcurrent: 3 } }),
-    ).rejects.toThrow(
-      "Invalid pool settings: budget.reservedConcurrent (3) must not exceed maxConcurrent (2).",
-    );
-    expect(governor.pools()).toEqual([]);
-    await expect(
-      governor.definePool("llm", { maxConcurrent: 2, budget: { id: "b", reservedConcurrent: 2 } }),
-    ).resolves.toMatchObject({ maxConcurrent: 2 });
-  });
-
   it("refuses unknown or misspelt setting fields instead of ignoring them", async () => {
     const { governor } = manualGovernor();
     for (const settings of [
