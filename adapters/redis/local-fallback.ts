@@ -80,7 +80,8 @@ export class LocalFallback {
    * callers still work, so the per-process limit must count them, or the process would admit
    * a whole limit on top of them. The reservation ends with the slot's release (or its lease
    * here, renewed with the Redis slot), or when Redis is back ({@link handOver}). A pool that
-   * is paused or at its RPM gate reserves nothing: it admits nobody new meanwhile anyway.
+   * is paused or at its RPM gate at that moment reserves nothing (a gap: once the gate opens,
+   * it admits on top of those slots); a reservation counts in the local RPM window too.
    */
   reserve(slots: readonly { pool: string; slotId: string }[]): void {
     for (const { pool, slotId } of slots) {

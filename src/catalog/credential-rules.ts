@@ -34,7 +34,7 @@ const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
  * @example
  * ```ts
  * credentialHeaderIssue("x-api-key"); // null
- * credentialHeaderIssue("Host"); // "Sluice sets host itself; …"
+ * credentialHeaderIssue("Host"); // "Cannot be host: Sluice sets or removes that header itself."
  * ```
  */
 export function credentialHeaderIssue(header: string): string | null {
