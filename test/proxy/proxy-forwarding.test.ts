@@ -393,11 +393,48 @@ describe("pool proxy forwarding", () => {
       headers: { "x-svc-key": downKey },
     });
     expect(reply.status).toBe(502);
-    expect(JSON.parse(reply.body)).toMatchObject({ error: "bad_gateway" });
+    expect(JSON.parse(reply.body)).toEqual({
+      error: "bad_gateway",
+      message: "The origin could not be reached.",
+    });
     expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(reply.headers["x-svc-remaining-slots"]).toBe("0");
     expect(reply.headers["x-svc-effective-limit"]).toBe("1");
     expect((await h.governor.status("down")).held).toBe(0);
+  });
+
+  it("says why a 502: an answer that is not HTTP, or a connection closed without one", async () => {
+    const cases: [string, (socket: Socket) => void, string][] = [
+      [
+        "garbage",
+        (socket) => socket.end("NOT HTTP\r\n\r\n"),
+        "The origin's answer is not valid HTTP/1.1.",
+      ],
+      [
+        "hangup",
+        (socket) => socket.destroy(),
+        "The origin closed the connection without answering.",
+      ],
+    ];
+    for (const [subdomain, answer, message] of cases) {
+      const origin = createServer((socket) => socket.once("data", () => answer(socket)));
+      await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+      try {
+        const { port } = origin.address() as AddressInfo;
+        await h.addPool({ subdomain, origin: `http://127.0.0.1:${port}`, maxConcurrent: 1 });
+        const reply = await poolRequest(h.proxy.port, {
+          host: `${subdomain}.${POOL_DOMAIN}`,
+          headers: { "x-svc-key": h.mintKey(subdomain).plaintext },
+        });
+        expect([reply.status, JSON.parse(reply.body)]).toEqual([
+          502,
+          { error: "bad_gateway", message },
+        ]);
+        expect((await h.governor.status(subdomain)).held).toBe(0);
+      } finally {
+        origin.close();
+      }
+    }
   });
 
   it("refuses before the origin: unknown pool 404, missing key 401, postgres pool 501", async () => {

@@ -149,7 +149,8 @@ class ProxiedExchange implements UpstreamSink {
   fail(error: Error): void {
     if (!this.answered) {
       this.finish();
-      this.answer(failureResponse(this.abortReason, this.input.hold, this.input.clock.now()));
+      const { hold, clock } = this.input;
+      this.answer(failureResponse(this.abortReason, hold, clock.now(), error));
       return;
     }
     // A body the client never gets anyway (HEAD, 204, 304): a 304 may announce a length
@@ -217,7 +218,7 @@ function responseInit(status: number, record: ResponseHeaderRecord): ResponseIni
   return { status, headers };
 }
 
-function failureResponse(reason: unknown, hold: SlotHold, now: number): Response {
+function failureResponse(reason: unknown, hold: SlotHold, now: number, error: Error): Response {
   const headers = grantHeaders(hold.grant);
   const aborted = reason !== undefined;
   // At the request deadline the lease ends too, so the store may reclaim the slot in the
@@ -250,6 +251,18 @@ function failureResponse(reason: unknown, hold: SlotHold, now: number): Response
       headers,
     );
   }
-  const message = "The origin could not be reached.";
-  return sluiceReply({ error: "bad_gateway", message }, 502, headers);
+  return sluiceReply({ error: "bad_gateway", message: badGatewayMessage(error) }, 502, headers);
+}
+
+/** Why the origin gave no usable answer, in words that tell the caller where to look. */
+function badGatewayMessage(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (error.name === "HTTPParserError" || code?.startsWith("HPE_")) {
+    return "The origin's answer is not valid HTTP/1.1.";
+  }
+  if (code === "UND_ERR_HEADERS_OVERFLOW") return "The origin's answer headers are too large.";
+  if (code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "EPIPE") {
+    return "The origin closed the connection without answering.";
+  }
+  return "The origin could not be reached.";
 }
