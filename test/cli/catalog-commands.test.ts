@@ -5,7 +5,7 @@ import { runCli } from "../../adapters/cli/run-cli.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { UnauthorizedError } from "../../src/errors.js";
 import { captureIo } from "./capture-io.js";
-import { tempDir } from "./cli-process.js";
+import { CREATE_ACME, tempDir } from "./cli-process.js";
 
 let dir: string;
 let cleanup: () => void;
@@ -364,19 +364,7 @@ describe("commands that only read", () => {
   it("name a data directory that is a file as such", async () => {
     const file = join(dir, "not-a-dir");
     writeFileSync(file, "x");
-    const team = [
-      "team",
-      "create",
-      "--name",
-      "A",
-      "--slug",
-      "a",
-      "--owner-name",
-      "A",
-      "--owner-email",
-      "a@example.com",
-    ];
-    for (const args of [["status"], team]) {
+    for (const args of [["status"], CREATE_ACME]) {
       const result = await sluice(...args, "--data-dir", file);
       expect(result.stderr).toBe(`Error: The data directory ${file} is a file, not a directory.\n`);
       expect(result.code).toBe(2);

@@ -66,6 +66,11 @@ function rawExchange(port: number, request: string): Promise<string> {
   });
 }
 
+/** The JSON body of a raw HTTP/1.1 answer (after the blank line ending its head). */
+function jsonBody(answer: string): unknown {
+  return JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
+}
+
 function config(flags: Record<string, string> = {}): ServerConfig {
   return loadServerConfig({ flags: { port: "0", dataDir: dir, ...flags } });
 }
@@ -147,7 +152,7 @@ describe("createSluiceServer over a real socket", () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toContain("x-svc-rejected-by: sluice");
-    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+    expect(jsonBody(answer)).toMatchObject({
       error: "invalid_request",
     });
   });
@@ -161,7 +166,7 @@ describe("createSluiceServer over a real socket", () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 405 /);
     expect(answer).toContain("x-svc-rejected-by: sluice");
-    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+    expect(jsonBody(answer)).toMatchObject({
       error: "method_not_allowed",
     });
   });
