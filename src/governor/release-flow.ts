@@ -50,7 +50,15 @@ export function releaseAndLearn(
     // Not held (or the store cannot tell now): the release answers for it, and learns after.
     if (inspected === null) return releaseThenLearn(deps, entry, slotId, lesson);
     const learned = learnFromOutcome(deps.store, entry, inspected, lesson);
-    return andThen(learned, () => releaseThenLearn(deps, entry, slotId, null));
+    if (!(learned instanceof Promise)) return releaseThenLearn(deps, entry, slotId, null);
+    return learned.then(
+      () => releaseThenLearn(deps, entry, slotId, null),
+      // The slot is freed whatever became of the learning; the failure still reaches the caller.
+      async (error: unknown) => {
+        await releaseThenLearn(deps, entry, slotId, null);
+        throw error;
+      },
+    );
   });
 }
 

@@ -64,6 +64,18 @@ describe.each(STORES)(
       await expect(waiter.promise).resolves.toMatchObject({ queuedMs: 1_000 });
     });
 
+    it("frees the slot even when writing the learned limits fails, and reports the failure", async () => {
+      const { governor, store } = setup();
+      await governor.definePool("llm", { maxConcurrent: 3 });
+      await governor.acquire("llm");
+      const slot = await governor.acquire("llm");
+      const failure = new Error("store write failed");
+      store.setLearned = () => Promise.reject(failure);
+      await expect(governor.release("llm", slot.slotId, { status: 429 })).rejects.toBe(failure);
+      await store.whenIdle?.();
+      expect((await governor.status("llm")).held).toBe(1);
+    });
+
     it("a release whose slot is gone learns nothing, whatever its outcome says", async () => {
       const { governor, store } = setup();
       await governor.definePool("llm", { maxConcurrent: 3 });
