@@ -580,8 +580,10 @@ end
 local function release_op(p, slot_id)
   local slot = held_slot(p, slot_id)
   if not slot then return { 'released', 0 } end
-  -- Read before the handoff: the learner judges how busy the pool was at this release.
-  local held_before, queued_before = holders(p), waiter_count(p)
+  -- Read before the handoff: the learner judges how busy the pool was at this release
+  -- (nobody waits while `minwait` is absent, see serve).
+  local held_before = holders(p)
+  local queued_before = p.minwait and waiter_count(p) or 0
   drop_holder(p, slot_id)
   serve_around(p)
   local result = { 'released', 1 }
