@@ -1,4 +1,5 @@
 import type { StoreConnections } from "./connection.js";
+import type { DataLossWatch } from "./data-loss-watch.js";
 import type { EventSubscriptions } from "./event-subscriptions.js";
 import type { ConnectionHealth } from "./health.js";
 import type { IdleTracker } from "./idle-tracker.js";
@@ -15,6 +16,7 @@ export interface WatchedParts {
   engine: RedisEngine;
   ledger: ProcessLedger;
   idle: IdleTracker;
+  dataLoss: DataLossWatch;
   /** The store was closed: connection events mean nothing any more. */
   closed(): boolean;
 }
@@ -22,7 +24,8 @@ export interface WatchedParts {
 /**
  * Reacts to the store's two connections and its health: a lost command connection marks
  * Redis down (a reconnect probes at once); other processes' events arriving on the subscriber
- * go to the engine; a subscriber that comes back while Redis is up (a blip: Redis kept
+ * go to the engine, and their announcements that Redis lost its data to the data-loss watch;
+ * a subscriber that comes back while Redis is up (a blip: Redis kept
  * everything) rejoins this process's waiters, and one that comes back while Redis is down
  * leaves that to the recovery, plus one more rejoin when the store turns ok (others may have
  * dropped the waiters until it listened again). Every turn to ok also sends the releases and
@@ -49,6 +52,10 @@ export function watchConnections(parts: WatchedParts): void {
   subscriber.on("smessage", (_channel: string, message: string) => {
     const received = parseEvents(message);
     if (received) engine.receive(received);
+  });
+  // Another process found Redis had lost its data: this one adopts its slots back too.
+  subscriber.on("message", (channel: string, message: string) => {
+    if (channel === parts.dataLoss.channel && !parts.closed()) parts.dataLoss.heard(message);
   });
   subscriber.on("close", () => {
     if (!parts.closed()) subscriberLost = true;

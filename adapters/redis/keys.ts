@@ -23,7 +23,9 @@
  *   handoffs and reclaims in the group.
  *
  * Outside groups: `<prefix>{p:<pool>}:home` names the group a pool lives in (read when a
- * process first defines the pool), and `<prefix>{probe}` is written by the recovery probe.
+ * process first defines the pool), `<prefix>{probe}` is written by the recovery probe, and
+ * `<prefix>{epoch}` holds the random value that tells a Redis that lost its data (see
+ * `data-loss-watch.ts`); the plain Pub/Sub channel of the same name announces a new one.
  *
  * @example
  * ```ts
@@ -68,6 +70,11 @@ export class RedisKeys {
   /** The key the recovery probe writes (a write proves the server accepts scripts again). */
   probe(): string {
     return `${this.prefix}{probe}`;
+  }
+
+  /** The epoch key, and the channel that announces a new epoch (see `DataLossWatch`). */
+  epoch(): string {
+    return `${this.prefix}{epoch}`;
   }
 
   /** A `SCAN MATCH` pattern covering every key of this prefix (tests and tooling). */

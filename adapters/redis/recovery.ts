@@ -49,7 +49,7 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
     });
     // Redis lost it: what this process's learner last told it comes back with it.
     const learned = definitions.learned.get(pool);
-    if (created && learned) await engine.setLearned(pool, learned);
+    if (created && learned) await engine.setLearned(pool, learned, false);
   }
   for (const budget of [...definitions.removedBudgets]) {
     await engine.removeBudget(budget);

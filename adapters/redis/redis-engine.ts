@@ -59,6 +59,11 @@ export interface EngineDeps {
   listener(): StoreListener;
   /** Told about every failure to reach Redis. */
   onUnavailable(error: StoreUnavailableError): void;
+  /**
+   * A pool this process defined is missing, or a slot it holds is unknown: whether Redis lost
+   * its data, in which case the recovery has run (see `DataLossWatch.check`).
+   */
+  checkDataLoss(): Promise<boolean>;
 }
 
 /** Hops followed through forwarding records before giving up (moves chain rarely). */
@@ -163,6 +168,13 @@ export class RedisEngine {
   }
 
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
+    const result = await this.renewOnce(pool, slotId);
+    // Unknown to Redis: if Redis lost its data, the recovery has adopted the slot back.
+    if (result.type !== "not_found" || !(await this.deps.checkDataLoss())) return result;
+    return this.renewOnce(pool, slotId);
+  }
+
+  private async renewOnce(pool: string, slotId: string): Promise<StoreRenewResult> {
     const reply = await this.poolOp(pool, "renew", [slotId]);
     return reply ? readRenew(reply) : NOT_FOUND;
   }
@@ -203,8 +215,9 @@ export class RedisEngine {
     return reply ? readAdopt(reply) : null;
   }
 
-  async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
-    const reply = await this.poolOp(pool, "set-learned", learnedArgs(learned), true);
+  /** `recreateIfLost` false: the recovery restores what it re-created (it must not wait on itself). */
+  async setLearned(pool: string, learned: LearnedLimits, recreateIfLost = true): Promise<void> {
+    const reply = await this.poolOp(pool, "set-learned", learnedArgs(learned), recreateIfLost);
     if (!reply) throw new PoolNotFoundError(pool);
   }
 
@@ -247,9 +260,10 @@ export class RedisEngine {
       }
       const config = this.deps.pools.get(pool);
       if (!recreateIfLost || recreated || !config) return null;
-      // Redis lost the pool (restart without persistence, flush): define it again.
       recreated = true;
-      await this.recreate(pool, config);
+      // Redis lost its data (a flush): the recovery re-created every pool with its grace.
+      // Else another process removed the pool: define it again.
+      if (!(await this.deps.checkDataLoss())) await this.recreate(pool, config);
     }
     return null;
   }

@@ -23,6 +23,7 @@ import {
   toStoreError,
 } from "./connection.js";
 import { watchConnections } from "./connection-watch.js";
+import { DataLossWatch } from "./data-loss-watch.js";
 import { Definitions } from "./definitions.js";
 import { EventSubscriptions } from "./event-subscriptions.js";
 import { ConnectionHealth, type StoreHealth } from "./health.js";
@@ -74,6 +75,8 @@ export class RedisSlotStore implements SlotStore {
   private readonly started: Promise<void>;
   /** This process's waiters and slots in Redis, put back after an outage or a blip. */
   private readonly ledger: ProcessLedger;
+  /** Tells a Redis that lost its data while connected (a flush) from a removed pool. */
+  private readonly dataLoss: DataLossWatch;
   private closed = false;
 
   constructor(options: RedisSlotStoreOptions = {}) {
@@ -87,20 +90,31 @@ export class RedisSlotStore implements SlotStore {
       policy === "open"
         ? new LocalFallback(options.clock ?? systemClock, () => this.listener)
         : null;
+    const resync = () =>
+      resyncAfterOutage({
+        runner: this.runner,
+        engine: this.engine,
+        events: this.events,
+        definitions: this.definitions,
+        local: this.local,
+        ledger: this.ledger,
+        // Redis time, as lease deadlines are (the store's own now() is local while down).
+        now: () => (this.clock ? this.clock.now() : this.engine.now()),
+      });
+    this.dataLoss = new DataLossWatch({
+      runner: this.runner,
+      subscriber: this.connections.subscriber,
+      keys: this.keys,
+      idle: this.idle,
+      recover: resync,
+    });
     this.monitor = new ConnectionHealth({
       downState: policy === "open" ? "degraded" : "unavailable",
       probe: () => this.probe(),
-      recover: () =>
-        resyncAfterOutage({
-          runner: this.runner,
-          engine: this.engine,
-          events: this.events,
-          definitions: this.definitions,
-          local: this.local,
-          ledger: this.ledger,
-          // Redis time, as lease deadlines are (the store's own now() is local while down).
-          now: () => (this.clock ? this.clock.now() : this.engine.now()),
-        }),
+      recover: async () => {
+        await this.dataLoss.establish();
+        await resync();
+      },
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
@@ -124,6 +138,7 @@ export class RedisSlotStore implements SlotStore {
       budgets: this.definitions.budgets,
       listener: () => listener,
       onUnavailable: (error) => this.monitor.markDown(error),
+      checkDataLoss: () => this.dataLoss.check(),
     });
     watchConnections({
       connections: this.connections,
@@ -132,6 +147,7 @@ export class RedisSlotStore implements SlotStore {
       engine: this.engine,
       ledger: this.ledger,
       idle: this.idle,
+      dataLoss: this.dataLoss,
       closed: () => this.closed,
     });
     this.started = this.start();
@@ -366,6 +382,7 @@ export class RedisSlotStore implements SlotStore {
   private async start(): Promise<void> {
     try {
       await this.runner.preload();
+      await this.dataLoss.establish();
     } catch (error) {
       const wrapped = toStoreError(error);
       if (wrapped instanceof StoreUnavailableError) this.monitor.markDown(wrapped);

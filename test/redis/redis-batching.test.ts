@@ -1,7 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_IN_FLIGHT } from "../../adapters/redis/group-batcher.js";
-import { createRedisSlotStore, type RedisSlotStore } from "../../adapters/redis/index.js";
+import {
+  createRedisSlotStore,
+  DEFAULT_RESTORE_GRACE_MS,
+  type RedisSlotStore,
+} from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
 import type { StoreAcquireResult, StorePoolConfig } from "../../src/store/types.js";
@@ -125,13 +129,16 @@ describe.skipIf(!available)("RedisSlotStore batches", () => {
   });
 
   it("re-creates a pool Redis lost for every call of a batch, in order", async () => {
-    const { store } = await open(new ManualClock());
+    const clock = new ManualClock();
+    const { store } = await open(clock);
     await store.upsertPool("llm", { ...POOL, maxConcurrent: 2 });
     await deleteKeys(prefix);
-    const results = await Promise.all(
-      ["s1", "s2", "s3"].map((slotId) => store.acquire("llm", { slotId, waitMs: 0 })),
-    );
-    expect(types(results)).toEqual(["granted", "granted", "rejected:concurrency"]);
+    const acquireThree = () =>
+      Promise.all(["s1", "s2", "s3"].map((slotId) => store.acquire("llm", { slotId, waitMs: 0 })));
+    // Redis lost its data: the pool comes back paused for the restore grace.
+    expect(types(await acquireThree())).toEqual(Array(3).fill("rejected:paused"));
+    await clock.advance(DEFAULT_RESTORE_GRACE_MS);
+    expect(types(await acquireThree())).toEqual(["granted", "granted", "rejected:concurrency"]);
     expect((await store.snapshot("llm"))?.slotIds).toEqual(["s1", "s2"]);
   });
 

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { RedisSlotStore } from "../../adapters/redis/index.js";
-import { createRedisSlotStore } from "../../adapters/redis/index.js";
+import { createRedisSlotStore, DEFAULT_RESTORE_GRACE_MS } from "../../adapters/redis/index.js";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { PoolNotFoundError } from "../../src/errors.js";
 import type { HeldSlot, StorePoolConfig } from "../../src/store/types.js";
@@ -156,7 +156,8 @@ describe.skipIf(!available)("RedisSlotStore", () => {
     const keys = await keysUnder(prefix);
     expect(keys.every((key) => key.startsWith(prefix))).toBe(true);
     const tags = new Set(keys.filter((key) => !key.endsWith(":home")).map(hashTag));
-    expect(tags).toEqual(new Set(["b:team", "p:solo"]));
+    // Outside the groups only the epoch, which tells a Redis that lost its data.
+    expect(tags).toEqual(new Set(["b:team", "p:solo", "epoch"]));
     // Home pointers live in each pool's own slot; odd names never break the tag.
     const homes = keys.filter((key) => key.endsWith(":home")).map(hashTag);
     expect(homes.sort()).toEqual(["p:chat", "p:embed%7Bx%7D%3Aodd", "p:solo"]);
@@ -183,8 +184,8 @@ describe.skipIf(!available)("RedisSlotStore", () => {
     expect(store.stats().scriptReloads).toBe(reloads);
   });
 
-  it("re-creates a pool Redis lost (restart without persistence) on the next acquire", async () => {
-    const { store } = await open();
+  it("re-creates a pool Redis lost (a flush) on the next acquire, paused for the restore grace", async () => {
+    const { store, clock } = await open();
     await store.upsertBudget("team", 1);
     await store.upsertPool("llm", {
       ...POOL,
@@ -193,6 +194,11 @@ describe.skipIf(!available)("RedisSlotStore", () => {
     });
     await deleteKeys(prefix);
 
+    expect(await store.acquire("llm", { slotId: "s1", waitMs: 0 })).toMatchObject({
+      type: "rejected",
+      reason: "paused",
+    });
+    await clock.advance(DEFAULT_RESTORE_GRACE_MS);
     expect(await store.acquire("llm", { slotId: "s1", waitMs: 0 })).toMatchObject({
       type: "granted",
     });
