@@ -22,6 +22,8 @@ interface Issued {
   /** Waiting: when it queued (local clock) and the wait it asked for. */
   queuedAt: number;
   waitMs: number;
+  /** Queued in Redis before it moved here (see {@link LocalFallback.takeWaiters}). */
+  fromRedis?: true;
 }
 
 /** A slot the local store granted, handed over to Redis once it is back. */
@@ -54,22 +56,32 @@ export class LocalFallback {
    * so the local limit counts the work still running on them (see {@link reserve}).
    */
   private readonly reserved = new Map<string, string>();
+  /** Redis waiters moved into the local queue, slot id → pool, until Redis is back. */
+  private readonly movedWaiters = new Map<string, string>();
 
+  /**
+   * `movedDone`: a waiter moved here from Redis is finished with (released, cancelled, its
+   * lease ran out): Redis may still queue it, so the store cancels it there once Redis is back.
+   */
   constructor(
     private readonly clock: Clock,
-    listener: () => StoreListener,
+    private readonly listener: () => StoreListener,
+    private readonly movedDone: (pool: string, slotId: string) => void = () => {},
   ) {
     this.store = new MemorySlotStore({ clock });
     this.store.setListener({
       granted: (pool, slot, queuedMs) => {
         const issued = this.issued.get(slot.slotId);
-        if (issued) issued.requestDeadline = slot.requestDeadline;
-        listener().granted(pool, slot, queuedMs);
+        if (!issued) return listener().granted(pool, slot, queuedMs);
+        issued.requestDeadline = slot.requestDeadline;
+        // A waiter moved from Redis waited there first.
+        const waitedMs = issued.fromRedis ? this.clock.now() - issued.queuedAt : queuedMs;
+        listener().granted(pool, slot, waitedMs);
       },
       reclaimed: (pool, slotIds) => {
         // A reserved place whose caller stopped renewing is freed here; Redis decides its slot.
         const issuedIds = slotIds.filter((slotId) => !this.reserved.delete(slotId));
-        for (const slotId of issuedIds) this.issued.delete(slotId);
+        for (const slotId of issuedIds) this.finish(slotId);
         if (issuedIds.length > 0) listener().reclaimed(pool, issuedIds);
       },
     });
@@ -90,6 +102,56 @@ export class LocalFallback {
       const result = this.store.acquire(pool, { slotId, waitMs: 0 });
       if (result.type === "granted") this.reserved.set(slotId, pool);
     }
+  }
+
+  /**
+   * Moves this process's waiters queued in Redis as Redis goes away into the local queue
+   * (the longest waiting first, ahead of anyone who comes later), so they are served by the
+   * local limit instead of waiting out their whole wait for a handoff Redis cannot send. A
+   * waiter the local store cannot queue (pool unknown here, queue full) stays with Redis.
+   * Answers the slot ids moved; their grants reach the listener like any local grant.
+   */
+  takeWaiters(waiters: readonly RejoiningWaiter[]): string[] {
+    const moved: string[] = [];
+    const now = this.clock.now();
+    for (const { pool, slotId, waitedMs, waitLeftMs } of waiters) {
+      if (waitLeftMs <= 0 || this.issued.has(slotId) || !this.store.snapshot(pool)) continue;
+      const result = this.store.acquire(pool, { slotId, waitMs: waitLeftMs });
+      if (result.type === "rejected") continue;
+      moved.push(slotId);
+      this.movedWaiters.set(slotId, pool);
+      this.operations++;
+      const granted = result.type === "granted";
+      this.issued.set(slotId, {
+        pool,
+        requestDeadline: granted ? result.slot.requestDeadline : null,
+        queuedAt: now - waitedMs,
+        waitMs: waitedMs + waitLeftMs,
+        fromRedis: true,
+      });
+      if (granted) this.listener().granted(pool, result.slot, waitedMs);
+    }
+    return moved;
+  }
+
+  /**
+   * Whether this slot id is a Redis waiter moved here (see {@link takeWaiters}) and Redis is
+   * not back yet. Redis's events about it (a grant on its way as Redis went, a reclaim) are
+   * then not this process's to act on: the recovery decides, with a cancel in Redis first.
+   */
+  moved(slotId: string): boolean {
+    return this.movedWaiters.has(slotId);
+  }
+
+  /** Redis waiters moved here whose callers hold a local slot now (Redis may still queue them). */
+  movedHolders(): { pool: string; slotId: string }[] {
+    const holders: { pool: string; slotId: string }[] = [];
+    for (const [slotId, issued] of this.issued) {
+      if (issued.fromRedis && issued.requestDeadline !== null) {
+        holders.push({ pool: issued.pool, slotId });
+      }
+    }
+    return holders;
   }
 
   /** The caller of a reserved Redis slot released it: its local place is free. */
@@ -133,6 +195,7 @@ export class LocalFallback {
       holders.push({ pool: issued.pool, slotId, requestLeftMs });
     }
     this.issued.clear();
+    this.movedWaiters.clear();
     return { holders, waiters };
   }
 
@@ -189,7 +252,7 @@ export class LocalFallback {
 
   release(pool: string, slotId: string): StoreReleaseResult {
     this.operations++;
-    this.issued.delete(slotId);
+    this.finish(slotId);
     return this.store.release(pool, slotId);
   }
 
@@ -200,15 +263,22 @@ export class LocalFallback {
   renew(pool: string, slotId: string): StoreRenewResult {
     this.operations++;
     const result = this.store.renew(pool, slotId);
-    if (result.type === "not_found") this.issued.delete(slotId);
+    if (result.type === "not_found") this.finish(slotId);
     return result;
   }
 
   cancel(pool: string, slotId: string): StoreCancelResult {
     this.operations++;
     const result = this.store.cancel(pool, slotId);
-    if (result.type !== "granted") this.issued.delete(slotId);
+    if (result.type !== "granted") this.finish(slotId);
     return result;
+  }
+
+  /** The local store no longer answers for this slot id. */
+  private finish(slotId: string): void {
+    if (!this.issued.delete(slotId)) return;
+    const pool = this.movedWaiters.get(slotId);
+    if (pool !== undefined) this.movedDone(pool, slotId);
   }
 
   snapshot(pool: string): PoolSnapshot | null {

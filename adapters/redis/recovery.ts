@@ -76,6 +76,11 @@ async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
   const { local, engine, ledger } = parts;
   const { queued, held } = ledger;
   const now = await parts.now();
+  // A Redis waiter moved to the local queue and served there may still be queued in Redis:
+  // cancelled there before anything is handed over (a recovery cut short cancels again), so
+  // Redis does not hand it a slot later; one it was handed meanwhile is the slot adopted next.
+  const movedHolders = local?.movedHolders() ?? [];
+  await Promise.all(movedHolders.map(({ pool, slotId }) => engine.cancel(pool, slotId)));
   // The local fallback's slots and waiters are recorded as this process's Redis ones before
   // anything is sent, so a recovery cut short hands them over the next time.
   const handed = local && local.outstanding > 0 ? local.handOver() : null;

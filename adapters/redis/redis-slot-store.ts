@@ -88,7 +88,12 @@ export class RedisSlotStore implements SlotStore {
     this.runner = new ScriptRunner(this.connections.command, loadScripts());
     this.local =
       policy === "open"
-        ? new LocalFallback(options.clock ?? systemClock, () => this.listener)
+        ? new LocalFallback(
+            options.clock ?? systemClock,
+            () => this.listener,
+            // Redis may still queue it: cancelled there once back (a slot it got goes back).
+            (pool, slotId) => this.ledger.cancelLater(pool, slotId),
+          )
         : null;
     const resync = () =>
       resyncAfterOutage({
@@ -118,13 +123,18 @@ export class RedisSlotStore implements SlotStore {
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
-    // Failure policy "open": the local limit counts the Redis slots still at work.
+    // Failure policy "open": the local limit counts the Redis slots still at work, and this
+    // process's Redis waiters queue locally, ahead of newcomers, instead of waiting for nothing.
     this.monitor.onChange((status) => {
-      if (status.state === "degraded") this.local?.reserve(this.ledger.held.list());
+      const local = this.local;
+      if (status.state !== "degraded" || !local) return;
+      local.reserve(this.ledger.held.list());
+      const moved = local.takeWaiters(this.ledger.queued.rejoining());
+      for (const slotId of moved) this.ledger.queued.delete(slotId);
     });
     this.events = new EventSubscriptions(this.connections.subscriber, this.keys, this.originId);
     this.ledger = new ProcessLedger(options.clock ?? systemClock);
-    const listener = this.ledger.listener(() => this.listener);
+    const listener = this.movedWaitersFilter(this.ledger.listener(() => this.listener));
     this.engine = new RedisEngine({
       runner: this.runner,
       keys: this.keys,
@@ -377,6 +387,25 @@ export class RedisSlotStore implements SlotStore {
       if (error instanceof StoreUnavailableError) later();
       throw error;
     }
+  }
+
+  /**
+   * Redis's events about a waiter moved to the local queue (a grant that was on its way as
+   * Redis went, a reclaim) go nowhere until Redis is back: the recovery cancels such a waiter
+   * in Redis first, and keeps the slot Redis gave it only when the caller still holds one.
+   */
+  private movedWaitersFilter(inner: StoreListener): StoreListener {
+    const isMoved = (slotId: string) => this.local?.moved(slotId) ?? false;
+    return {
+      ...inner,
+      granted: (pool, slot, queuedMs, waiter) => {
+        if (!isMoved(slot.slotId)) inner.granted(pool, slot, queuedMs, waiter);
+      },
+      reclaimed: (pool, slotIds) => {
+        const kept = slotIds.filter((slotId) => !isMoved(slotId));
+        if (kept.length > 0) inner.reclaimed(pool, kept);
+      },
+    };
   }
 
   private async start(): Promise<void> {

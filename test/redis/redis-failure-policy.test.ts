@@ -146,6 +146,42 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       }
     });
 
+    it("serves its waiters queued in Redis from the local queue, ahead of newcomers", async () => {
+      const { proxy, store } = await proxied({ failurePolicy: "open" });
+      await store.upsertPool("llm", POOL);
+      const handed: string[] = [];
+      store.setListener({ granted: (_pool, slot) => handed.push(slot.slotId), reclaimed() {} });
+      await store.acquire("llm", { slotId: "r1", waitMs: 0 });
+      for (const slotId of ["w1", "w2"]) {
+        expect(await store.acquire("llm", { slotId, waitMs: 60_000 })).toMatchObject({
+          type: "queued",
+        });
+      }
+
+      await proxy.stop();
+      await vi.waitFor(() => expect(store.health().state).toBe("degraded"));
+      // Redis cannot hand w1 and w2 their turns now: they wait in the local queue instead,
+      // where a newcomer does not overtake them.
+      expect(await store.acquire("llm", { slotId: "n1", waitMs: 60_000 })).toMatchObject({
+        type: "queued",
+        figures: { queued: 3 },
+      });
+      expect(await store.release("llm", "r1")).toEqual({ released: false });
+      expect(handed).toEqual(["w1"]);
+      expect(await store.release("llm", "w1")).toMatchObject({ released: true });
+      expect(handed).toEqual(["w1", "w2"]);
+
+      // Redis is back with its data: r1's release reaches it, w1 (done) and w2 (in use) are
+      // no longer queued there, w2 is a holder, and n1 waits behind it.
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      await store.whenIdle();
+      expect(await store.snapshot("llm")).toMatchObject({ slotIds: ["w2"], waiterIds: ["n1"] });
+      expect((await store.release("llm", "w2")).released).toBe(true);
+      await vi.waitFor(() => expect(handed).toEqual(["w1", "w2", "n1"]));
+      expect(await store.snapshot("llm")).toMatchObject({ slotIds: ["n1"], waiterIds: [] });
+    });
+
     it("admits locally during an outage, then returns to Redis, which takes the local slots over", async () => {
       const { proxy, clock, store, statuses } = await proxied({ failurePolicy: "open" });
       await store.upsertBudget("team", 5);
