@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
@@ -415,6 +416,12 @@ describe("pool proxy forwarding", () => {
         (socket) => socket.destroy(),
         "The origin closed the connection without answering.",
       ],
+      [
+        "mismatch",
+        (socket) =>
+          socket.end("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
+        "The origin's answer is not valid HTTP/1.1: its Content-Length does not match its body.",
+      ],
     ];
     for (const [subdomain, answer, message] of cases) {
       const origin = createServer((socket) => socket.once("data", () => answer(socket)));
@@ -434,6 +441,34 @@ describe("pool proxy forwarding", () => {
       } finally {
         origin.close();
       }
+    }
+  });
+
+  it("relays an origin's early refusal of a large upload, or says the body was cut short", async () => {
+    // The origin answers 413 before reading the body and closes: the proxy's write of the rest
+    // may fail before the answer is read, and then the answer is lost with the socket.
+    const origin = createHttpServer((_request, response) => {
+      response.writeHead(413, { connection: "close" }).end("too big");
+    });
+    await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = origin.address() as AddressInfo;
+      await h.addPool({ subdomain: "early", origin: `http://127.0.0.1:${port}`, maxConcurrent: 1 });
+      const reply = await poolRequest(h.proxy.port, {
+        host: `early.${POOL_DOMAIN}`,
+        method: "POST",
+        headers: { "x-svc-key": h.mintKey("early").plaintext },
+        body: Buffer.alloc(12 * 1024 * 1024, 97),
+      });
+      if (reply.status !== 413) {
+        expect([reply.status, JSON.parse(reply.body).message]).toEqual([
+          502,
+          expect.stringContaining("before it took the whole request body"),
+        ]);
+      }
+      expect((await h.governor.status("early")).held).toBe(0);
+    } finally {
+      origin.close();
     }
   });
 

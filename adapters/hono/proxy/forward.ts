@@ -260,8 +260,16 @@ function badGatewayMessage(error: Error): string {
   if (error.name === "HTTPParserError" || code?.startsWith("HPE_")) {
     return "The origin's answer is not valid HTTP/1.1.";
   }
+  if (code === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH") {
+    return "The origin's answer is not valid HTTP/1.1: its Content-Length does not match its body.";
+  }
   if (code === "UND_ERR_HEADERS_OVERFLOW") return "The origin's answer headers are too large.";
-  if (code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "EPIPE") {
+  // Writing the body failed: the origin closed while it was still being sent. It may have
+  // answered first (an early 413 or 401), but a closed socket leaves no answer to read.
+  if (code === "EPIPE") {
+    return "The origin closed the connection before it took the whole request body (it may have refused the body early, for example with 413).";
+  }
+  if (code === "UND_ERR_SOCKET" || code === "ECONNRESET") {
     return "The origin closed the connection without answering.";
   }
   return "The origin could not be reached.";
