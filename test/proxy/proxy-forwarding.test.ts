@@ -263,8 +263,13 @@ describe("pool proxy forwarding", () => {
     expect(upstream429.headers["x-svc-rejected-by"]).toBeUndefined();
     expect(upstream429.headers["x-svc-effective-limit"]).toBeDefined();
 
-    // The upstream's 429 and Retry-After taught the pool to pause: Sluice now refuses.
-    const sluice429 = await send({ host: HOST, path: "/anything" });
+    // The upstream's 429 and Retry-After taught the pool to pause: Sluice now refuses a
+    // caller that will not wait.
+    const sluice429 = await send({
+      host: HOST,
+      path: "/anything",
+      headers: { "x-svc-no-queue": "1" },
+    });
     expect(sluice429.status).toBe(429);
     expect(sluice429.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(sluice429.headers["retry-after"]).toBe("7");
@@ -293,7 +298,11 @@ describe("pool proxy forwarding", () => {
   it("Sluice answers 429 itself when every slot is busy (fail-fast)", async () => {
     await h.governor.acquire("llm");
     await h.governor.acquire("llm");
-    const reply = await send({ host: HOST, path: "/v1/models" });
+    const reply = await send({
+      host: HOST,
+      path: "/v1/models",
+      headers: { "x-svc-no-queue": "1" },
+    });
     expect(reply.status).toBe(429);
     expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(reply.headers["retry-after"]).toBe("1");
@@ -510,5 +519,37 @@ describe("pool proxy forwarding", () => {
     expect(reply.status).toBe(200);
     expect(reply.headers["x-svc-queued-ms"]).toBe("250");
     expect(h.accessLog.list("queue")[0]).toMatchObject({ outcome: "queued", queuedMs: 250 });
+  });
+
+  it("waits in the pool's queue by default, up to the pool's queue timeout", async () => {
+    await h.addPool({
+      subdomain: "queue",
+      origin: upstream.url,
+      maxConcurrent: 1,
+      queueSize: 1,
+      queueTimeoutMs: 2_000,
+    });
+    const queueKey = h.mintKey("queue").plaintext;
+    const held = await h.governor.acquire("queue");
+    // A stock client sends no Sluice header at all.
+    const request = (path: string) =>
+      poolRequest(h.proxy.port, {
+        host: `queue.${POOL_DOMAIN}`,
+        path,
+        headers: { "x-svc-key": queueKey },
+      });
+    const served = request("/served");
+    await waitFor(async () => (await h.governor.status("queue")).queued === 1);
+    await h.governor.release("queue", held.slotId);
+    expect((await served).status).toBe(200);
+
+    const second = await h.governor.acquire("queue");
+    const timedOut = request("/timed-out");
+    await waitFor(async () => (await h.governor.status("queue")).queued === 1);
+    await (h.manualClock as ManualClock).advance(2_000);
+    const reply = await timedOut;
+    expect([reply.status, JSON.parse(reply.body).error]).toEqual([504, "queue_timeout"]);
+    await h.governor.release("queue", second.slotId);
+    expect(upstream.hits).toBe(1);
   });
 });

@@ -106,14 +106,13 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     const startedAt = clock.now();
     let hold: Awaited<ReturnType<typeof holdSlot>>;
     try {
+      // Unlike a lock acquire, a proxied request waits in the pool's queue unless it asks
+      // otherwise: a stock client that cannot add headers still gets the queue it was given.
+      const waitMs = wait.waitMs ?? (pool.queueSize > 0 ? pool.queueTimeoutMs : 0);
       // Only a request that may queue needs a signal to leave the queue with.
-      const mayQueue = !wait.noQueue && (wait.waitMs ?? 0) > 0;
+      const mayQueue = !wait.noQueue && waitMs > 0;
       const signal = mayQueue ? clientGoneSignal(env, request) : undefined;
-      hold = await holdSlot(governor, pool.subdomain, {
-        waitMs: wait.waitMs,
-        noQueue: wait.noQueue,
-        signal,
-      });
+      hold = await holdSlot(governor, pool.subdomain, { waitMs, noQueue: wait.noQueue, signal });
     } catch (error) {
       logFailed(deps.accessLog, caller, clock.now(), startedAt, error);
       throw error;
