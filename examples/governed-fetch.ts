@@ -135,10 +135,15 @@ export function formatSummary(summary: ExampleSummary): string {
     `  ok:                         ${summary.ok}`,
     `  failed:                     ${summary.failed}`,
     `  429 answers (retried):      ${summary.throttled}`,
-    `  peak in flight at upstream: ${summary.peakInFlight} (never above maxConcurrent ${summary.maxConcurrent})`,
+    `  peak in flight at upstream: ${summary.peakInFlight} (${peakVerdict(summary.peakInFlight, summary.maxConcurrent)} maxConcurrent ${summary.maxConcurrent}; 429s count while in flight)`,
     `  learned concurrency limit:  ${learned}; effective limit ${summary.effectiveLimit}`,
     `  elapsed:                    ${(summary.elapsedMs / 1000).toFixed(2)} s`,
   ].join("\n");
+}
+
+/** What the measured peak says about the limit (it is measured, not assumed). */
+function peakVerdict(peak: number, limit: number): string {
+  return peak <= limit ? "within" : "ABOVE, which is a bug:";
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

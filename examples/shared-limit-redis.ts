@@ -150,7 +150,7 @@ export function formatSharedLimit(summary: SharedLimitSummary): string {
   return [
     `${summary.processes} processes, each with its own governor on ${REDIS_URL}, one pool of maxConcurrent ${summary.maxConcurrent}`,
     `  governed fetches:           ${summary.calls} (${summary.ok} ok)`,
-    `  peak in flight at upstream: ${summary.peakInFlight} (never above ${summary.maxConcurrent}, across all processes)`,
+    `  peak in flight at upstream: ${summary.peakInFlight} (${summary.peakInFlight <= summary.maxConcurrent ? "within" : "ABOVE, which is a bug:"} the limit of ${summary.maxConcurrent}, across all processes)`,
     `  elapsed:                    ${(summary.elapsedMs / 1000).toFixed(2)} s`,
   ].join("\n");
 }

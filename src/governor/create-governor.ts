@@ -19,6 +19,7 @@ import type {
   StoreAcquireRequest,
   StoreAcquireResult,
 } from "../store/types.js";
+import { checkGovernorOptions, checkSlotId } from "./argument-checks.js";
 import type { RunFn } from "./caller.js";
 import { Caller } from "./caller.js";
 import { fetchWithinHold } from "./governed-fetch.js";
@@ -86,7 +87,8 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
   private admitting: Caller | undefined;
   private admittingReject: ((error: unknown) => void) | undefined;
 
-  constructor(options: GovernorOptions) {
+  constructor(input: GovernorOptions) {
+    const options = checkGovernorOptions(input);
     this.clock = options.clock ?? systemClock;
     this.store = options.store ?? new MemorySlotStore({ clock: this.clock });
     this.metrics = options.metrics ?? new MetricsRecorder();
@@ -298,6 +300,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
 
   async renew(pool: string, slotId: string): Promise<{ leaseDeadline: number }> {
     this.ensureOpen();
+    checkSlotId(slotId);
     this.registry.get(pool);
     const result = await this.store.renew(pool, slotId);
     if (result.type === "renewed") return { leaseDeadline: result.leaseDeadline };
@@ -310,6 +313,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
     slotId: string,
     outcome?: OutcomeReport,
   ): Promise<{ released: boolean }> {
+    checkSlotId(slotId);
     return this.releaseNow(pool, slotId, outcome);
   }
 

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "../errors.js";
 import type { HeldSlot, PoolFigures } from "../store/types.js";
+import { checkAcquireOptions } from "./argument-checks.js";
 import type { PoolEntry } from "./pool-registry.js";
 import type { PoolSettings } from "./settings.js";
 import type { AcquireOptions, SlotGrant } from "./types.js";
@@ -45,8 +46,8 @@ export function grantOf(
 
 /**
  * The queue wait to ask the store for: validated, clamped to the pool's queue timeout.
- * Throws an `InvalidArgumentError` for a negative or fractional `waitMs`, or a `signal` that
- * is not an AbortSignal.
+ * Throws an `InvalidArgumentError` for a negative or fractional `waitMs`, a `signal` that
+ * is not an AbortSignal, or options of another shape (see `checkAcquireOptions`).
  *
  * @example
  * ```ts
@@ -54,6 +55,7 @@ export function grantOf(
  * ```
  */
 export function waitBudget(settings: PoolSettings, options: AcquireOptions): number {
+  checkAcquireOptions(options);
   const { waitMs, noQueue, signal } = options;
   if (signal != null && !isAbortSignal(signal)) {
     throw new InvalidArgumentError("signal must be an AbortSignal.");

@@ -5,6 +5,7 @@ import {
   RejectedError,
   SlotNotFoundError,
 } from "../../src/errors.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
 import type { AcquireOptions } from "../../src/governor/types.js";
 import type { OutcomeReport } from "../../src/learning/types.js";
 import { manualGovernor, outcomeOf, pendingRun, track } from "./helpers.js";
@@ -44,6 +45,52 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     const none = null as unknown as AcquireOptions;
     await expect(governor.acquire("llm", none)).resolves.toBeTruthy();
     await expect(governor.run("llm", () => 1, none)).rejects.toBeInstanceOf(RejectedError);
+  });
+
+  it("refuses misspelt or mistyped acquire options instead of failing fast quietly", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1, queue: { size: 5, timeoutMs: 1000 } });
+    await expect(governor.acquire("llm", { wait: 100 } as never)).rejects.toThrow(
+      'Unknown acquire option "wait" (known: waitMs, noQueue, signal).',
+    );
+    await expect(governor.acquire("llm", "x" as never)).rejects.toThrow(
+      "Acquire options must be an object",
+    );
+    await expect(governor.acquire("llm", { noQueue: "no" } as never)).rejects.toThrow(
+      "noQueue must be true or false, got string.",
+    );
+    await expect(governor.run("llm", () => 1, { wait: 1 } as never)).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    expect((await governor.status("llm")).held).toBe(0);
+  });
+
+  it("refuses a release or renew without a slot id string, and keeps the slot", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("llm", { maxConcurrent: 1 });
+    const grant = await governor.acquire("llm");
+    for (const slotId of [undefined, null, 42, {}]) {
+      await expect(governor.release("llm", slotId as never)).rejects.toThrow(
+        "slotId must be the string a grant carries",
+      );
+      await expect(governor.renew("llm", slotId as never)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+    }
+    expect((await governor.status("llm")).held).toBe(1);
+    await expect(governor.release("llm", grant.slotId)).resolves.toEqual({ released: true });
+  });
+
+  it("refuses createGovernor options it cannot use, a misspelt store above all", () => {
+    expect(() => createGovernor({ stroe: {} } as never)).toThrow(
+      'Unknown createGovernor() option "stroe" (known: store, clock, metrics).',
+    );
+    expect(() => createGovernor({ store: 5 } as never)).toThrow(
+      "store must be a SlotStore (missing setListener, upsertPool, acquire, release, renew, cancel), got number.",
+    );
+    expect(() => createGovernor({ clock: {} } as never)).toThrow("clock must be a Clock");
+    expect(() => createGovernor("x" as never)).toThrow(InvalidArgumentError);
+    expect(createGovernor(null as never)).toBeTruthy();
   });
 
   it("answers unknown pools with PoolNotFoundError, except release which answers false", async () => {
