@@ -229,24 +229,28 @@ export class LocalFallback {
     if (this.store.snapshot(pool)) this.store.setLearned(pool, learned);
   }
 
-  acquire(pool: string, request: StoreAcquireRequest): StoreAcquireResult {
+  /**
+   * `sentToRedis`: the same acquire went to Redis first and timed out, so Redis may still
+   * run it; the slot id is then handled as a moved waiter (see {@link moved}), and one refused
+   * here is cancelled in Redis once it is back.
+   */
+  acquire(pool: string, request: StoreAcquireRequest, sentToRedis = false): StoreAcquireResult {
     this.operations++;
+    const { slotId } = request;
     const result = this.store.acquire(pool, request);
-    if (result.type === "granted") {
-      this.issued.set(request.slotId, {
-        pool,
-        requestDeadline: result.slot.requestDeadline,
-        queuedAt: 0,
-        waitMs: 0,
-      });
-    } else if (result.type === "queued") {
-      this.issued.set(request.slotId, {
-        pool,
-        requestDeadline: null,
-        queuedAt: this.clock.now(),
-        waitMs: request.waitMs,
-      });
+    if (result.type === "rejected") {
+      if (sentToRedis) this.movedDone(pool, slotId);
+      return result;
     }
+    const granted = result.type === "granted";
+    this.issued.set(slotId, {
+      pool,
+      requestDeadline: granted ? result.slot.requestDeadline : null,
+      queuedAt: granted ? 0 : this.clock.now(),
+      waitMs: granted ? 0 : request.waitMs,
+      ...(sentToRedis ? { fromRedis: true as const } : {}),
+    });
+    if (sentToRedis) this.movedWaiters.set(slotId, pool);
     return result;
   }
 

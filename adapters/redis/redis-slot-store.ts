@@ -220,13 +220,25 @@ export class RedisSlotStore implements SlotStore {
   async acquire(pool: string, request: StoreAcquireRequest): Promise<StoreAcquireResult> {
     const local = this.local;
     if (local && !this.monitor.up) return local.acquire(pool, request);
+    let sent = false;
     return this.remote(
       async () => {
-        const result = await this.engine.acquire(pool, request);
-        this.ledger.acquired(pool, request.slotId, request.waitMs, result);
-        return result;
+        sent = true;
+        try {
+          const result = await this.engine.acquire(pool, request);
+          this.ledger.acquired(pool, request.slotId, request.waitMs, result);
+          return result;
+        } catch (error) {
+          // Timed out: a stalled Redis may still run it once it catches up, granting a slot
+          // nobody knows of. It is cancelled there once Redis is back (a slot it got is
+          // released); under "open" the fallback takes that over.
+          if (error instanceof StoreUnavailableError && !local) {
+            this.ledger.cancelLater(pool, request.slotId);
+          }
+          throw error;
+        }
       },
-      () => local!.acquire(pool, request),
+      () => local!.acquire(pool, request, sent),
     );
   }
 

@@ -91,6 +91,21 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
         type: "granted",
       });
     });
+    it("cancels an acquire that timed out but ran in Redis, so its slot is not held a term", async () => {
+      const { proxy, store } = await proxied({ failurePolicy: "closed" });
+      await store.upsertPool("llm", POOL);
+      // Redis grants s1, but the answer never arrives: the caller gets an error.
+      proxy.loseAnswers();
+      await expect(store.acquire("llm", { slotId: "s1", waitMs: 0 })).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      await store.whenIdle();
+      expect(await store.acquire("llm", { slotId: "s2", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+    });
   });
 
   describe('failurePolicy "open"', () => {
@@ -144,6 +159,25 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
           type: "granted",
         });
       }
+    });
+
+    it("cancels in Redis an acquire that timed out there and was served locally instead", async () => {
+      const { proxy, store } = await proxied({ failurePolicy: "open" });
+      await store.upsertPool("llm", POOL);
+      proxy.loseAnswers();
+      // Redis grants s1 unheard; the local fallback grants it too, and its caller finishes.
+      expect(await store.acquire("llm", { slotId: "s1", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+      expect(store.health().state).toBe("degraded");
+      await store.release("llm", "s1");
+      await proxy.resume();
+      await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });
+      await store.whenIdle();
+      expect(await store.snapshot("llm")).toMatchObject({ slotIds: [] });
+      expect(await store.acquire("llm", { slotId: "s2", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
     });
 
     it("serves its waiters queued in Redis from the local queue, ahead of newcomers", async () => {

@@ -18,6 +18,8 @@ export class TcpProxy {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
   private stalled = false;
+  /** Commands still reach Redis, which runs them, but no answer comes back. */
+  private answersLost = false;
   port = 0;
 
   private constructor(
@@ -49,10 +51,19 @@ export class TcpProxy {
     this.stalled = true;
   }
 
+  /**
+   * Redis runs every command but its answers are lost (a stalled server that catches up after
+   * the client gave up): commands time out although they took effect.
+   */
+  loseAnswers(): void {
+    this.answersLost = true;
+  }
+
   /** Back to normal on the same port; a stall ends by dropping the stalled connections. */
   async resume(): Promise<void> {
-    if (this.stalled) {
+    if (this.stalled || this.answersLost) {
       this.stalled = false;
+      this.answersLost = false;
       for (const socket of this.sockets) socket.destroy();
       this.sockets.clear();
     }
@@ -74,12 +85,12 @@ export class TcpProxy {
     const upstream = connect(this.targetPort, this.targetHost);
     this.sockets.add(client);
     this.sockets.add(upstream);
-    const forward = (from: Socket, to: Socket) =>
+    const forward = (from: Socket, to: Socket, lost: () => boolean) =>
       from.on("data", (chunk) => {
-        if (!this.stalled) to.write(chunk);
+        if (!this.stalled && !lost()) to.write(chunk);
       });
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, () => false);
+    forward(upstream, client, () => this.answersLost);
     const close = () => {
       client.destroy();
       upstream.destroy();
