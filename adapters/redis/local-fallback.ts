@@ -22,8 +22,6 @@ interface Issued {
   /** Waiting: when it queued (local clock) and the wait it asked for. */
   queuedAt: number;
   waitMs: number;
-  /** Queued in Redis before it moved here (see {@link LocalFallback.takeWaiters}). */
-  fromRedis?: true;
 }
 
 /** A slot the local store granted, handed over to Redis once it is back. */
@@ -75,7 +73,8 @@ export class LocalFallback {
         if (!issued) return listener().granted(pool, slot, queuedMs);
         issued.requestDeadline = slot.requestDeadline;
         // A waiter moved from Redis waited there first.
-        const waitedMs = issued.fromRedis ? this.clock.now() - issued.queuedAt : queuedMs;
+        const moved = this.movedWaiters.has(slot.slotId);
+        const waitedMs = moved ? this.clock.now() - issued.queuedAt : queuedMs;
         listener().granted(pool, slot, waitedMs);
       },
       reclaimed: (pool, slotIds) => {
@@ -118,18 +117,10 @@ export class LocalFallback {
       if (waitLeftMs <= 0 || this.issued.has(slotId) || !this.store.snapshot(pool)) continue;
       const result = this.store.acquire(pool, { slotId, waitMs: waitLeftMs });
       if (result.type === "rejected") continue;
-      moved.push(slotId);
-      this.movedWaiters.set(slotId, pool);
       this.operations++;
-      const granted = result.type === "granted";
-      this.issued.set(slotId, {
-        pool,
-        requestDeadline: granted ? result.slot.requestDeadline : null,
-        queuedAt: now - waitedMs,
-        waitMs: waitedMs + waitLeftMs,
-        fromRedis: true,
-      });
-      if (granted) this.listener().granted(pool, result.slot, waitedMs);
+      moved.push(slotId);
+      this.issue(pool, slotId, result, now - waitedMs, waitedMs + waitLeftMs, true);
+      if (result.type === "granted") this.listener().granted(pool, result.slot, waitedMs);
     }
     return moved;
   }
@@ -147,7 +138,7 @@ export class LocalFallback {
   movedHolders(): { pool: string; slotId: string }[] {
     const holders: { pool: string; slotId: string }[] = [];
     for (const [slotId, issued] of this.issued) {
-      if (issued.fromRedis && issued.requestDeadline !== null) {
+      if (issued.requestDeadline !== null && this.movedWaiters.has(slotId)) {
         holders.push({ pool: issued.pool, slotId });
       }
     }
@@ -242,16 +233,22 @@ export class LocalFallback {
       if (sentToRedis) this.movedDone(pool, slotId);
       return result;
     }
-    const granted = result.type === "granted";
-    this.issued.set(slotId, {
-      pool,
-      requestDeadline: granted ? result.slot.requestDeadline : null,
-      queuedAt: granted ? 0 : this.clock.now(),
-      waitMs: granted ? 0 : request.waitMs,
-      ...(sentToRedis ? { fromRedis: true as const } : {}),
-    });
-    if (sentToRedis) this.movedWaiters.set(slotId, pool);
+    this.issue(pool, slotId, result, this.clock.now(), request.waitMs, sentToRedis);
     return result;
+  }
+
+  /** Records a slot granted or a waiter queued here; `fromRedis`: Redis may know it too. */
+  private issue(
+    pool: string,
+    slotId: string,
+    result: Exclude<StoreAcquireResult, { type: "rejected" }>,
+    queuedAt: number,
+    waitMs: number,
+    fromRedis: boolean,
+  ): void {
+    const requestDeadline = result.type === "granted" ? result.slot.requestDeadline : null;
+    this.issued.set(slotId, { pool, requestDeadline, queuedAt, waitMs });
+    if (fromRedis) this.movedWaiters.set(slotId, pool);
   }
 
   release(pool: string, slotId: string): StoreReleaseResult {

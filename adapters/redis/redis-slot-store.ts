@@ -407,7 +407,9 @@ export class RedisSlotStore implements SlotStore {
    * in Redis first, and keeps the slot Redis gave it only when the caller still holds one.
    */
   private movedWaitersFilter(inner: StoreListener): StoreListener {
-    const isMoved = (slotId: string) => this.local?.moved(slotId) ?? false;
+    const local = this.local;
+    if (!local) return inner;
+    const isMoved = (slotId: string) => local.moved(slotId);
     return {
       ...inner,
       granted: (pool, slot, queuedMs, waiter) => {
