@@ -87,7 +87,9 @@ export type RejectionReason = "concurrency" | "queue_full" | "rpm" | "paused" | 
 
 /**
  * No slot now and no queue place (fail-fast, queue full, RPM turn or pause beyond the wait
- * budget). `retryAfterMs` is the governor's best hint of when a retry may succeed.
+ * budget). `retryAfterMs` is the governor's best hint of when a retry may succeed;
+ * `effectiveLimit` is the pool's effective concurrency limit at the refusal (undefined on an
+ * error made outside the governor), so a caller can size its own concurrency from it.
  *
  * @example
  * ```ts
@@ -99,6 +101,7 @@ export class RejectedError extends SluiceError {
   constructor(
     readonly reason: RejectionReason,
     readonly retryAfterMs: number,
+    readonly effectiveLimit?: number,
   ) {
     super("too_many_requests", rejectionMessage(reason, retryAfterMs));
   }
@@ -122,7 +125,8 @@ function rejectionMessage(reason: RejectionReason, retryAfterMs: number): string
 }
 
 /**
- * Waited the whole wait budget and no slot opened.
+ * Waited the whole wait budget and no slot opened. `effectiveLimit` is the pool's effective
+ * concurrency limit when the wait ended (undefined on an error made outside the governor).
  *
  * @example
  * ```ts
@@ -130,7 +134,10 @@ function rejectionMessage(reason: RejectionReason, retryAfterMs: number): string
  * ```
  */
 export class QueueTimeoutError extends SluiceError {
-  constructor(readonly waitedMs: number) {
+  constructor(
+    readonly waitedMs: number,
+    readonly effectiveLimit?: number,
+  ) {
     super("queue_timeout", `No slot opened within ${waitedMs} ms.`);
   }
 }

@@ -288,7 +288,11 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
       entry.meter.rejected(caller.enqueuedAt);
       this.fail(
         caller,
-        new RejectedError(result.reason, result.retryAfterMs ?? SLOT_RETRY_HINT_MS),
+        new RejectedError(
+          result.reason,
+          result.retryAfterMs ?? SLOT_RETRY_HINT_MS,
+          result.figures.limit,
+        ),
       );
     } else {
       entry.meter.queued(caller.enqueuedAt);

@@ -238,7 +238,7 @@ export class WaitingRoom {
     this.settle(waiter);
     const deadline = waiter.enqueuedAt + waiter.waitMs;
     waiter.entry!.meter.timedOut(deadline);
-    waiter.failed(new QueueTimeoutError(waiter.waitMs));
+    waiter.failed(new QueueTimeoutError(waiter.waitMs, waiter.entry!.limit));
   }
 
   private settleAborted(waiter: Caller): void {

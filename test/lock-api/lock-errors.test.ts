@@ -29,11 +29,11 @@ describe("Lock API errors (contract section 7)", () => {
   describe("acquire", () => {
     it("401 unauthorized for missing or invalid auth", async () => {
       await expectError(await h.lockPost("/pools/llm/lock/acquire"), 401, "unauthorized");
-      await expectError(
-        await h.lockPost("/pools/llm/lock/acquire", { key: "slc_key_not-a-real-key" }),
-        401,
-        "unauthorized",
-      );
+      const badKey = await h.lockPost("/pools/llm/lock/acquire", { key: "slc_key_not-a-real-key" });
+      // A caller without a valid key learns nothing about the pool.
+      expect(badKey.headers.get("x-svc-effective-limit")).toBeNull();
+      expect(badKey.headers.get("x-svc-remaining-slots")).toBeNull();
+      await expectError(badKey, 401, "unauthorized");
       expect(h.accessLog.list("llm")).toEqual([]);
     });
 
@@ -78,6 +78,9 @@ describe("Lock API errors (contract section 7)", () => {
       const response = await h.lockPost("/pools/llm/lock/acquire", { key });
       expect(response.headers.get("retry-after")).toBe("1");
       expect(response.headers.get("x-svc-rejected-by")).toBe("sluice");
+      // The governor headers come on the refusal too: a client sizes its concurrency from them.
+      expect(response.headers.get("x-svc-effective-limit")).toBe("1");
+      expect(response.headers.get("x-svc-remaining-slots")).toBe("0");
       await expectError(response, 429, "too_many_requests");
     });
 
@@ -89,7 +92,10 @@ describe("Lock API errors (contract section 7)", () => {
       });
       await waitFor(async () => (await h.governor.status("llm")).queued === 1);
       await clock.advance(3_000);
-      await expectError(await waiting, 504, "queue_timeout");
+      const timedOut = await waiting;
+      expect(timedOut.headers.get("x-svc-effective-limit")).toBe("1");
+      expect(timedOut.headers.get("x-svc-remaining-slots")).toBe("0");
+      await expectError(timedOut, 504, "queue_timeout");
       // An expected answer, not a server fault: nothing is logged (no stack per timeout).
       expect(h.loggedErrors).toEqual([]);
     });

@@ -104,12 +104,18 @@ describe("Lock API on a socket: fast path and Hono fallback answer alike", () =>
     expect(await readBody(released)).toEqual({ released: true });
   });
 
-  it("other methods and near-miss paths are the Lock API's JSON 404", async () => {
-    const got = await fetch(`${h.lock.url}/pools/llm/lock/acquire`, {
-      headers: { "x-svc-key": key },
-    });
-    expect(got.status).toBe(404);
-    expect((await readBody(got)).error).toBe("not_found");
+  it("another method on a lock route is 405 with Allow: POST; near-miss paths are a JSON 404", async () => {
+    for (const path of ["/pools/llm/lock/acquire", "/pools/llm/lock/some-slot/renew"]) {
+      for (const method of ["GET", "PUT", "DELETE"]) {
+        const wrong = await fetch(`${h.lock.url}${path}`, {
+          method,
+          headers: { "x-svc-key": key },
+        });
+        expect(wrong.status).toBe(405);
+        expect(wrong.headers.get("allow")).toBe("POST");
+        expect((await readBody(wrong)).error).toBe("method_not_allowed");
+      }
+    }
     const slash = await h.lockPost("/pools/llm/lock/acquire/", { key });
     expect(slash.status).toBe(404);
     expect((await readBody(slash)).error).toBe("not_found");

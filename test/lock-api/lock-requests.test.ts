@@ -264,8 +264,8 @@ describe("Lock API request handling", () => {
       expect(ids.size).toBe(20);
     });
 
-    it("other methods and paths are 404 not_found", async () => {
-      expect((await fetch(`${h.lock.url}/pools/llm/lock/acquire`)).status).toBe(404);
+    it("other methods are 405, other paths 404 not_found", async () => {
+      expect((await fetch(`${h.lock.url}/pools/llm/lock/acquire`)).status).toBe(405);
       expect((await h.lockPost("/pools/llm/locks/acquire", { key })).status).toBe(404);
     });
   });

@@ -273,6 +273,8 @@ describe("pool proxy forwarding", () => {
     expect(sluice429.status).toBe(429);
     expect(sluice429.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(sluice429.headers["retry-after"]).toBe("7");
+    expect(sluice429.headers["x-svc-remaining-slots"]).toBe("0");
+    expect(Number(sluice429.headers["x-svc-effective-limit"])).toBeGreaterThan(0);
     expect(JSON.parse(sluice429.body)).toMatchObject({ error: "too_many_requests" });
     expect(upstream.hits).toBe(1);
   });

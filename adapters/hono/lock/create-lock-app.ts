@@ -38,6 +38,8 @@ const RELEASING = Object.freeze({ release: true });
  * - Unauthorised requests are not acquire attempts and are not access-logged.
  * - A release on a pool that no longer exists answers 200 `{ released: false }`: its slot is
  *   gone with it, and a caller cleaning up must not see an error.
+ * - Another method than POST on a lock route answers 405 `method_not_allowed` with
+ *   `Allow: POST`, before any key check (the route's method is no secret).
  *
  * @example
  * ```ts
@@ -84,10 +86,13 @@ export function createLockApp(deps: LockAppDeps): Hono {
   app.post("/pools/:pool/lock/acquire", (c) =>
     serve({ action: "acquire", pool: c.req.param("pool") }, c.req.raw, c.env),
   );
+  app.all("/pools/:pool/lock/acquire", methodNotAllowed);
   for (const action of ["renew", "release"] as const) {
-    app.post(`/pools/:pool/lock/:slotId/${action}`, (c) =>
+    const path = `/pools/:pool/lock/:slotId/${action}` as const;
+    app.post(path, (c) =>
       serve({ action, pool: c.req.param("pool"), slotId: c.req.param("slotId") }, c.req.raw, c.env),
     );
+    app.all(path, methodNotAllowed);
   }
   app.notFound(() => jsonReply({ error: "not_found", message: "No such Lock API route." }, 404));
   app.onError(onError);
@@ -99,6 +104,12 @@ export function createLockApp(deps: LockAppDeps): Hono {
     return route ? serve(route, request, env) : routed(request, env, executionContext);
   };
   return app;
+}
+
+/** A lock route asked with another method than POST: named as such, not a 404. */
+function methodNotAllowed(): Response {
+  const message = "Lock API routes take POST only.";
+  return jsonReply({ error: "method_not_allowed", message }, 405, { allow: "POST" });
 }
 
 /** What the route handlers share. */

@@ -1,4 +1,4 @@
-import { RejectedError } from "../../../src/errors.js";
+import { QueueTimeoutError, RejectedError } from "../../../src/errors.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
 import { lockApiError } from "../error-status.js";
 
@@ -81,7 +81,11 @@ export function jsonReply(body: unknown, status: number, headers: HeaderRecord =
  * The `{ error, message }` response for anything thrown on the Lock API or the proxy, with
  * the status and wire code of `lockApiError`. Every such response carries
  * `x-svc-rejected-by: sluice`; a 429 also carries `Retry-After` and `x-svc-retry-after-ms`,
- * a 503 (Redis away, server stopping) `Retry-After: 1`.
+ * a 503 (Redis away, server stopping) `Retry-After: 1`. A 429 or a queue timeout (504) of the
+ * governor carries the governor headers `x-svc-effective-limit` and
+ * `x-svc-remaining-slots: 0` (nothing was free to this caller): a client that sizes its
+ * concurrency from them reads them on every answer of an authenticated call. The 401, 403
+ * and 404 carry none, so an unauthenticated caller learns nothing of the pool.
  * Unexpected errors are a bare 500 whose message reveals nothing.
  *
  * @example
@@ -95,12 +99,21 @@ export function lockErrorResponse(error: unknown): Response {
   if (error instanceof RejectedError) {
     headers["retry-after"] = retryAfterSeconds(error.retryAfterMs);
     headers[RETRY_AFTER_MS_HEADER] = String(error.retryAfterMs);
+    addRefusalFigures(headers, error.effectiveLimit);
+  } else if (error instanceof QueueTimeoutError) {
+    addRefusalFigures(headers, error.effectiveLimit);
   } else if (status === 503) {
     // Redis away or the server stopping: worth a retry soon, elsewhere or here.
     headers["retry-after"] = "1";
   }
   const message = status === 500 ? "Internal server error." : (error as Error).message;
   return jsonReply({ error: code, message }, status, headers);
+}
+
+function addRefusalFigures(headers: HeaderRecord, effectiveLimit: number | undefined): void {
+  if (effectiveLimit === undefined) return;
+  headers[GOVERNOR_HEADERS.remainingSlots] = "0";
+  headers[GOVERNOR_HEADERS.effectiveLimit] = String(effectiveLimit);
 }
 
 /**
