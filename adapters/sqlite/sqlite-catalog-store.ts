@@ -140,6 +140,13 @@ export class SqliteCatalogStore implements CatalogStore {
     return row && { teamId, userId, role: row.role };
   }
 
+  listMemberships(teamId: number): MembershipRecord[] {
+    const rows = this.sql(
+      "SELECT user_id AS userId, role FROM memberships WHERE team_id = ? ORDER BY user_id",
+    ).all(teamId) as { userId: number; role: Role }[];
+    return rows.map((row) => ({ teamId, userId: row.userId, role: row.role }));
+  }
+
   insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord {
     return this.write("API token", () => {
       this.requireTeam(input.teamId);

@@ -93,6 +93,13 @@ export class MemoryCatalogStore implements CatalogStore {
     return membership && { ...membership };
   }
 
+  listMemberships(teamId: number): MembershipRecord[] {
+    return [...this.memberships.values()]
+      .filter((membership) => membership.teamId === teamId)
+      .sort((a, b) => a.userId - b.userId)
+      .map((membership) => ({ ...membership }));
+  }
+
   insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord {
     this.requireTeam(input.teamId);
     if (!this.users.has(input.userId)) throw new InvalidArgumentError("Unknown user.");

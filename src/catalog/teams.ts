@@ -93,7 +93,9 @@ export function createTeamWithOwner(deps: CatalogDeps, input: NewTeamWithOwner):
 }
 
 /**
- * Adds a (new or existing, matched by email) user to a team, or changes their role.
+ * Adds a (new or existing, matched by email) user to a team, or changes their role. The
+ * team's only owner keeps that role (an `InvalidArgumentError` on `role`): a team without an
+ * owner could never mint an API token again. Make another member owner first.
  *
  * @example
  * ```ts
@@ -113,8 +115,18 @@ export function addMember(
     ...(ROLES.includes(role) ? [] : [fieldIssue("role", `Must be one of ${ROLES.join(", ")}.`)]),
   ];
   throwIfIssues("member", issues);
+  const existing = deps.store.findUserByEmail(normalizeEmail(user.email));
+  if (existing && role !== "owner" && isOnlyOwner(deps, teamId, existing.id)) {
+    const message = "The team's only owner cannot step down; make another member owner first.";
+    throwIfIssues("member", [fieldIssue("role", message)]);
+  }
   const member = findOrCreateUser(deps, user.name, user.email);
   const membership: MembershipRecord = { teamId, userId: member.id, role };
   deps.store.setMembership(membership);
   return { user: member, membership };
+}
+
+function isOnlyOwner(deps: CatalogDeps, teamId: number, userId: number): boolean {
+  const owners = deps.store.listMemberships(teamId).filter((m) => m.role === "owner");
+  return owners.length === 1 && owners[0]!.userId === userId;
 }

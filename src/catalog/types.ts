@@ -157,6 +157,8 @@ export interface CatalogStore {
   getUser(userId: number): UserRecord | undefined;
   setMembership(membership: MembershipRecord): void;
   getMembership(teamId: number, userId: number): MembershipRecord | undefined;
+  /** The team's memberships, by user id. */
+  listMemberships(teamId: number): MembershipRecord[];
 
   insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord;
   findApiTokenByHash(tokenHash: string): ApiTokenRecord | undefined;

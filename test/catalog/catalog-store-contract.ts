@@ -98,6 +98,21 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         expect(store.getMembership(a.id, user.id)?.role).toBe("member");
       });
 
+      it("lists a team's memberships by user id, and no other team's", () => {
+        const { a, b, user } = twoTeams();
+        const second = store.createUser({ name: "Second", email: "second@example.com" });
+        store.setMembership({ teamId: a.id, userId: second.id, role: "admin" });
+        store.setMembership({ teamId: b.id, userId: second.id, role: "member" });
+        expect(store.listMemberships(a.id)).toEqual([
+          { teamId: a.id, userId: user.id, role: "owner" },
+          { teamId: a.id, userId: second.id, role: "admin" },
+        ]);
+        expect(store.listMemberships(b.id)).toEqual([
+          { teamId: b.id, userId: second.id, role: "member" },
+        ]);
+        expect(store.listMemberships(9_999)).toEqual([]);
+      });
+
       it("refuses a membership in an unknown team or of an unknown user", () => {
         const { a, user } = twoTeams();
         expect(() =>

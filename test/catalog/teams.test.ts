@@ -59,4 +59,16 @@ describe("teams", () => {
       catalog.addMember(team.id, { name: "X", email: "x@x.test" }, "root" as never),
     ).toThrow(InvalidArgumentError);
   });
+
+  it("keeps the team's only owner an owner; with a second owner either may step down", () => {
+    const { catalog, store, team, owner, member } = catalogWithTeam();
+    const ada = { name: owner.name, email: owner.email };
+    expect(() => catalog.addMember(team.id, ada, "admin")).toThrow(/only owner cannot step down/);
+    expect(store.getMembership(team.id, owner.id)?.role).toBe("owner");
+    catalog.addMember(team.id, ada, "owner"); // staying owner is no demotion
+    catalog.addMember(team.id, { name: "Mo", email: "mo@acme.test" }, "owner");
+    catalog.addMember(team.id, ada, "member");
+    expect(store.getMembership(team.id, owner.id)?.role).toBe("member");
+    expect(store.getMembership(team.id, member.id)?.role).toBe("owner");
+  });
 });

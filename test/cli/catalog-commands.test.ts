@@ -157,6 +157,31 @@ describe("sluice user add", () => {
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toContain("--role: Must be one of owner, admin, member.");
   });
+
+  it("refuses to demote the team's only owner, and says what to do instead", async () => {
+    await createAcme();
+    const demote = ["user", "add", "--team", "acme", "--name", "Ada", "--email", "ada@example.com"];
+    const refused = await sluice(...demote, "--role", "member");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      "--role: The team's only owner cannot step down; make another member owner first.",
+    );
+    await sluice(
+      "user",
+      "add",
+      "--team",
+      "acme",
+      "--name",
+      "Bo",
+      "--email",
+      "bo@example.com",
+      "--role",
+      "owner",
+    );
+    expect((await sluice(...demote, "--role", "member")).stdout).toBe(
+      "Added ada@example.com (user id 1) to team acme as member.\n",
+    );
+  });
 });
 
 describe("sluice token", () => {

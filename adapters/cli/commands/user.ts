@@ -39,6 +39,9 @@ export const userAddCommand: CommandSpec = {
     },
     ...DATA_DIR_OPTION,
   },
+  details: [
+    "Run it again with another --role to change a member's role. The team's only owner cannot step down: make another member owner first.",
+  ],
   examples: [
     'sluice user add --team acme --name "Grace Hopper" --email grace@example.com --role admin',
   ],
