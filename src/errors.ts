@@ -196,10 +196,17 @@ export class SlotCappedError extends SluiceError {
  * await governor.close();
  * await governor.acquire("llm"); // rejects: GovernorClosedError, code "closed"
  * ```
+ * After `drain()` (and before `close()`) the same error has `draining: true` and says so.
  */
 export class GovernorClosedError extends SluiceError {
-  constructor() {
-    super("closed", "The governor was closed.");
+  /** @param draining true when `drain()` stopped admitting (slots held still finish). */
+  constructor(readonly draining = false) {
+    super(
+      "closed",
+      draining
+        ? "The governor is draining for shutdown: it admits nothing new while held slots finish."
+        : "The governor was closed.",
+    );
   }
 }
 

@@ -220,7 +220,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
    */
   private admit(pool: string, options: AcquireOptions, caller: Caller): void {
     try {
-      if (this.draining) throw new GovernorClosedError();
+      if (this.draining) throw new GovernorClosedError(!this.closed);
       const entry = this.registry.get(pool);
       const waitMs = waitBudget(entry.settings, options);
       if (options.signal?.aborted) throw new AbortedError(options.signal.reason);
@@ -298,7 +298,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
       entry.meter.queued(caller.enqueuedAt);
       this.room.wait(caller);
       // drain() or close() came while the store was answering: it refuses waiters.
-      if (this.draining) this.room.turnAway(caller, new GovernorClosedError());
+      if (this.draining) this.room.turnAway(caller, new GovernorClosedError(!this.closed));
     }
   }
 
@@ -381,7 +381,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
   drain(): void {
     if (this.draining) return;
     this.draining = true;
-    this.room.rejectAll(() => new GovernorClosedError());
+    this.room.rejectAll(() => new GovernorClosedError(!this.closed));
   }
 
   async close(): Promise<void> {

@@ -106,7 +106,9 @@ describe("drain()", () => {
     await new Promise((resolve) => setImmediate(resolve));
     governor.drain();
     await expect(waiter).rejects.toBeInstanceOf(GovernorClosedError);
-    await expect(governor.acquire("llm")).rejects.toBeInstanceOf(GovernorClosedError);
+    // The message says it drains, not that it was closed: held work still runs.
+    await expect(waiter).rejects.toMatchObject({ code: "closed", draining: true });
+    await expect(governor.acquire("llm")).rejects.toThrow(/draining for shutdown/);
     await expect(governor.run("llm", () => 1)).rejects.toBeInstanceOf(GovernorClosedError);
     await expect(governor.renew("llm", held.slotId)).resolves.toHaveProperty("leaseDeadline");
     // Past the first term: the run's lease is still renewed while it drains.
@@ -119,5 +121,9 @@ describe("drain()", () => {
     await expect(governor.release("llm", held.slotId)).resolves.toEqual({ released: true });
     expect((await governor.status("llm")).held).toBe(0);
     await governor.close();
+    await expect(governor.acquire("llm")).rejects.toMatchObject({
+      draining: false,
+      message: "The governor was closed.",
+    });
   });
 });
