@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { continueIfExpected } from "../hono/lock/expect-continue.js";
 
 /** Anything with a Fetch-style handler: a Hono app, or a hand-written `{ fetch }`. */
 export interface FetchApp {
@@ -122,13 +123,16 @@ export function createHostRouter(options: HostRouterOptions): Hono {
     lock: options.lockApp,
     proxy: options.proxyApp,
   };
-  const router = new Hono();
-  router.all("*", (c) => {
-    const hostHeader = hostOf(c.req.raw, c.env);
-    const target = resolve(hostHeader, c.req.path);
+  const dispatch = (request: Request, env: unknown, path: string) => {
+    const target = resolve(hostOf(request, env), path);
     const app = target === "none" ? undefined : apps[target];
-    return app ? app.fetch(c.req.raw, c.env) : notFound(target);
-  });
+    if (!app) return notFound(target);
+    // A held-back 100 Continue: the proxy sends it itself, once the caller may upload.
+    if (target !== "proxy") continueIfExpected(env);
+    return app.fetch(request, env);
+  };
+  const router = new Hono();
+  router.all("*", (c) => dispatch(c.req.raw, c.env, c.req.path));
   // Every request passes here, so the common case skips Hono's dispatch: a request whose
   // path has no escapes (Hono decodes those) and that is not a HEAD (Hono strips its body).
   const routed = router.fetch;
@@ -137,11 +141,8 @@ export function createHostRouter(options: HostRouterOptions): Hono {
     if (request.method === "HEAD" || url.includes("%")) {
       return routed(request, env, executionContext);
     }
-    const target = resolve(hostOf(request, env), pathOf(url));
-    const app = target === "none" ? undefined : apps[target];
-    if (!app) return notFound(target);
     try {
-      const response = app.fetch(request, env);
+      const response = dispatch(request, env, pathOf(url));
       return response instanceof Promise ? response.catch(internalError) : response;
     } catch (error) {
       return internalError(error);

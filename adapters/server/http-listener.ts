@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener, RequestError } from "@hono/node-server";
+import { deferContinue } from "../hono/lock/expect-continue.js";
 import { FORWARDED_METHODS } from "../hono/proxy/max-forwards.js";
 import type { FetchApp } from "./host-router.js";
 
@@ -53,6 +54,12 @@ export async function listenHttp(options: {
     });
   });
   server.on("connect", refuseConnect);
+  // The app decides when to send 100 Continue: the proxy sends it only once a caller's key
+  // passed and its slot is held, so a refused upload is never sent (see continueIfExpected).
+  server.on("checkContinue", (request, response) => {
+    deferContinue(request);
+    server.emit("request", request, response);
+  });
   // Requests in flight per open connection. Node's closeIdleConnections() spares a connection
   // that has not sent a request yet (or only part of one), which would hold a shutdown for its
   // whole grace period: here such a connection counts as idle.

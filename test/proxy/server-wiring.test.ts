@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -162,4 +163,125 @@ describe("sluice serve with the default apps", () => {
     // The lock host itself grants it.
     expect((await lockCall(`localhost:${port}`)).status).toBe(200);
   });
+
+  it("Expect: 100-continue: the proxy says continue only once key and slot are in hand", async () => {
+    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
+      ...DEFAULT_SERVER_APPS,
+    });
+    const { port } = await server.listen();
+    const upload = (host: string, path: string, headers: string[]) =>
+      new ExpectingUpload(port, [
+        `POST ${path} HTTP/1.1`,
+        `Host: ${host}`,
+        "Expect: 100-continue",
+        "Content-Type: application/json",
+        "Content-Length: 2",
+        ...headers,
+      ]);
+
+    // The Control API says continue at once.
+    const mint = upload(`127.0.0.1:${port}`, "/api/v1/pools/llm/keys", [
+      `Authorization: Bearer ${token}`,
+    ]);
+    expect(await mint.firstAnswer()).toMatch(/^HTTP\/1\.1 100 Continue/);
+    const minted = await mint.sendBody("{}");
+    expect(minted).toMatch(/^HTTP\/1\.1 201/);
+    const key = JSON.parse(minted.slice(minted.indexOf("\r\n\r\n") + 4)).data.key as string;
+
+    const poolHost = `llm.pools.localhost:${port}`;
+    // A wrong key is refused before the body is sent, and the connection closes after.
+    const badKey = upload(poolHost, "/v1/chat", ["X-Svc-Key: slc_key_wrong"]);
+    expect(await badKey.firstAnswer()).toMatch(/^HTTP\/1\.1 401/);
+    await badKey.closed;
+
+    // Both slots held: a caller that will not queue is refused without uploading.
+    const holders = [];
+    for (let i = 0; i < 2; i++) {
+      const held = await poolRequest(port, {
+        host: `127.0.0.1:${port}`,
+        method: "POST",
+        path: "/pools/llm/lock/acquire",
+        headers: { "x-svc-key": key },
+      });
+      holders.push(JSON.parse(held.body).slotId as string);
+    }
+    const full = upload(poolHost, "/v1/chat", [`X-Svc-Key: ${key}`, "X-Svc-No-Queue: 1"]);
+    expect(await full.firstAnswer()).toMatch(/^HTTP\/1\.1 429/);
+    await full.closed;
+    expect(upstream.hits).toBe(0);
+
+    // A queued caller hears continue when a slot frees, and its body reaches the origin.
+    const queued = upload(poolHost, "/v1/chat", [`X-Svc-Key: ${key}`]);
+    const firstAnswer = queued.firstAnswer();
+    expect(await Promise.race([firstAnswer, delay(200, "nothing yet")])).toBe("nothing yet");
+    await poolRequest(port, {
+      host: `127.0.0.1:${port}`,
+      method: "POST",
+      path: `/pools/llm/lock/${holders[0]}/release`,
+      headers: { "x-svc-key": key },
+    });
+    expect(await firstAnswer).toMatch(/^HTTP\/1\.1 100 Continue/);
+    expect(await queued.sendBody("{}")).toMatch(/^HTTP\/1\.1 200/);
+    expect(upstream.seen.map((seen) => seen.body.toString())).toEqual(["{}"]);
+    queued.close();
+  });
 });
+
+function delay<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms));
+}
+
+/** A raw HTTP/1.1 request whose head asks `Expect: 100-continue`; the body waits to be sent. */
+class ExpectingUpload {
+  private readonly socket: Socket;
+  private received = "";
+  private waiting: ((text: string) => void) | null = null;
+  readonly closed: Promise<void>;
+
+  constructor(port: number, headLines: string[]) {
+    this.socket = connect(port, "127.0.0.1");
+    this.socket.setEncoding("utf8");
+    this.socket.write(`${headLines.join("\r\n")}\r\n\r\n`);
+    this.socket.on("data", (chunk: string) => {
+      this.received += chunk;
+      if (this.waiting && this.received.includes("\r\n\r\n")) this.take();
+    });
+    this.closed = new Promise((resolve) => this.socket.on("close", () => resolve()));
+  }
+
+  /** The first head Sluice answers with (a 100 Continue, or a final answer and its body). */
+  firstAnswer(): Promise<string> {
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      if (this.received.includes("\r\n\r\n")) this.take();
+    });
+  }
+
+  /** Sends the body and answers the final response (head and body). */
+  async sendBody(body: string): Promise<string> {
+    this.socket.write(body);
+    const answer = await this.firstAnswer();
+    // Wait for the whole body of a short answer.
+    await delay(50, undefined);
+    return answer + this.takeRest();
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private take(): void {
+    const resolve = this.waiting!;
+    this.waiting = null;
+    const end = this.received.indexOf("\r\n\r\n") + 4;
+    const head = this.received.slice(0, end);
+    this.received = this.received.slice(end);
+    resolve(head);
+  }
+
+  private takeRest(): string {
+    const rest = this.received;
+    this.received = "";
+    return rest;
+  }
+}

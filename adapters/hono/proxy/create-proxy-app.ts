@@ -5,6 +5,7 @@ import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { admitCaller } from "../lock/admit-caller.js";
+import { continueIfExpected } from "../lock/expect-continue.js";
 import { REJECTED_BY_HEADER, respondToError, sluiceReply } from "../lock/lock-responses.js";
 import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
@@ -118,6 +119,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       throw error;
     }
     logGranted(deps.accessLog, caller, clock.now(), hold.grant);
+    continueIfExpected(env);
     const credential = directory.credential(pool);
     const extra =
       signed && key ? signatureHeaders(signed, key, method, pool, target, clock.now()) : undefined;
@@ -202,6 +204,8 @@ async function signedBody(
   if (!pool.originSigning || !key) return null;
   const secret = directory.signingSecret(key);
   if (!secret) return null;
+  // The signature covers the body, so it is read (the key already passed) before the slot.
+  continueIfExpected(env);
   return { body: await readBodyLimited(request, limit, env), secret };
 }
 
