@@ -33,12 +33,31 @@ describe("pool proxy forwarding", () => {
     expect(seen.headers["x-forwarded-for"]).toBe("127.0.0.1");
     expect(seen.headers["x-forwarded-host"]).toBe(HOST);
     expect(seen.headers["x-forwarded-proto"]).toBe("http");
+    expect(seen.headers.forwarded).toBe(`for=127.0.0.1;host=${HOST};proto=http`);
+    expect(seen.headers["x-real-ip"]).toBe("127.0.0.1");
     expect(seen.headers.via).toBe("1.1 sluice");
     expect(reply.headers["x-svc-remaining-slots"]).toBe("1");
     expect(reply.headers["x-svc-effective-limit"]).toBe("2");
     expect(reply.headers["x-svc-queued-ms"]).toBe("0");
     expect((await h.governor.status("llm")).held).toBe(0);
     expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "admitted", source: "proxy" });
+  });
+
+  it("appends its hop to a caller's Forwarded and X-Forwarded-For, and never passes on its X-Real-IP", async () => {
+    const reply = await send({
+      host: HOST,
+      path: "/who",
+      headers: {
+        forwarded: "for=203.0.113.9",
+        "x-forwarded-for": "203.0.113.9",
+        "x-real-ip": "203.0.113.9",
+      },
+    });
+    const seen = JSON.parse(reply.body);
+    // The last element is Sluice's own: an origin that trusts Sluice reads that one.
+    expect(seen.headers.forwarded).toBe(`for=203.0.113.9, for=127.0.0.1;host=${HOST};proto=http`);
+    expect(seen.headers["x-forwarded-for"]).toBe("203.0.113.9, 127.0.0.1");
+    expect(seen.headers["x-real-ip"]).toBe("127.0.0.1");
   });
 
   it("forwards a GET request's body (some APIs search with one)", async () => {

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from "node:http";
 import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
 import { sluiceSecretInAuthorization } from "../lock/caller-auth.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
+import { forwardedWithHop } from "./forwarded.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";
 import { viaWithSluice } from "./via.js";
 
@@ -32,14 +33,17 @@ const REBUILT = new Set([
   "x-forwarded-host",
   "x-forwarded-proto",
   "x-forwarded-for",
+  "forwarded",
+  "x-real-ip",
   "via",
 ]);
 
 /**
  * The headers of the origin request: the caller's, minus hop-by-hop fields (RFC 9110
  * 7.6.1), Sluice's own `X-Svc-*` controls, and a Sluice secret in `Authorization`; plus the
- * managed credential, `X-Forwarded-For` (appended), `-Host` and `-Proto`, `Via` (appended,
- * RFC 9110 7.6.3), and `extra`.
+ * managed credential, `X-Forwarded-For` (appended), `-Host` and `-Proto`, `Forwarded`
+ * (this hop appended, RFC 7239), `X-Real-IP` (the caller's address; a value the caller sent
+ * is never passed on), `Via` (appended, RFC 9110 7.6.3), and `extra`.
  *
  * @example
  * ```ts
@@ -78,12 +82,18 @@ export function upstreamRequestHeaders(input: UpstreamHeaderInput): OutgoingHttp
     out["x-forwarded-for"] = forwardedFor
       ? `${forwardedFor}, ${input.remoteAddress}`
       : input.remoteAddress;
+    out["x-real-ip"] = input.remoteAddress;
   } else if (forwardedFor) {
     out["x-forwarded-for"] = forwardedFor;
   }
   const host = headers.get("host");
   if (host) out["x-forwarded-host"] = host;
   out["x-forwarded-proto"] = input.forwardedProto;
+  out.forwarded = forwardedWithHop(headers.get("forwarded"), {
+    remoteAddress: input.remoteAddress,
+    host,
+    proto: input.forwardedProto,
+  });
   out.via = viaWithSluice(headers.get("via"), input.httpVersion ?? "1.1");
   if (input.extra) Object.assign(out, input.extra);
   return out;
