@@ -22,7 +22,10 @@ export function translateSqliteError(error: unknown, what: string): unknown {
       return new InvalidArgumentError(`${what}: it refers to a record that does not exist.`);
     case "SQLITE_BUSY":
     case "SQLITE_LOCKED":
-      return new StoreUnavailableError(`${what}: the catalog database is busy.`, { cause: error });
+      return new StoreUnavailableError(
+        `${what}: the catalog database is busy (another process holds its write lock); try again in a moment.`,
+        { cause: error },
+      );
     default:
       return error;
   }

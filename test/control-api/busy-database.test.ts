@@ -71,7 +71,7 @@ describe("Control API while another connection holds the SQLite write lock", () 
   it("answers a write with 503 {message}, and succeeds once the lock is gone", async () => {
     const busy = await call("POST", "/api/v1/pools/llm/keys");
     expect(busy.status).toBe(503);
-    expect(await busy.json()).toEqual({ message: expect.stringMatching(/busy/) });
+    expect(await busy.json()).toEqual({ message: expect.stringMatching(/busy.*try again/) });
     other.exec("COMMIT");
     expect((await call("POST", "/api/v1/pools/llm/keys")).status).toBe(201);
   });
