@@ -37,7 +37,10 @@ export async function fetchWithinHold(
     statusText: response.statusText,
     headers: response.headers,
   });
+  // What a new Response cannot be given: the caller still sees where the body came from.
   Object.defineProperty(governed, "url", { value: response.url });
+  Object.defineProperty(governed, "redirected", { value: response.redirected });
+  Object.defineProperty(governed, "type", { value: response.type });
   return governed;
 }
 

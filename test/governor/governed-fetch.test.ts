@@ -44,6 +44,18 @@ describe("governed fetch", () => {
     });
   });
 
+  it("keeps the url, redirected and type of the response it followed a redirect to", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((request, response) => {
+      if (request.url === "/") response.writeHead(302, { location: "/moved" }).end();
+      else response.end("here");
+    });
+    const response = await governor.fetch("api", url);
+    expect(response).toMatchObject({ url: `${url}moved`, redirected: true, type: "basic" });
+    expect(await response.text()).toBe("here");
+  });
+
   it("learns a Retry-After pause from a 429 by itself", async () => {
     const { governor, clock } = manualGovernor();
     await governor.definePool("api", { maxConcurrent: 4 });
