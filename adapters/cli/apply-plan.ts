@@ -7,6 +7,7 @@ import type {
   PoolRecord,
 } from "../../src/catalog/types.js";
 import { ConflictError, InvalidArgumentError } from "../../src/errors.js";
+import { checkBudgetCeilings } from "./apply-budget-check.js";
 import { type ApplyCredential, type ApplyFile, type ApplyPool, allPools } from "./apply-schema.js";
 
 /** What `sluice apply` does (or would do) to one budget or pool. */
@@ -58,8 +59,8 @@ const COMPARED_FIELDS = [
  * Compares an apply file with the team's catalog and returns the changes, without writing.
  * Budgets match by name and pools by subdomain; with `prune`, the team's pools missing from
  * the file are deleted. Credential values named by `valueFromEnv` are read from `env`; a
- * missing variable, an unknown team, or a subdomain owned by another team fails the whole
- * plan before anything is written.
+ * missing variable, an unknown team, a subdomain owned by another team, or a budget whose
+ * pools would reserve more than its ceiling fails the whole plan before anything is written.
  *
  * @example
  * ```ts
@@ -91,6 +92,7 @@ export function planApply(
       throw new ConflictError(`The subdomain "${pool.subdomain}" belongs to another team.`);
     }
   }
+  checkBudgetCeilings(file.budgets, desired, pools, budgets, options.prune);
   const budgetChanges = planBudgets(file, budgets);
   const poolChanges = planPools(catalog, desired, pools, budgets);
   const deletions = options.prune ? planDeletions(desired, pools) : [];

@@ -297,6 +297,28 @@ describe("sluice apply", () => {
     expect(over.stderr).toContain("reservedConcurrent");
   });
 
+  it("refuses a ceiling the pools it does not list would break, unless --prune deletes them", async () => {
+    const chatIn = (budget: number, ...pools: object[]) => ({
+      team: "acme",
+      budgets: [{ name: "llm", originMaxConcurrent: budget, pools }],
+    });
+    const reserved = { ...chat, reservedConcurrent: 2 };
+    const other = { ...reserved, subdomain: "other" };
+    expect((await sluice(["apply", writeFile("a.json", chatIn(5, reserved, other))])).code).toBe(0);
+    const lowered = await sluice(["apply", writeFile("b.json", chatIn(3, reserved))]);
+    expect(lowered.code).toBe(2);
+    expect(lowered.stderr).toContain(
+      'Budget "llm": its pools would reserve 4 (chat 2; other 2, not in this file), more than its originMaxConcurrent 3.',
+    );
+    expect(readCatalog((data) => data.catalog.store.listBudgets(1)[0]?.originMaxConcurrent)).toBe(
+      5,
+    );
+    // Deleting the pool the file leaves out makes the same ceiling fit.
+    const pruned = await sluice(["apply", writeFile("b.json", chatIn(3, reserved)), "--prune"]);
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toContain("Deleted pool other");
+  });
+
   it("names a missing file and invalid JSON", async () => {
     const missing = await sluice(["apply", join(dir, "nope.json")]);
     expect(missing).toMatchObject({
