@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type Database from "better-sqlite3";
@@ -7,6 +8,7 @@ import { type Clock, systemClock } from "../../src/clock/clock.js";
 import { InvalidArgumentError, SluiceError, StoreUnavailableError } from "../../src/errors.js";
 import {
   loadOrCreateSecretKey,
+  loadSecretKey,
   openSluiceDatabase,
   SECRET_KEY_ENV,
   SECRET_KEY_FILE,
@@ -50,7 +52,9 @@ export function resolveDataDir(
 /**
  * Opens (creating when missing) `dataDir/sluice.db` and the secret key that encrypts stored
  * upstream credentials: `SLUICE_SECRET_KEY` when given, else `dataDir/secret.key` (created
- * on first use). Every process that shares the data directory must use the same key.
+ * with the catalog, never later: a catalog without one was made with `SLUICE_SECRET_KEY`,
+ * and opening it without that key is refused, except read-only). Every process that shares
+ * the data directory must use the same key.
  *
  * @example
  * ```ts
@@ -67,12 +71,10 @@ export function openDataDir(options: {
   create?: boolean;
 }): OpenDataDir {
   const dataDir = resolve(options.dataDir);
-  checkDataDir(dataDir, options.create ?? true);
+  const create = options.create ?? true;
+  checkDataDir(dataDir, create);
   const key = inDataDir(dataDir, SECRET_KEY_FILE, () =>
-    loadOrCreateSecretKey({
-      env: options.secretKey ? { [SECRET_KEY_ENV]: options.secretKey } : {},
-      dataDir,
-    }),
+    secretKeyOf(dataDir, options.secretKey, create),
   );
   const database = inDataDir(dataDir, DATABASE_FILE, () =>
     openSluiceDatabase(join(dataDir, DATABASE_FILE)),
@@ -84,7 +86,10 @@ export function openDataDir(options: {
     clock: options.clock ?? systemClock,
   });
   try {
-    checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE));
+    // A reader without the key never decrypts: its stand-in key is not checked.
+    if (key !== READ_ONLY_STAND_IN) {
+      checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE));
+    }
   } catch (error) {
     database.close();
     throw error;
@@ -100,6 +105,30 @@ export function openDataDir(options: {
       database.close();
     },
   };
+}
+
+/** The key of a read-only open that has none: it decrypts nothing, and is never stored. */
+const READ_ONLY_STAND_IN = randomBytes(32);
+
+/**
+ * The secret key, created only with a fresh directory's catalog. A directory that holds a
+ * catalog but no `secret.key` was set up with `SLUICE_SECRET_KEY`: a new key there would seal
+ * new secrets under a key the servers do not have, so that is refused, and a read-only open
+ * gets a stand-in key (it writes nothing, and reads no secret).
+ */
+function secretKeyOf(dataDir: string, secretKey: string | undefined, create: boolean): Buffer {
+  const env = secretKey ? { [SECRET_KEY_ENV]: secretKey } : {};
+  const existing = loadSecretKey({ env, dataDir });
+  if (existing) return existing;
+  if (!create) return READ_ONLY_STAND_IN;
+  if (existsSync(join(dataDir, DATABASE_FILE))) {
+    throw new InvalidArgumentError(
+      `The data directory ${dataDir} holds a catalog but no ${SECRET_KEY_FILE}: its secrets are ` +
+        `sealed with the key in ${SECRET_KEY_ENV}. Set ${SECRET_KEY_ENV} to that key (or put ` +
+        `the ${SECRET_KEY_FILE} back).`,
+    );
+  }
+  return loadOrCreateSecretKey({ env, dataDir });
 }
 
 /** Names the real problem before any file in the directory is blamed for it. */

@@ -7,6 +7,7 @@ export { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations.js";
 export {
   decodeSecretKey,
   loadOrCreateSecretKey,
+  loadSecretKey,
   SECRET_KEY_ENV,
   SECRET_KEY_FILE,
 } from "./secret-key.js";

@@ -47,15 +47,31 @@ export function loadOrCreateSecretKey(options: {
   env: Record<string, string | undefined>;
   dataDir: string;
 }): Buffer {
+  const existing = loadSecretKey(options);
+  if (existing) return existing;
+  makeDirectory(options.dataDir, 0o700);
+  const path = join(options.dataDir, SECRET_KEY_FILE);
+  createKeyFile(path);
+  return readKeyFile(path)!;
+}
+
+/**
+ * The secret key from `SLUICE_SECRET_KEY` or `<dataDir>/secret.key`, like
+ * {@link loadOrCreateSecretKey}, but undefined when neither holds one: nothing is created.
+ *
+ * @example
+ * ```ts
+ * const key = loadSecretKey({ env: process.env, dataDir: "./.sluice-data" }); // undefined: no key yet
+ * ```
+ */
+export function loadSecretKey(options: {
+  env: Record<string, string | undefined>;
+  dataDir: string;
+}): Buffer | undefined {
   const fromEnv = options.env[SECRET_KEY_ENV];
   if (fromEnv !== undefined && fromEnv.trim() !== "")
     return decodeSecretKey(fromEnv, SECRET_KEY_ENV);
-  const path = join(options.dataDir, SECRET_KEY_FILE);
-  const existing = readKeyFile(path);
-  if (existing) return existing;
-  makeDirectory(options.dataDir, 0o700);
-  createKeyFile(path);
-  return readKeyFile(path)!;
+  return readKeyFile(join(options.dataDir, SECRET_KEY_FILE));
 }
 
 function readKeyFile(path: string): Buffer | undefined {

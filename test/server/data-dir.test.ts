@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -51,6 +51,29 @@ describe("openDataDir", () => {
       "Bearer sk-upstream",
     );
     data.close();
+  });
+
+  it("never makes a secret.key for a catalog set up with SLUICE_SECRET_KEY", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
+    dirs.push(dataDir);
+    openDataDir({ dataDir, secretKey: KEY }).close();
+    // A command that forgot the key would seal new secrets under one no server has.
+    expect(() => openDataDir({ dataDir })).toThrow(
+      /holds a catalog but no secret\.key.*Set SLUICE_SECRET_KEY/,
+    );
+    // A read-only command opens it (it decrypts nothing) and creates nothing.
+    openDataDir({ dataDir, create: false }).close();
+    expect(existsSync(join(dataDir, "secret.key"))).toBe(false);
+    openDataDir({ dataDir, secretKey: KEY }).close();
+    expect(existsSync(join(dataDir, "secret.key"))).toBe(false);
+  });
+
+  it("a fresh directory gets its secret.key with its catalog", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
+    dirs.push(dataDir);
+    openDataDir({ dataDir }).close();
+    expect(existsSync(join(dataDir, "secret.key"))).toBe(true);
+    openDataDir({ dataDir }).close();
   });
 
   it("names the directory and the file when one cannot be opened", () => {
