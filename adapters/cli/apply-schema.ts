@@ -99,6 +99,15 @@ const poolFields = {
       (value) => /^https?:\/\/[^/\s]+/.test(value) && URL.canParse(value),
       "Must be an http:// or https:// URL.",
     ),
+    // The proxy sends origin + path + the caller's query: these parts would be dropped.
+    v.check(
+      (value) => !URL.canParse(value) || noUserInfo(new URL(value)),
+      'Must not hold a user name or password: put the upstream\'s auth in "credential".',
+    ),
+    v.check(
+      (value) => !URL.canParse(value) || !/[?#]/.test(value),
+      "Must not hold a ?query or #fragment: the caller's own query is sent.",
+    ),
     v.transform((value) => value.replace(/\/+$/, "")),
   ),
   maxConcurrent: positiveInt,
@@ -178,6 +187,10 @@ const BudgetPoolSchema = v.pipe(
     "reservedConcurrent must not exceed maxConcurrent.",
   ),
 );
+
+function noUserInfo(url: URL): boolean {
+  return url.username === "" && url.password === "";
+}
 
 const BudgetSchema = v.pipe(
   v.strictObject(

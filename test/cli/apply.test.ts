@@ -227,6 +227,26 @@ describe("sluice apply", () => {
     expect(result.stderr).toContain("pools.0.extra: Unknown field (check the spelling).");
   });
 
+  it("refuses an origin with a password, a query or a fragment (the proxy would drop them), never echoing it", async () => {
+    const file = writeFile("origin.json", {
+      team: "acme",
+      pools: [
+        { ...chat, origin: "http://user:s3cret@127.0.0.1:9000/v1" },
+        { ...chat, subdomain: "q", origin: "http://127.0.0.1:9000/v1?x=1" },
+        { ...chat, subdomain: "f", origin: "http://127.0.0.1:9000/v1#top" },
+      ],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'pools.0.origin: Must not hold a user name or password: put the upstream\'s auth in "credential".',
+    );
+    expect(result.stderr).toContain("pools.1.origin: Must not hold a ?query or #fragment");
+    expect(result.stderr).toContain("pools.2.origin: Must not hold a ?query or #fragment");
+    expect(result.stderr).not.toContain("s3cret");
+    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+  });
+
   it("refuses limits the governor cannot hold before writing anything", async () => {
     const file = writeFile("huge.json", {
       team: "acme",
