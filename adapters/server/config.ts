@@ -55,6 +55,12 @@ const httpUrl = v.pipe(
       !URL.canParse(value) || (new URL(value).username === "" && new URL(value).password === ""),
     "must not contain a user name or password",
   ),
+  // Routes are served at the root of the host: a path would be advertised, then answer 404.
+  v.check((value) => {
+    if (!URL.canParse(value)) return true;
+    const url = new URL(value);
+    return url.pathname.replace(/\/+$/, "") === "" && url.search === "" && url.hash === "";
+  }, "must name the host only, without a path, query or fragment (Sluice serves its routes at the root; a proxy in front may strip a prefix)"),
   // A trailing slash would double up when paths are appended.
   v.transform((value) => value.replace(/\/+$/, "")),
 );

@@ -170,6 +170,20 @@ describe("loadServerConfig errors", () => {
     expect(issues.join("\n")).not.toMatch(/s3cretPW|pw123/);
   });
 
+  it("refuses a path in the public URLs: the routes are served at the host's root", () => {
+    const issues = issuesOf(() =>
+      loadServerConfig({
+        flags: { baseUrl: "http://localhost:8080/sluice", lockUrl: "http://lock.test/x?y=1" },
+      }),
+    );
+    expect(issues).toHaveLength(2);
+    expect(issues[0]).toMatch(/^baseUrl: must name the host only, without a path/);
+    expect(issues[1]).toMatch(/^lockUrl: must name the host only, without a path/);
+    expect(loadServerConfig({ flags: { baseUrl: "http://localhost:8080/" } }).baseUrl).toBe(
+      "http://localhost:8080",
+    );
+  });
+
   it("refuses a Redis URL that cannot be parsed, naming the field", () => {
     for (const redisUrl of ["redis://u:pw@host:99999", "redis://:pw@[bad"]) {
       const issues = issuesOf(() => loadServerConfig({ flags: { redisUrl } }));
