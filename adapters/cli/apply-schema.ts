@@ -36,6 +36,10 @@ const httpMethod = v.pipe(
   v.string(),
   v.toUpperCase(),
   v.regex(/^[A-Z]+$/, "Must be an HTTP method name such as QUERY."),
+  v.check(
+    (method) => method !== "TRACE" && method !== "CONNECT",
+    "TRACE and CONNECT are never proxied, so they cannot be read methods.",
+  ),
 );
 
 const CredentialHeaderSchema = v.pipe(

@@ -247,6 +247,18 @@ describe("sluice apply", () => {
     expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
+  it("refuses TRACE and CONNECT as read methods: the proxy never forwards them", async () => {
+    const file = writeFile("trace.json", {
+      team: "acme",
+      pools: [{ ...chat, readMethods: ["post", "trace", "QUERY"] }],
+    });
+    const result = await sluice(["apply", file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "pools.0.readMethods.1: TRACE and CONNECT are never proxied, so they cannot be read methods.",
+    );
+  });
+
   it("refuses limits the governor cannot hold before writing anything", async () => {
     const file = writeFile("huge.json", {
       team: "acme",

@@ -133,7 +133,12 @@ describe("sluice user add", () => {
           "admin",
         )
       ).stdout,
-    ).toBe("Added bo@example.com (user id 2) to team acme as admin.\n");
+    ).toBe("Changed the role of bo@example.com (user id 2) in team acme: member → admin.\n");
+    // Without --role, re-adding keeps the role.
+    expect(
+      (await sluice("user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"))
+        .stdout,
+    ).toBe("bo@example.com (user id 2) is already admin of team acme.\n");
   });
 
   it("refuses an unknown team and an unknown role", async () => {
@@ -179,7 +184,7 @@ describe("sluice user add", () => {
       "owner",
     );
     expect((await sluice(...demote, "--role", "member")).stdout).toBe(
-      "Added ada@example.com (user id 1) to team acme as member.\n",
+      "Changed the role of ada@example.com (user id 1) in team acme: owner → member.\n",
     );
   });
 });

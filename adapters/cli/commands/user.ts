@@ -1,3 +1,4 @@
+import { normalizeEmail } from "../../../src/catalog/teams.js";
 import type { Role } from "../../../src/catalog/types.js";
 import { DATA_DIR_OPTION, requireTeam, withCatalog } from "../catalog-session.js";
 import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
@@ -35,7 +36,8 @@ export const userAddCommand: CommandSpec = {
     role: {
       type: "string",
       placeholder: "owner|admin|member",
-      description: "Role in the team; owners and admins may manage API tokens. Default: member.",
+      description:
+        "Role in the team; owners and admins may manage API tokens. Default: member for a new member, the current role for one already in the team.",
     },
     ...DATA_DIR_OPTION,
   },
@@ -48,15 +50,18 @@ export const userAddCommand: CommandSpec = {
   run: (args, io) =>
     withCatalog(args, io, (catalog) => {
       const team = requireTeam(catalog, requiredString(args, "team"));
-      const role = (optionalString(args, "role") ?? "member") as Role;
+      const email = requiredString(args, "email");
+      const known = catalog.store.findUserByEmail(normalizeEmail(email));
+      const before = known && catalog.store.getMembership(team.id, known.id);
+      // Without --role a member keeps the role they have: re-adding must not demote.
+      const role = (optionalString(args, "role") ?? before?.role ?? "member") as Role;
       const { user } = withFlagNames({ name: "name", email: "email", role: "role" }, () =>
-        catalog.addMember(
-          team.id,
-          { name: requiredString(args, "name"), email: requiredString(args, "email") },
-          role,
-        ),
+        catalog.addMember(team.id, { name: requiredString(args, "name"), email }, role),
       );
-      io.out(`Added ${user.email} (user id ${user.id}) to team ${team.slug} as ${role}.`);
+      const who = `${user.email} (user id ${user.id})`;
+      if (!before) io.out(`Added ${who} to team ${team.slug} as ${role}.`);
+      else if (before.role === role) io.out(`${who} is already ${role} of team ${team.slug}.`);
+      else io.out(`Changed the role of ${who} in team ${team.slug}: ${before.role} → ${role}.`);
       return 0;
     }),
 };
