@@ -352,6 +352,13 @@ describe("sluice token", () => {
         .stdout,
     ).toBe('Revoked API token "ci" (id 1) of team acme.\n');
     expect(() => authenticate(created.token)).toThrow(UnauthorizedError);
+    const again = await sluice(
+      ...["token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "1"],
+    );
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(
+      /^API token "ci" \(id 1\) of team acme was already revoked on \d{4}-\d\d-\d\dT/,
+    );
     const json = JSON.parse((await sluice("token", "list", "--team", "acme", "--json")).stdout);
     expect(json[0].revoked_at).toMatch(/^\d{4}-/);
     expect(JSON.stringify(json)).not.toContain(created.token);

@@ -167,12 +167,18 @@ export const tokenRevokeCommand: CommandSpec = {
       const team = requireTeam(catalog, requiredString(args, "team"));
       const user = requireMember(catalog, team, requiredString(args, "user"));
       const tokenId = parseTokenId(requiredString(args, "id"));
+      const before = catalog.store.listApiTokens(team.id).find((token) => token.id === tokenId);
       const token = catalog.revokeApiToken({ teamId: team.id, actorUserId: user.id, tokenId });
       if (!token) {
         io.err(`Error: team ${team.slug} has no API token with id ${tokenId}.`);
         return 1;
       }
-      io.out(`Revoked API token "${token.name}" (id ${token.id}) of team ${team.slug}.`);
+      const which = `API token "${token.name}" (id ${token.id}) of team ${team.slug}`;
+      if (before?.revokedAt != null) {
+        io.out(`${which} was already revoked on ${new Date(before.revokedAt).toISOString()}.`);
+      } else {
+        io.out(`Revoked ${which}.`);
+      }
       return 0;
     }),
 };
