@@ -97,6 +97,10 @@ export class SqliteCatalogStore implements CatalogStore {
       | undefined;
   }
 
+  listTeams(): TeamRecord[] {
+    return this.sql("SELECT id, name, slug FROM teams ORDER BY id").all() as TeamRecord[];
+  }
+
   createUser(input: { name: string; email: string }): UserRecord {
     return this.write("user", () => {
       if (this.findUserByEmail(input.email))

@@ -62,6 +62,10 @@ export class MemoryCatalogStore implements CatalogStore {
     return team && { ...team };
   }
 
+  listTeams(): TeamRecord[] {
+    return [...this.teams.values()].sort((a, b) => a.id - b.id).map((team) => ({ ...team }));
+  }
+
   createUser(input: { name: string; email: string }): UserRecord {
     if (this.findUserByEmail(input.email)) {
       throw new ConflictError("A user with that email exists.");

@@ -151,6 +151,8 @@ export interface CatalogStore {
   createTeam(input: { name: string; slug: string }): TeamRecord;
   findTeamBySlug(slug: string): TeamRecord | undefined;
   getTeam(teamId: number): TeamRecord | undefined;
+  /** Every team, by id (operator tools; API callers only ever see their own). */
+  listTeams(): TeamRecord[];
 
   createUser(input: { name: string; email: string }): UserRecord;
   findUserByEmail(email: string): UserRecord | undefined;

@@ -71,6 +71,13 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         expect(store.getTeam(team.id + 1000)).toBeUndefined();
       });
 
+      it("lists every team by id", () => {
+        expect(store.listTeams()).toEqual([]);
+        const b = store.createTeam({ name: "B", slug: "team-b" });
+        const a = store.createTeam({ name: "A", slug: "team-a" });
+        expect(store.listTeams()).toEqual([b, a]);
+      });
+
       it("refuses a taken team slug with ConflictError", () => {
         store.createTeam({ name: "Acme", slug: "acme" });
         expect(() => store.createTeam({ name: "Other", slug: "acme" })).toThrow(ConflictError);

@@ -413,7 +413,7 @@ describe("sluice status", () => {
   it("says when there is nothing yet, and prints JSON without secrets", async () => {
     await createAcme();
     expect((await sluice("status")).stdout).toBe(
-      'No budgets or pools yet. Add some with "sluice apply <file.json>".\n',
+      'Team acme "Acme" (id 1): 0 budgets, 0 pools\n  Nothing yet: add budgets and pools with "sluice apply <file.json>".\n',
     );
     const json = JSON.parse((await sluice("status", "--team", "acme", "--json")).stdout);
     expect(json).toEqual([{ team: { id: 1, name: "Acme", slug: "acme" }, budgets: [], pools: [] }]);

@@ -41,6 +41,9 @@ function printTeam(io: CliIo, catalog: CatalogService, team: TeamRecord): void {
     for (const pool of pools.filter((p) => p.budgetId === budget.id))
       io.out(`    ${poolLine(pool)}`);
   }
+  if (budgets.length === 0 && pools.length === 0) {
+    io.out('  Nothing yet: add budgets and pools with "sluice apply <file.json>".');
+  }
   const loose = pools.filter((pool) => pool.budgetId === null);
   if (loose.length > 0) io.out("  Pools outside any budget:");
   for (const pool of loose) io.out(`    ${poolLine(pool)}`);
@@ -89,30 +92,15 @@ export const statusCommand: CommandSpec = {
       io,
       (catalog) => {
         const slug = optionalString(args, "team");
-        const teams = slug ? [requireTeam(catalog, slug)] : listTeams(catalog);
+        const teams = slug ? [requireTeam(catalog, slug)] : catalog.store.listTeams();
         if (args.values.json === true) {
           io.out(JSON.stringify(teams.map((team) => statusJson(catalog, team))));
           return 0;
         }
-        if (teams.length === 0)
-          io.out('No budgets or pools yet. Add some with "sluice apply <file.json>".');
+        if (teams.length === 0) io.out('No teams yet. Create one with "sluice team create".');
         for (const team of teams) printTeam(io, catalog, team);
         return 0;
       },
       READ_ONLY,
     ),
 };
-
-/** Teams that own a budget or pool, by id (the store has no "list teams"; empty teams have nothing to show). */
-function listTeams(catalog: CatalogService): TeamRecord[] {
-  const ids = new Set([
-    ...catalog.store.listAllBudgets().map((budget) => budget.teamId),
-    ...catalog.store.listAllPools().map((pool) => pool.teamId),
-  ]);
-  return [...ids]
-    .sort((a, b) => a - b)
-    .flatMap((id) => {
-      const team = catalog.store.getTeam(id);
-      return team ? [team] : [];
-    });
-}
