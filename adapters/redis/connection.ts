@@ -88,5 +88,26 @@ export function toStoreError(error: unknown): unknown {
   const message = error instanceof Error ? error.message : String(error);
   // ioredis reports a refused or dropped connection as a spent retry budget.
   const reason = /max retries per request/i.test(message) ? "no connection" : message;
-  return new StoreUnavailableError(`Redis is unavailable: ${reason}`, { cause: error });
+  return redisUnavailable(reason, error);
+}
+
+const UNAVAILABLE = "Redis is unavailable";
+
+/**
+ * The store's typed error for an unreachable Redis, saying why once: `reason` may be the
+ * message of such an error already (the health monitor keeps it).
+ *
+ * @example
+ * ```ts
+ * throw redisUnavailable("Command timed out"); // "Redis is unavailable: Command timed out"
+ * ```
+ */
+export function redisUnavailable(reason: string | null, cause?: unknown): StoreUnavailableError {
+  const message =
+    reason === null
+      ? `${UNAVAILABLE}.`
+      : reason.startsWith(UNAVAILABLE)
+        ? reason
+        : `${UNAVAILABLE}: ${reason}`;
+  return new StoreUnavailableError(message, cause === undefined ? undefined : { cause });
 }

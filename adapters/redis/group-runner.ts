@@ -1,7 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Clock } from "../../src/clock/clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
-import type { StoreListener } from "../../src/store/types.js";
 import { toStoreError } from "./connection.js";
 import { GroupBatcher } from "./group-batcher.js";
 import type { IdleTracker } from "./idle-tracker.js";
@@ -11,6 +10,7 @@ import {
   REPLY_EVENTS,
   REPLY_NOW,
   REPLY_WAKE,
+  type RedisListener,
   type ReplyFields,
   type ScriptResult,
 } from "./replies.js";
@@ -52,7 +52,7 @@ export interface GroupRunnerDeps {
    */
   events: GroupEvents;
   idle: IdleTracker;
-  listener(): StoreListener;
+  listener(): RedisListener;
   /** Told about every failure to reach Redis (already wrapped in StoreUnavailableError). */
   onUnavailable(error: StoreUnavailableError): void;
 }

@@ -7,6 +7,7 @@ import type {
 } from "../../src/store/types.js";
 import { HeldSlots } from "./held-slots.js";
 import { QueuedWaiters } from "./queued-waiters.js";
+import type { RedisListener } from "./replies.js";
 
 /**
  * What this process has in Redis: its waiters (`queued`) and the slots its callers hold
@@ -98,10 +99,13 @@ export class ProcessLedger {
   /**
    * The listener the engine reports to: keeps the ledger in step (a waiter handed its slot
    * holds it from then on, a reclaimed slot is gone, a pool removed elsewhere leaves
-   * nothing), then tells `inner()` (the governor).
+   * nothing), then tells `inner()` (the governor). A slot renewed or released through
+   * another process only updates the ledger: the lease to adopt it with, or nothing to adopt.
    */
-  listener(inner: () => StoreListener): StoreListener {
+  listener(inner: () => StoreListener): RedisListener {
     return {
+      renewedElsewhere: (_pool, slotId, leaseDeadline) => this.held.renewed(slotId, leaseDeadline),
+      releasedElsewhere: (_pool, slotId) => this.held.delete(slotId),
       granted: (pool, slot, queuedMs, waiter) => {
         this.queued.delete(slot.slotId);
         this.held.add(pool, slot);

@@ -8,7 +8,6 @@ import type {
   StoreAcquireResult,
   StoreCancelResult,
   StoreInspectResult,
-  StoreListener,
   StorePoolConfig,
   StoreReleaseResult,
   StoreRenewResult,
@@ -22,6 +21,7 @@ import {
   movedTo,
   NOT_FOUND,
   NOT_RELEASED,
+  type RedisListener,
   type ReplyFields,
   readAcquire,
   readAdopt,
@@ -56,7 +56,7 @@ export interface EngineDeps {
   /** How long a pool re-created after Redis lost it admits nobody new (see `restoring`). */
   restoreGraceMs: number;
   budgets: ReadonlyMap<string, number | null>;
-  listener(): StoreListener;
+  listener(): RedisListener;
   /** Told about every failure to reach Redis. */
   onUnavailable(error: StoreUnavailableError): void;
   /**

@@ -19,6 +19,7 @@ import type {
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
   openConnections,
+  redisUnavailable,
   type StoreConnections,
   toStoreError,
 } from "./connection.js";
@@ -38,7 +39,7 @@ import {
 import { ProcessLedger } from "./process-ledger.js";
 import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
-import { NOT_RELEASED, UNKNOWN } from "./replies.js";
+import { NOT_RELEASED, type RedisListener, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 import { redisServerWarnings } from "./server-check.js";
 
@@ -370,7 +371,7 @@ export class RedisSlotStore implements SlotStore {
     if (this.closed) throw new StoreUnavailableError("The slot store is closed.");
     if (!this.monitor.up) {
       if (canFallBack) return (fallback ? fallback() : undefined) as T;
-      throw new StoreUnavailableError(`Redis is unavailable: ${this.monitor.current().reason}`);
+      throw redisUnavailable(this.monitor.current().reason);
     }
     try {
       return await operation();
@@ -406,7 +407,7 @@ export class RedisSlotStore implements SlotStore {
    * Redis went, a reclaim) go nowhere until Redis is back: the recovery cancels such a waiter
    * in Redis first, and keeps the slot Redis gave it only when the caller still holds one.
    */
-  private movedWaitersFilter(inner: StoreListener): StoreListener {
+  private movedWaitersFilter(inner: RedisListener): RedisListener {
     const local = this.local;
     if (!local) return inner;
     const isMoved = (slotId: string) => local.moved(slotId);

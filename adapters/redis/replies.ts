@@ -222,13 +222,24 @@ export function readRetire(result: ScriptResult): RetireResult {
 }
 
 /**
+ * The store's listener, plus what only this process's record of its own slots needs to hear:
+ * a slot it owns renewed or released through another process (a Lock API call sent to
+ * another server).
+ */
+export interface RedisListener extends StoreListener {
+  renewedElsewhere?(pool: string, slotId: string, leaseDeadline: number): void;
+  releasedElsewhere?(pool: string, slotId: string): void;
+}
+
+/**
  * Hands events to the listener in the order the script produced them: `g, pool, slot (6
  * fields), queuedMs` for a handoff, `r, pool, count, slot ids` for a reclaim, `x, pool` for a
- * pool another process removed. `fields[from, to)` holds them (a reply's event part, or a
- * whole published message).
+ * pool another process removed, `n, pool, slot id, leaseDeadline` and `d, pool, slot id` for
+ * one of this process's slots renewed or released by another. `fields[from, to)` holds them
+ * (a reply's event part, or a whole published message).
  */
 export function dispatchEvents(
-  listener: StoreListener,
+  listener: RedisListener,
   fields: ReplyFields,
   from = 0,
   to = fields.length,
@@ -246,6 +257,12 @@ export function dispatchEvents(
     } else if (fields[i] === "x") {
       listener.removed?.(pool);
       i += 2;
+    } else if (fields[i] === "n") {
+      listener.renewedElsewhere?.(pool, String(fields[i + 2]), fields[i + 3] as number);
+      i += 4;
+    } else if (fields[i] === "d") {
+      listener.releasedElsewhere?.(pool, String(fields[i + 2]));
+      i += 3;
     } else {
       return;
     }

@@ -111,6 +111,51 @@ describe.skipIf(!available)("a Redis that loses its data while connected", () =>
     expect(await a.store.snapshot("llm")).toMatchObject({ slotIds: ["a1"] });
   });
 
+  /** Lets a published event reach the other process's subscriber connection. */
+  const eventsDelivered = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+  it("a slot renewed through another process is adopted with the lease that renewal gave", async () => {
+    const clock = new ManualClock();
+    const a = await process(clock);
+    const b = await process(clock);
+    await a.store.acquire("llm", { slotId: "a1", waitMs: 0 });
+    // The Lock API caller renews through another server, past the lease a first granted.
+    await clock.advance(BASE_POOL.termMs * 0.6);
+    expect(await b.store.renew("llm", "a1")).toMatchObject({ type: "renewed" });
+    await clock.advance(BASE_POOL.termMs * 0.6);
+    await eventsDelivered();
+
+    await deleteKeys(prefix);
+
+    expect(await b.store.acquire("llm", { slotId: "b1", waitMs: 0 })).toMatchObject({
+      reason: "paused",
+    });
+    await vi.waitFor(async () => expect((await a.store.snapshot("llm"))?.slotIds).toEqual(["a1"]));
+    expect(await b.store.renew("llm", "a1")).toMatchObject({ type: "renewed" });
+  });
+
+  it("a slot released through another process is not adopted again", async () => {
+    const clock = new ManualClock();
+    const a = await process(clock);
+    const b = await process(clock);
+    await a.store.acquire("llm", { slotId: "a1", waitMs: 0 });
+    await a.store.acquire("llm", { slotId: "a2", waitMs: 0 });
+    expect(await b.store.release("llm", "a1")).toMatchObject({ released: true });
+    await eventsDelivered();
+
+    await deleteKeys(prefix);
+
+    expect(await b.store.acquire("llm", { slotId: "b1", waitMs: 0 })).toMatchObject({
+      reason: "paused",
+    });
+    await vi.waitFor(async () => expect((await a.store.snapshot("llm"))?.slotIds).toEqual(["a2"]));
+    await clock.advance(RESTORE_GRACE_MS);
+    // The place a1 held is free: nobody waits a term for a phantom.
+    expect(await b.store.acquire("llm", { slotId: "b2", waitMs: 0 })).toMatchObject({
+      type: "granted",
+    });
+  });
+
   it("a pool another process removed comes back at once, without a pause", async () => {
     const clock = new ManualClock();
     const a = await process(clock);

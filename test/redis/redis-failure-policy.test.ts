@@ -63,12 +63,12 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(store.health().state).toBe("unavailable");
 
-      // Known down: later calls fail at once, without waiting for the network.
+      // Known down: later calls fail at once, without waiting for the network, and say why once.
       const again = performance.now();
-      await expect(store.acquire("llm", { slotId: "s1", waitMs: 0 })).rejects.toBeInstanceOf(
-        StoreUnavailableError,
-      );
+      const refused = store.acquire("llm", { slotId: "s1", waitMs: 0 });
+      await expect(refused).rejects.toBeInstanceOf(StoreUnavailableError);
       expect(performance.now() - again).toBeLessThan(50);
+      await expect(refused).rejects.toThrow(/^Redis is unavailable: connection to Redis lost$/);
     });
 
     it("fails within the command timeout when Redis stalls, and recovers by itself", async () => {
@@ -83,6 +83,10 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       const waited = performance.now() - started;
       expect(waited).toBeGreaterThanOrEqual(250);
       expect(waited).toBeLessThan(1_000);
+      // Known down: the next call says why once, not "Redis is unavailable: Redis is …".
+      await expect(store.acquire("llm", { slotId: "s0", waitMs: 0 })).rejects.toThrow(
+        /^Redis is unavailable: Command timed out/,
+      );
 
       await proxy.resume();
       await vi.waitFor(() => expect(store.health().state).toBe("ok"), { timeout: 3_000 });

@@ -244,13 +244,28 @@ local function grant(p, slot_id, owner, request_left, lease_until)
 end
 
 -- The slot as held ({ id, acquiredAt, leaseDeadline, requestDeadline, heldAtGrant, -1:
--- budget room not known after the grant }), or false.
+-- budget room not known after the grant, owner }), or false. push_slot sends the first six.
 local function held_slot(p, slot_id)
   local record = redis.call('HGET', p.skey, slot_id)
   if not record then return false end
-  local _, acquired, lease, request, held_at =
-    string.match(record, '^(%d+):(%d+):(%d+):(%d+):(%d+):')
-  return { slot_id, tonumber(acquired), tonumber(lease), tonumber(request), tonumber(held_at), -1 }
+  local _, acquired, lease, request, held_at, owner =
+    string.match(record, '^(%d+):(%d+):(%d+):(%d+):(%d+):(.*)$')
+  return { slot_id, tonumber(acquired), tonumber(lease), tonumber(request), tonumber(held_at), -1,
+    owner }
+end
+
+-- A renew or release of another process's slot (a Lock API call sent to another server):
+-- its owner hears of it, so its record of what it holds (re-adopted after Redis lost its
+-- data) keeps the lease Redis gave, and forgets a slot released elsewhere.
+-- Events: `n, pool, slot id, leaseDeadline` (renewed), `d, pool, slot id` (released).
+local function tell_owner(p, slot, kind, lease_deadline)
+  local owner = slot[7]
+  if owner == caller or owner == nil or owner == '' then return end
+  local list = events_of(owner)
+  list[#list + 1] = kind
+  list[#list + 1] = p.name
+  list[#list + 1] = slot[1]
+  if lease_deadline then list[#list + 1] = lease_deadline end
 end
 
 local function drop_holder(p, slot_id)
@@ -585,6 +600,7 @@ local function release_op(p, slot_id)
   local held_before = holders(p)
   local queued_before = p.minwait and waiter_count(p) or 0
   drop_holder(p, slot_id)
+  tell_owner(p, slot, 'd')
   serve_around(p)
   local result = { 'released', 1 }
   push_slot(result, slot)
@@ -606,6 +622,7 @@ local function renew_op(p, slot_id)
   local record = redis.call('HGET', p.skey, slot_id)
   local renewed = string.gsub(record, '^(%d+:%d+:)%d+', '%1' .. fmt(lease_deadline), 1)
   redis.call('HSET', p.skey, slot_id, renewed)
+  tell_owner(p, slot, 'n', lease_deadline)
   return { 'renewed', lease_deadline }
 end
 
