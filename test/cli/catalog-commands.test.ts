@@ -112,78 +112,44 @@ describe("sluice team create", () => {
 });
 
 describe("sluice user add", () => {
+  const addUser = (team: string, name: string, email: string, ...extra: string[]) =>
+    sluice("user", "add", "--team", team, "--name", name, "--email", email, ...extra);
+  const addBo = (...extra: string[]) => addUser("acme", "Bo", "bo@example.com", ...extra);
+
   it("adds a member (default role) and changes roles", async () => {
     await createAcme();
-    expect(
-      (await sluice("user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"))
-        .stdout,
-    ).toBe("Added bo@example.com (user id 2) to team acme as member.\n");
-    expect(
-      (
-        await sluice(
-          "user",
-          "add",
-          "--team",
-          "acme",
-          "--name",
-          "Bo",
-          "--email",
-          "bo@example.com",
-          "--role",
-          "admin",
-        )
-      ).stdout,
-    ).toBe("Changed the role of bo@example.com (user id 2) in team acme: member → admin.\n");
+    expect((await addBo()).stdout).toBe(
+      "Added bo@example.com (user id 2) to team acme as member.\n",
+    );
+    expect((await addBo("--role", "admin")).stdout).toBe(
+      "Changed the role of bo@example.com (user id 2) in team acme: member → admin.\n",
+    );
     // Without --role, re-adding keeps the role.
-    expect(
-      (await sluice("user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"))
-        .stdout,
-    ).toBe("bo@example.com (user id 2) is already admin of team acme.\n");
+    expect((await addBo()).stdout).toBe(
+      "bo@example.com (user id 2) is already admin of team acme.\n",
+    );
   });
 
   it("refuses an unknown team and an unknown role", async () => {
-    expect(
-      (await sluice("user", "add", "--team", "nope", "--name", "Bo", "--email", "bo@example.com"))
-        .stderr,
-    ).toContain('No team with slug "nope"');
-    await createAcme();
-    const badRole = await sluice(
-      "user",
-      "add",
-      "--team",
-      "acme",
-      "--name",
-      "Bo",
-      "--email",
-      "bo@example.com",
-      "--role",
-      "king",
+    expect((await addUser("nope", "Bo", "bo@example.com")).stderr).toContain(
+      'No team with slug "nope"',
     );
+    await createAcme();
+    const badRole = await addBo("--role", "king");
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toContain("--role: Must be one of owner, admin, member.");
   });
 
   it("refuses to demote the team's only owner, and says what to do instead", async () => {
     await createAcme();
-    const demote = ["user", "add", "--team", "acme", "--name", "Ada", "--email", "ada@example.com"];
-    const refused = await sluice(...demote, "--role", "member");
+    const demoteAda = () => addUser("acme", "Ada", "ada@example.com", "--role", "member");
+    const refused = await demoteAda();
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
       "--role: The team's only owner cannot step down; make another member owner first.",
     );
-    await sluice(
-      "user",
-      "add",
-      "--team",
-      "acme",
-      "--name",
-      "Bo",
-      "--email",
-      "bo@example.com",
-      "--role",
-      "owner",
-    );
-    expect((await sluice(...demote, "--role", "member")).stdout).toBe(
+    await addBo("--role", "owner");
+    expect((await demoteAda()).stdout).toBe(
       "Changed the role of ada@example.com (user id 1) in team acme: owner → member.\n",
     );
   });
