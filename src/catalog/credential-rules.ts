@@ -7,6 +7,7 @@ const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   "connection",
   "content-length",
   "expect",
+  "forwarded",
   "host",
   "keep-alive",
   "proxy-authenticate",
@@ -20,10 +21,18 @@ const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   "x-forwarded-for",
   "x-forwarded-host",
   "x-forwarded-proto",
+  "x-real-ip",
 ]);
 
-// RFC 9110 5.1: a field name is a token.
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * An HTTP `token` (RFC 9110 5.6.2): a field name, or a parameter value that needs no quotes.
+ *
+ * @example
+ * ```ts
+ * HTTP_TOKEN.test("x-api-key"); // true
+ * ```
+ */
+export const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // RFC 9110 5.5, ASCII only: visible characters, with spaces and tabs only between them. A line
 // break would end the header early and let the rest of the value pose as more headers.
 const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
@@ -38,7 +47,7 @@ const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
  * ```
  */
 export function credentialHeaderIssue(header: string): string | null {
-  if (!TOKEN.test(header)) return "Must be a header name, such as x-api-key.";
+  if (!HTTP_TOKEN.test(header)) return "Must be a header name, such as x-api-key.";
   const name = header.toLowerCase();
   if (RESERVED_HEADERS.has(name) || name.startsWith("x-svc-")) {
     return `Cannot be ${name}: Sluice sets or removes that header itself.`;

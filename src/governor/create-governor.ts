@@ -29,7 +29,12 @@ import type { HoldOwner, LocalHold } from "./local-hold.js";
 import { pushLearned, resetLearning } from "./pool-learning.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { PoolRegistry, toPoolStatus, toStoreConfig } from "./pool-registry.js";
-import { type ReleaseAnswer, type ReleaseDeps, releaseAndLearn } from "./release-flow.js";
+import {
+  NOT_RELEASED,
+  type ReleaseAnswer,
+  type ReleaseDeps,
+  releaseAndLearn,
+} from "./release-flow.js";
 import { ignore, releaseQuietly } from "./release-quietly.js";
 import { RunStarter, startHold } from "./run-starter.js";
 import type { BudgetSettings, PoolSettings, PoolSettingsInput } from "./settings.js";
@@ -50,7 +55,6 @@ import { WaitingRoom } from "./waiting-room.js";
 /** Retry hint for turn-aways caused by busy slots, where no deadline is known. */
 const SLOT_RETRY_HINT_MS = 1000;
 const NO_OPTIONS: AcquireOptions = Object.freeze({});
-const NOT_RELEASED = Object.freeze({ released: false });
 
 /**
  * Creates a governor: pools with exact concurrency, FIFO queues, RPM gates and budgets,

@@ -13,7 +13,8 @@ export interface ReleaseAnswer {
 }
 
 const RELEASED: ReleaseAnswer = Object.freeze({ released: true });
-const NOT_RELEASED: ReleaseAnswer = Object.freeze({ released: false });
+/** A release of nothing held: the slot was gone already, or its pool. */
+export const NOT_RELEASED: ReleaseAnswer = Object.freeze({ released: false });
 
 /** What a release needs of the governor. */
 export interface ReleaseDeps {

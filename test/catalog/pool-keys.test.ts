@@ -234,6 +234,10 @@ describe("stored credentials", () => {
     expect(() => catalog.sealCredential("x-api-key", "")).toThrow("credential.value:");
     expect(() => catalog.sealCredential("x-api-key", "sk-ü")).toThrow("credential.value:");
     expect(() => catalog.sealCredential("x:api", "sk-3")).toThrow("credential.header:");
+    // The proxy writes these itself: a credential there would be overwritten on the way out.
+    for (const header of ["Forwarded", "X-Real-IP"]) {
+      expect(() => catalog.sealCredential(header, "sk-3")).toThrow(/credential\.header: Cannot be/);
+    }
     expect(catalog.sealCredential("X-Api-Key", "Token a b\tc").header).toBe("x-api-key");
   });
 });

@@ -1,3 +1,5 @@
+import { HTTP_TOKEN } from "../../../src/catalog/credential-rules.js";
+
 /** What Sluice says about the hop it forwards, in a `Forwarded` element. */
 export interface ForwardedHop {
   /** The caller's address, when known. */
@@ -7,9 +9,6 @@ export interface ForwardedHop {
   /** The scheme the caller used to reach Sluice. */
   proto: string;
 }
-
-/** RFC 7230 `token` characters: a value made of them needs no quotes. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * A `Forwarded` value (RFC 7239) with this hop appended as the last element: an origin that
@@ -36,6 +35,6 @@ export function forwardedWithHop(previous: string | null, hop: ForwardedHop): st
 }
 
 function quotedIfNeeded(value: string): string {
-  if (TOKEN.test(value)) return value;
+  if (HTTP_TOKEN.test(value)) return value;
   return `"${value.replace(/["\\]/g, "\\$&")}"`;
 }
