@@ -54,8 +54,8 @@ export class LocalFallback {
    * so the local limit counts the work still running on them (see {@link reserve}).
    */
   private readonly reserved = new Map<string, string>();
-  /** Redis waiters moved into the local queue, slot id → pool, until Redis is back. */
-  private readonly movedWaiters = new Map<string, string>();
+  /** Redis waiters moved into the local queue (slot ids), until Redis is back. */
+  private readonly movedWaiters = new Set<string>();
 
   /**
    * `movedDone`: a waiter moved here from Redis is finished with (released, cancelled, its
@@ -248,7 +248,7 @@ export class LocalFallback {
   ): void {
     const requestDeadline = result.type === "granted" ? result.slot.requestDeadline : null;
     this.issued.set(slotId, { pool, requestDeadline, queuedAt, waitMs });
-    if (fromRedis) this.movedWaiters.set(slotId, pool);
+    if (fromRedis) this.movedWaiters.add(slotId);
   }
 
   release(pool: string, slotId: string): StoreReleaseResult {
@@ -277,9 +277,11 @@ export class LocalFallback {
 
   /** The local store no longer answers for this slot id. */
   private finish(slotId: string): void {
-    if (!this.issued.delete(slotId)) return;
-    const pool = this.movedWaiters.get(slotId);
-    if (pool !== undefined) this.movedDone(pool, slotId);
+    const issued = this.issued.get(slotId);
+    if (!issued) return;
+    this.issued.delete(slotId);
+    // Still "moved" until Redis is back: Redis's own grant for it must not reach the governor.
+    if (this.movedWaiters.has(slotId)) this.movedDone(issued.pool, slotId);
   }
 
   snapshot(pool: string): PoolSnapshot | null {
