@@ -179,7 +179,7 @@ function describeParseError(error: unknown): string {
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     return message.includes("does not take")
       ? `Option ${flag} does not take a value.`
-      : `Option ${flag} needs a value.`;
+      : `Option ${flag} needs a value (write ${flag}=<value> for one that starts with "-").`;
   }
   return message;
 }

@@ -92,7 +92,9 @@ function helpOn(words: readonly string[], io: CliIo): number {
     io.out(renderGroupHelp(group as string, members));
     return 0;
   }
-  io.err(`Unknown command "${words.join(" ")}". Run "sluice --help" for the list of commands.`);
+  io.err(
+    `Error: Unknown command "${words.join(" ")}". Run "sluice --help" for the list of commands.`,
+  );
   return USAGE_EXIT_CODE;
 }
 
@@ -130,13 +132,15 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return 0;
   }
   if (members.length > 0 && second?.startsWith("-")) {
-    io.err(`Unknown option ${second}. Run "sluice ${first} --help" for the list of commands.`);
+    io.err(
+      `Error: Unknown option ${second}. Run "sluice ${first} --help" for the list of commands.`,
+    );
     return USAGE_EXIT_CODE;
   }
   const what = first.startsWith("-")
     ? `Unknown option ${first}`
     : `Unknown command "${[first, ...(members.length > 0 ? [second] : [])].join(" ")}"`;
-  io.err(`${what}. Run "sluice --help" for the list of commands.`);
+  io.err(`Error: ${what}. Run "sluice --help" for the list of commands.`);
   return USAGE_EXIT_CODE;
 }
 

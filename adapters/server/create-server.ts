@@ -20,6 +20,7 @@ import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
 import { createServerAccessLog, type ServerAccessLog } from "./server-access-log.js";
+import { lockForServing, type ServingLock } from "./serving-lock.js";
 import { describeSlotStore, slotStoreFor } from "./slot-store.js";
 
 /** What the Lock API and proxy app factories receive. */
@@ -81,7 +82,9 @@ export interface SluiceServer {
 /**
  * Composes the embedded server: the SQLite catalog and metrics in `config.dataDir`, a
  * governor (in memory, or Redis with `redisUrl`) kept in step with the catalog, and the
- * Control, Lock and proxy apps behind host routing.
+ * Control, Lock and proxy apps behind host routing. The data directory is locked for serving
+ * until `close()` (see {@link lockForServing}): an in-memory server is refused with
+ * `ConflictError` where another server runs, as each would admit every pool's full limit.
  *
  * @example
  * ```ts
@@ -99,6 +102,11 @@ export async function createSluiceServer(
   const data = openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
+    const servingLock = lockForServing(
+      data.dataDir,
+      config.redisUrl === undefined ? "sole" : "shared",
+    );
+    cleanups.push(() => servingLock.release());
     log(`Data directory: ${data.dataDir}`);
     const metrics = new MetricsRecorder();
     const persistence = createMetricsPersistence({
@@ -146,7 +154,18 @@ export async function createSluiceServer(
       lockApp: options.lockApp?.(deps),
       proxyApp: options.proxyApp?.(deps),
     });
-    return assemble({ config, app, data, governor, metrics, sync, persistence, access, log });
+    return assemble({
+      config,
+      app,
+      data,
+      servingLock,
+      governor,
+      metrics,
+      sync,
+      persistence,
+      access,
+      log,
+    });
   } catch (error) {
     for (const cleanup of cleanups) await cleanup();
     throw error;
@@ -157,6 +176,7 @@ interface Parts {
   config: ServerConfig;
   app: Hono;
   data: ReturnType<typeof openDataDir>;
+  servingLock: ServingLock;
   governor: Governor;
   metrics: MetricsRecorder;
   sync: CatalogSync;
@@ -166,7 +186,8 @@ interface Parts {
 }
 
 function assemble(parts: Parts): SluiceServer {
-  const { config, app, data, governor, metrics, sync, persistence, access, log } = parts;
+  const { config, app, data, servingLock, governor, metrics, sync, persistence, access, log } =
+    parts;
   let listener: HttpListener | null = null;
   let closing: Promise<void> | null = null;
 
@@ -193,6 +214,8 @@ function assemble(parts: Parts): SluiceServer {
     // After the governor: callers it turned away on closing are still logged.
     access.close();
     data.close();
+    // Last: a server started next on this directory finds everything saved.
+    servingLock.release();
     log("Closed the database");
   }
 

@@ -357,6 +357,11 @@ describe("sluice apply", () => {
       code: 2,
       stderr: `Error: Cannot read ${join(dir, "nope.json")}: no such file.\n`,
     });
+    const directory = await sluice(["apply", dir]);
+    expect(directory).toMatchObject({
+      code: 2,
+      stderr: `Error: Cannot read ${dir}: it is a directory, not a file.\n`,
+    });
     const broken = await sluice(["apply", writeFile("broken.json", "{ team: ")]);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain("is not valid JSON");

@@ -214,6 +214,22 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     );
     expect(second.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it("a second in-memory server on the data directory is refused; a killed one leaves no lock", async () => {
+    const env = cliEnv({ SLUICE_DATA_DIR: dir });
+    server = startSluice(["serve", "--port", "0"], env);
+    await server.waitFor(/Listening on/);
+    const second = await runSluice(["serve", "--port", "0"], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(
+      `Error: Another Sluice server is already serving the data directory ${dir}.`,
+    );
+    expect(second.stdout).not.toContain("Listening on");
+    // kill -9 runs no clean-up: the operating system drops the lock with the process.
+    await server.stop("SIGKILL");
+    server = startSluice(["serve", "--port", "0"], env);
+    await server.waitFor(/Listening on/);
+  });
 });
 
 /** Resolves once `origin` has a request (the proxy forwarded it). */

@@ -60,7 +60,7 @@ describe.concurrent("sluice --help (real processes)", () => {
       const { code, stdout, stderr } = await runSluice(["help", ...words]);
       expect([code, stdout]).toEqual([2, ""]);
       expect(stderr).toBe(
-        `Unknown command "${words.join(" ")}". Run "sluice --help" for the list of commands.\n`,
+        `Error: Unknown command "${words.join(" ")}". Run "sluice --help" for the list of commands.\n`,
       );
     }
   });
@@ -85,7 +85,9 @@ describe.concurrent("bad usage (real processes)", () => {
   it("an unknown command exits 2", async () => {
     const { code, stderr } = await runSluice(["frobnicate"]);
     expect(code).toBe(2);
-    expect(stderr).toContain('Unknown command "frobnicate"');
+    expect(stderr).toBe(
+      'Error: Unknown command "frobnicate". Run "sluice --help" for the list of commands.\n',
+    );
   });
 
   it("bad serve configuration names the field and its source, exit 2, no stack trace", async () => {
@@ -114,7 +116,7 @@ describe("argument parsing (in-process)", () => {
     const captured = captureIo();
     expect(await runCli(["team", "--help-x"], captured.io)).toBe(2);
     expect(captured.stderr().trim()).toBe(
-      'Unknown option --help-x. Run "sluice team --help" for the list of commands.',
+      'Error: Unknown option --help-x. Run "sluice team --help" for the list of commands.',
     );
   });
 
@@ -166,7 +168,15 @@ describe("argument parsing (in-process)", () => {
   it("a string flag without its value is reported", async () => {
     const captured = captureIo();
     expect(await runCli(["status", "--team"], captured.io)).toBe(2);
-    expect(captured.stderr()).toContain("Option --team needs a value.");
+    expect(captured.stderr()).toContain("Option --team needs a value");
+  });
+
+  it("a value that starts with a dash is shown how to pass it", async () => {
+    const captured = captureIo();
+    expect(await runCli(["status", "--team", "-acme"], captured.io)).toBe(2);
+    expect(captured.stderr()).toContain(
+      'Option --team needs a value (write --team=<value> for one that starts with "-").',
+    );
   });
 
   it("a negative number after a string flag is its value, checked like any other", async () => {

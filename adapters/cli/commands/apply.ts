@@ -6,6 +6,13 @@ import { type ApplyFile, ApplyFileSchema } from "../apply-schema.js";
 import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
 import type { CliIo, CommandSpec } from "../command.js";
 
+/** Plain words for the usual reasons a file cannot be read (the rest keep Node's message). */
+const READ_FAILURES: Readonly<Record<string, string>> = {
+  ENOENT: "no such file",
+  EISDIR: "it is a directory, not a file",
+  EACCES: "permission denied",
+};
+
 /**
  * Reads and validates an apply file; every problem is reported with its JSON path.
  *
@@ -20,7 +27,7 @@ export async function readApplyFile(path: string): Promise<ApplyFile> {
     text = await readFile(path, "utf8");
   } catch (error) {
     const reason =
-      (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : String(error);
+      READ_FAILURES[(error as NodeJS.ErrnoException).code ?? ""] ?? (error as Error).message;
     throw new InvalidArgumentError(`Cannot read ${path}: ${reason}.`);
   }
   let json: unknown;
