@@ -57,8 +57,8 @@ const COMPARED_FIELDS = [
 
 /**
  * Compares an apply file with the team's catalog and returns the changes, without writing.
- * Budgets match by name and pools by subdomain; with `prune`, the team's pools missing from
- * the file are deleted. Credential values named by `valueFromEnv` are read from `env`; a
+ * Budgets match by name and pools by subdomain; with `prune`, the team's pools and budgets
+ * missing from the file are deleted. Credential values named by `valueFromEnv` are read from `env`; a
  * missing variable, an unknown team, a subdomain owned by another team, or a budget whose
  * pools would reserve more than its ceiling fails the whole plan before anything is written.
  *
@@ -95,7 +95,7 @@ export function planApply(
   checkBudgetCeilings(file.budgets, desired, pools, budgets, options.prune);
   const budgetChanges = planBudgets(file, budgets);
   const poolChanges = planPools(catalog, desired, pools, budgets);
-  const deletions = options.prune ? planDeletions(desired, pools) : [];
+  const deletions = options.prune ? planDeletions(file, desired, pools, budgets) : [];
   const changes = [...budgetChanges, ...poolChanges, ...deletions];
   return {
     teamId: team.id,
@@ -112,9 +112,14 @@ export function planApply(
         const existing = pools.find((record) => record.subdomain === pool.subdomain);
         store.upsertPool(team.id, toPoolInput(catalog, pool, budgetByName, existing));
       });
+      // Pools first: a budget is deleted only once none of its pools is left.
       for (const deletion of deletions) {
-        const pool = pools.find((record) => record.subdomain === deletion.name);
+        const pool = deletion.kind === "pool" && pools.find((p) => p.subdomain === deletion.name);
         if (pool) store.deletePool(team.id, pool.id);
+      }
+      for (const deletion of deletions) {
+        const budget = deletion.kind === "budget" && budgets.find((b) => b.name === deletion.name);
+        if (budget) store.deleteBudget(team.id, budget.id);
       }
     },
   };
@@ -148,14 +153,23 @@ function planPools(
   });
 }
 
+/** With `--prune`: the team's pools, then budgets, that the file does not list. */
 function planDeletions(
+  file: ApplyFile,
   desired: readonly DesiredPool[],
-  existing: readonly PoolRecord[],
+  pools: readonly PoolRecord[],
+  budgets: readonly BudgetRecord[],
 ): PlannedChange[] {
-  const wanted = new Set(desired.map((pool) => pool.subdomain));
-  return existing
-    .filter((pool) => !wanted.has(pool.subdomain))
-    .map((pool) => change("pool", pool.subdomain, "delete", []));
+  const wantedPools = new Set(desired.map((pool) => pool.subdomain));
+  const wantedBudgets = new Set(file.budgets.map((budget) => budget.name));
+  return [
+    ...pools
+      .filter((pool) => !wantedPools.has(pool.subdomain))
+      .map((pool) => change("pool", pool.subdomain, "delete", [])),
+    ...budgets
+      .filter((budget) => !wantedBudgets.has(budget.name))
+      .map((budget) => change("budget", budget.name, "delete", [])),
+  ];
 }
 
 function change(

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
+import { budgetInUse } from "../../src/catalog/budget-in-use.js";
 import type {
   ApiTokenRecord,
   BudgetRecord,
@@ -216,6 +217,24 @@ export class SqliteCatalogStore implements CatalogStore {
       teamId,
     );
     return row ? budgetFromRow(row as BudgetRow) : undefined;
+  }
+
+  deleteBudget(teamId: number, budgetId: number): boolean {
+    return this.write("budget", () => {
+      const budget = this.getBudget(teamId, budgetId);
+      if (!budget) return false;
+      const members = this.sql("SELECT subdomain FROM pools WHERE budget_id = ? ORDER BY id").all(
+        budgetId,
+      ) as { subdomain: string }[];
+      if (members.length > 0) {
+        throw budgetInUse(
+          budget.name,
+          members.map((pool) => pool.subdomain),
+        );
+      }
+      this.sql("DELETE FROM budgets WHERE id = ?").run(budgetId);
+      return true;
+    });
   }
 
   listBudgets(teamId: number): BudgetRecord[] {

@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from "../clock/clock.js";
 import { ConflictError, InvalidArgumentError } from "../errors.js";
+import { budgetInUse } from "./budget-in-use.js";
 import { copyApiToken, copyPoolFields, copyPoolKey } from "./record-copies.js";
 import type {
   ApiTokenRecord,
@@ -163,6 +164,21 @@ export class MemoryCatalogStore implements CatalogStore {
 
   listBudgets(teamId: number): BudgetRecord[] {
     return this.listAllBudgets().filter((budget) => budget.teamId === teamId);
+  }
+
+  deleteBudget(teamId: number, budgetId: number): boolean {
+    const budget = this.budgets.get(budgetId);
+    if (!budget || budget.teamId !== teamId) return false;
+    const members = [...this.pools.values()].filter((pool) => pool.budgetId === budgetId);
+    if (members.length > 0) {
+      throw budgetInUse(
+        budget.name,
+        members.map((pool) => pool.subdomain),
+      );
+    }
+    this.budgets.delete(budgetId);
+    this.changed(budget);
+    return true;
   }
 
   listAllBudgets(): BudgetRecord[] {

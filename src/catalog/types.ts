@@ -174,6 +174,11 @@ export interface CatalogStore {
   ): BudgetRecord;
   getBudget(teamId: number, budgetId: number): BudgetRecord | undefined;
   listBudgets(teamId: number): BudgetRecord[];
+  /**
+   * Deletes one of the team's budgets: false when the team has no such budget, a
+   * ConflictError while a pool is still in it (move or delete its pools first).
+   */
+  deleteBudget(teamId: number, budgetId: number): boolean;
 
   /** Creates or updates (matched by subdomain within the team) a pool. A subdomain taken by another team is a ConflictError. */
   upsertPool(teamId: number, input: PoolInput): PoolRecord;

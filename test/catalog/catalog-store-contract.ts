@@ -281,6 +281,24 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         expect(store.upsertPool(b.id, poolInput()).teamId).toBe(b.id);
       });
 
+      it("deletes only the team's own budget, and none that still has pools", () => {
+        const { a, b } = twoTeams();
+        const budget = store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
+        const pool = store.upsertPool(a.id, poolInput({ budgetId: budget.id }));
+        expect(store.deleteBudget(b.id, budget.id)).toBe(false);
+        expect(() => store.deleteBudget(a.id, budget.id)).toThrow(
+          'The budget "A" still has pools (llm)',
+        );
+        expect(store.getBudget(a.id, budget.id)).toEqual(budget);
+        store.upsertPool(a.id, poolInput({ budgetId: null }));
+        const before = store.changeMarker();
+        expect(store.deleteBudget(a.id, budget.id)).toBe(true);
+        expect(store.changeMarker()).not.toBe(before);
+        expect(store.deleteBudget(a.id, budget.id)).toBe(false);
+        expect(store.listBudgets(a.id)).toEqual([]);
+        expect(store.getPoolBySubdomain(a.id, pool.subdomain)?.budgetId).toBeNull();
+      });
+
       it("hands out copies: mutating a returned record does not change the store", () => {
         const { a } = twoTeams();
         const pool = store.upsertPool(a.id, poolInput({ readMethods: ["POST"] }));

@@ -430,4 +430,28 @@ describe("sluice apply", () => {
       readCatalog((data) => data.catalog.store.listAllPools().map((pool) => pool.subdomain)),
     ).toEqual(["chat"]);
   });
+
+  it("--prune deletes the team's budgets missing from the file, after their pools", async () => {
+    const budgeted = { ...chat, subdomain: "gone" };
+    await sluice([
+      "apply",
+      writeFile("a.json", {
+        team: "acme",
+        budgets: [{ name: "keep" }, { name: "old", pools: [budgeted] }],
+        pools: [chat],
+      }),
+    ]);
+    const file = writeFile("b.json", { team: "acme", budgets: [{ name: "keep" }], pools: [chat] });
+    const kept = await sluice(["apply", file]);
+    expect(kept.stdout).not.toContain("old");
+    const dryRun = await sluice(["apply", file, "--prune", "--dry-run"]);
+    expect(dryRun.stdout).toContain("Would delete pool gone\nWould delete budget old\n");
+    const pruned = await sluice(["apply", file, "--prune"]);
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toContain("Deleted pool gone\nDeleted budget old\n");
+    expect(pruned.stdout).toContain("0 create, 0 update, 2 delete, 2 unchanged");
+    expect(
+      readCatalog((data) => data.catalog.store.listBudgets(1).map((budget) => budget.name)),
+    ).toEqual(["keep"]);
+  });
 });

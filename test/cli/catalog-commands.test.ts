@@ -130,6 +130,15 @@ describe("sluice user add", () => {
     );
   });
 
+  it("says so when an existing user keeps their name", async () => {
+    await createAcme();
+    await addBo();
+    expect((await addUser("acme", "Robert", "bo@example.com")).stdout).toBe(
+      "bo@example.com (user id 2) is already member of team acme.\n" +
+        'Kept the name "Bo": a user\'s name is set when they are first added.\n',
+    );
+  });
+
   it("refuses an unknown team and an unknown role", async () => {
     expect((await addUser("nope", "Bo", "bo@example.com")).stderr).toContain(
       'No team with slug "nope"',

@@ -275,6 +275,27 @@ describe("pool updates, budgets and RPM", () => {
     await expect(governor.acquire("chat")).rejects.toBeInstanceOf(RejectedError);
   });
 
+  it("a ceiling of 0 stops the budget's pools until it is raised (the kill switch)", async () => {
+    const { governor } = manualGovernor();
+    await governor.defineBudget("openai", { originMaxConcurrent: 2 });
+    await governor.definePool("chat", {
+      maxConcurrent: 5,
+      queue: { size: 5, timeoutMs: 60_000 },
+      budget: { id: "openai", reservedConcurrent: 0 },
+    });
+    const running = await governor.acquire("chat");
+    await governor.defineBudget("openai", { originMaxConcurrent: 0 });
+    const refused = await outcomeOf(governor.acquire("chat", { waitMs: 0 }));
+    expect((refused as { error: RejectedError }).error.reason).toBe("budget");
+    const waiter = track(governor.acquire("chat", { waitMs: 60_000 }));
+    // The slot held before keeps running; its release hands nothing on at ceiling 0.
+    await governor.release("chat", running.slotId);
+    await Promise.resolve();
+    expect(waiter.settled()).toBe(false);
+    await governor.defineBudget("openai", { originMaxConcurrent: 1 });
+    await expect(waiter.promise).resolves.toMatchObject({ slotId: expect.any(String) });
+  });
+
   it("refuses reservations that exceed the budget's ceiling", async () => {
     const { governor } = manualGovernor();
     await governor.defineBudget("b", { originMaxConcurrent: 2 });

@@ -87,7 +87,7 @@ export const applyCommand: CommandSpec = {
     "dry-run": { type: "boolean", description: "Show what would change without writing." },
     prune: {
       type: "boolean",
-      description: "Also delete the team's pools that the file does not list.",
+      description: "Also delete the team's pools and budgets that the file does not list.",
     },
     ...DATA_DIR_OPTION,
   },

@@ -24,7 +24,7 @@ export const userAddCommand: CommandSpec = {
     name: {
       type: "string",
       placeholder: "<name>",
-      description: "The user's name.",
+      description: "The user's name (a user already known keeps theirs).",
       required: true,
     },
     email: {
@@ -62,6 +62,10 @@ export const userAddCommand: CommandSpec = {
       if (!before) io.out(`Added ${who} to team ${team.slug} as ${role}.`);
       else if (before.role === role) io.out(`${who} is already ${role} of team ${team.slug}.`);
       else io.out(`Changed the role of ${who} in team ${team.slug}: ${before.role} → ${role}.`);
+      // Users are shared by teams: one team's `user add` does not rename them for the others.
+      if (known && known.name !== requiredString(args, "name").trim()) {
+        io.out(`Kept the name "${known.name}": a user's name is set when they are first added.`);
+      }
       return 0;
     }),
 };
