@@ -16,6 +16,7 @@ export type SluiceErrorCode =
   | "forbidden"
   | "conflict"
   | "payload_too_large"
+  | "request_timeout"
   | "closed";
 
 /**
@@ -280,5 +281,20 @@ export class ForbiddenError extends SluiceError {
 export class PayloadTooLargeError extends SluiceError {
   constructor(limitBytes: number) {
     super("payload_too_large", `The request body exceeds ${limitBytes} bytes.`);
+  }
+}
+
+/**
+ * A request body that did not arrive in time (a client that sent less than it announced, or
+ * stalled). HTTP 408.
+ *
+ * @example
+ * ```ts
+ * throw new RequestTimeoutError(10_000); // "The request body did not arrive within 10000 ms."
+ * ```
+ */
+export class RequestTimeoutError extends SluiceError {
+  constructor(timeoutMs: number) {
+    super("request_timeout", `The request body did not arrive within ${timeoutMs} ms.`);
   }
 }

@@ -26,6 +26,7 @@ const STATUS_BY_CODE: Readonly<Record<SluiceErrorCode, ContentfulStatusCode>> = 
   forbidden: 403,
   conflict: 409,
   payload_too_large: 413,
+  request_timeout: 408,
   closed: 503,
 };
 
@@ -64,6 +65,7 @@ const LOCK_API_ERROR_BY_CODE: Readonly<Record<SluiceErrorCode, string>> = {
   forbidden: "unauthorized",
   conflict: "conflict",
   payload_too_large: "payload_too_large",
+  request_timeout: "request_timeout",
   closed: "shutting_down",
 };
 

@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { deferContinue } from "../hono/lock/expect-continue.js";
@@ -44,6 +44,7 @@ export async function listenHttp(options: {
     // that differs from the lower-cased name its URL parser makes of it.
     const host = request.headers.host;
     if (host !== undefined) request.headers.host = host.toLowerCase();
+    hostFromAbsoluteForm(request);
     void listener(request, response);
   });
   await new Promise<void>((resolve, reject) => {
@@ -104,6 +105,38 @@ export async function listenHttp(options: {
       });
     },
   };
+}
+
+/**
+ * A request whose target is in absolute-form (`GET http://chat.pools.example/v1 HTTP/1.1`, as
+ * clients configured with Sluice as their HTTP proxy send it) is for the target's host, not
+ * the `Host` header's (RFC 9112 3.2.2): the header is made to say so, for the routing and for
+ * every app behind it. A target the adapter cannot parse is left for it to refuse.
+ */
+function hostFromAbsoluteForm(request: IncomingMessage): void {
+  const target = request.url ?? "";
+  if (target[0] === "/" || !/^https?:\/\//i.test(target)) return;
+  let authority: string;
+  try {
+    authority = new URL(target).host;
+  } catch {
+    return;
+  }
+  request.headers.host = authority;
+  const raw = request.rawHeaders;
+  let found = false;
+  for (let i = 0; i < raw.length; ) {
+    if (raw[i]?.toLowerCase() !== "host") {
+      i += 2;
+    } else if (found) {
+      raw.splice(i, 2);
+    } else {
+      raw[i + 1] = authority;
+      found = true;
+      i += 2;
+    }
+  }
+  if (!found) raw.push("Host", authority);
 }
 
 /**

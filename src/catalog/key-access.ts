@@ -2,7 +2,10 @@ import type { PoolKeyRecord, PoolRecord } from "./types.js";
 
 /** Methods every key admits (contract 4.1 rule 2). */
 export const SAFE_METHODS: readonly string[] = ["GET", "HEAD", "OPTIONS"];
-/** What "every method" means in a key's `allowed_methods`. */
+/**
+ * The common methods a write key's `allowed_methods` lists (with the pool's extra read
+ * methods): a write key admits any method, which no list can spell out.
+ */
 export const ALL_METHODS: readonly string[] = [
   "GET",
   "HEAD",
@@ -50,7 +53,9 @@ export function keyAllowsMethod(
 }
 
 /**
- * The methods a key admits, for the PoolKey resource's `allowed_methods`.
+ * The methods a key admits, for the PoolKey resource's `allowed_methods`. A write key's list
+ * is {@link ALL_METHODS} plus the pool's extra read methods, so it always covers what a read
+ * key of the pool lists.
  *
  * @example
  * ```ts
@@ -59,8 +64,8 @@ export function keyAllowsMethod(
  * ```
  */
 export function allowedMethodsFor(pool: AccessPool, key: AccessKey): string[] {
-  if (pool.backend === "postgres" || key.access !== "read") return [...ALL_METHODS];
-  const methods = [...SAFE_METHODS];
+  const writes = pool.backend === "postgres" || key.access !== "read";
+  const methods = [...(writes ? ALL_METHODS : SAFE_METHODS)];
   for (const method of pool.readMethods) {
     const upper = method.toUpperCase();
     if (!methods.includes(upper)) methods.push(upper);

@@ -80,6 +80,17 @@ describe("allowedMethodsFor and readPathsFor", () => {
       "DELETE",
     ]);
     expect(allowedMethodsFor({ ...plainPool, backend: "postgres" }, read)).toContain("DELETE");
+    // A write key lists what a read key of the same pool lists, and more.
+    expect(allowedMethodsFor(pool, write)).toEqual([
+      "GET",
+      "HEAD",
+      "OPTIONS",
+      "POST",
+      "PUT",
+      "PATCH",
+      "DELETE",
+      "QUERY",
+    ]);
   });
 
   it("reports path scoping only for the pool's read methods", () => {

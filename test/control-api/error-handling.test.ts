@@ -17,6 +17,7 @@ import {
   StoreUnavailableError,
   UnauthorizedError,
 } from "../../src/errors.js";
+import { rawExchange } from "../server/http-client.js";
 import { expectErrorBody } from "./assertions.js";
 import { type ControlApiHarness, startControlApi } from "./harness.js";
 
@@ -100,6 +101,24 @@ describe("bad input never causes a 500", () => {
     expect(response.headers.get("connection")).toBe("close");
     for (let i = 0; i < 5; i++) {
       expect((await api.call("GET", "/api/v1/me", { token })).status).toBe(200);
+    }
+  });
+
+  it("answers a body that stops short with 408 and closes the connection", async () => {
+    const slow = await startControlApi("memory", { bodyTimeoutMs: 150 });
+    try {
+      const answer = await rawExchange(
+        slow.port,
+        `POST /api/v1/pools/embed/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          `Authorization: Bearer ${slow.fullToken()}\r\nContent-Type: application/json\r\n` +
+          'Content-Length: 100\r\n\r\n{"la',
+      );
+      const split = answer.indexOf("\r\n\r\n");
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer.slice(0, split).toLowerCase()).toContain("connection: close");
+      expect(JSON.parse(answer.slice(split + 4))).toEqual({ message: expect.any(String) });
+    } finally {
+      await slow.close();
     }
   });
 

@@ -212,6 +212,7 @@ export async function startControlApi(
   return {
     app,
     baseUrl,
+    port,
     call,
     close,
     clock,

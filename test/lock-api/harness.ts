@@ -71,6 +71,8 @@ export interface HarnessOptions {
   /** A ManualClock by default (governor, catalog and access log share it). */
   clock?: Clock;
   ipPolicy?: IpPolicy;
+  /** The Lock API's body timeout (default 10 s). */
+  bodyTimeoutMs?: number;
 }
 
 /**
@@ -141,6 +143,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     accessLog,
     ipPolicy: options.ipPolicy,
     logError,
+    ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
   });
   const proxyApp = createProxyApp({
     governor,

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
+import { rawExchange } from "../server/http-client.js";
 import { createHarness, type Harness, readBody, waitFor } from "./harness.js";
 
 async function expectError(response: Response, status: number, error: string): Promise<void> {
@@ -8,6 +9,20 @@ async function expectError(response: Response, status: number, error: string): P
   expect(body.error).toBe(error);
   expect(typeof body.message).toBe("string");
   expect(body.message.length).toBeGreaterThan(0);
+}
+
+/** A POST whose head announces 100 body bytes, of which only `{"w` ever arrive. */
+function truncatedPost(path: string, key: string): string {
+  return (
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Svc-Key: ${key}\r\n` +
+    'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"w'
+  );
+}
+
+/** The status line and JSON body of a raw HTTP/1.1 answer. */
+function parseRaw(answer: string): { head: string; body: Record<string, unknown> } {
+  const split = answer.indexOf("\r\n\r\n");
+  return { head: answer.slice(0, split), body: JSON.parse(answer.slice(split + 4)) };
 }
 
 /** One test per row of the contract's Lock API error tables (section 7). */
@@ -70,6 +85,33 @@ describe("Lock API errors (contract section 7)", () => {
         duplex: "half",
       } as RequestInit);
       await expectError(response, 413, "payload_too_large");
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
+    it("408 request_timeout for a body that stops short, and the connection closes", async () => {
+      await h.close();
+      h = await createHarness({ bodyTimeoutMs: 150 });
+      await h.addPool({ subdomain: "llm", maxConcurrent: 1 });
+      const slowKey = h.mintKey("llm").plaintext;
+      // rawExchange resolves when the server closes the connection.
+      const answer = parseRaw(
+        await rawExchange(h.lock.port, truncatedPost("/pools/llm/lock/acquire", slowKey)),
+      );
+      expect(answer.head).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer.head.toLowerCase()).toContain("connection: close");
+      expect(answer.body).toEqual({ error: "request_timeout", message: expect.any(String) });
+      expect((await h.governor.status("llm")).held).toBe(0);
+
+      // A release whose report never arrives still releases.
+      const grant = await readBody(await h.lockPost("/pools/llm/lock/acquire", { key: slowKey }));
+      const released = parseRaw(
+        await rawExchange(
+          h.lock.port,
+          truncatedPost(`/pools/llm/lock/${grant.slotId}/release`, slowKey),
+        ),
+      );
+      expect(released.head).toMatch(/^HTTP\/1\.1 408 /);
+      expect(released.body).toMatchObject({ error: "request_timeout", released: true });
       expect((await h.governor.status("llm")).held).toBe(0);
     });
 

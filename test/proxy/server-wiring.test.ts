@@ -11,6 +11,7 @@ import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js"
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { poolInput } from "../catalog/fixtures.js";
 import { waitFor } from "../lock-api/harness.js";
+import { rawExchange } from "../server/http-client.js";
 import { poolRequest } from "./client.js";
 import { TestUpstream } from "./upstream.js";
 
@@ -162,6 +163,27 @@ describe("sluice serve with the default apps", () => {
     expect(upstream.seen.map((seen) => seen.url)).toEqual(["/pools/llm/lock/acquire"]);
     // The lock host itself grants it.
     expect((await lockCall(`localhost:${port}`)).status).toBe(200);
+  });
+
+  it("a request in absolute-form goes to the pool its target names, with only the path upstream", async () => {
+    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
+      ...DEFAULT_SERVER_APPS,
+    });
+    const { port } = await server.listen();
+    const minted = await poolRequest(port, {
+      host: `127.0.0.1:${port}`,
+      method: "POST",
+      path: "/api/v1/pools/llm/keys",
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+    });
+    const key = JSON.parse(minted.body).data.key as string;
+    const answer = await rawExchange(
+      port,
+      `GET http://llm.pools.localhost:${port}/v1/models?page=2 HTTP/1.1\r\n` +
+        `Host: localhost:${port}\r\nX-Svc-Key: ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(upstream.seen.map((seen) => seen.url)).toEqual(["/v1/models?page=2"]);
   });
 
   it("Expect: 100-continue: the proxy says continue only once key and slot are in hand", async () => {

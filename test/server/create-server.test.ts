@@ -15,7 +15,7 @@ import { openSluiceDatabase, SqliteMetricsStore } from "../../adapters/sqlite/in
 import { RejectedError } from "../../src/errors.js";
 import { cliEnv, runSluice, tempDir } from "../cli/cli-process.js";
 import { poolInput } from "./fixtures.js";
-import { httpRequest } from "./http-client.js";
+import { httpRequest, rawExchange } from "./http-client.js";
 
 let dir: string;
 let cleanup: () => void;
@@ -49,21 +49,6 @@ function seedCatalog(pools: { subdomain: string; maxConcurrent: number }[]): voi
   } finally {
     data.close();
   }
-}
-
-/** Sends `request` as raw bytes and answers everything the server sent until it closed. */
-function rawExchange(port: number, request: string): Promise<string> {
-  const socket = connect(port, "127.0.0.1");
-  socket.write(request);
-  return new Promise<string>((resolve, reject) => {
-    let text = "";
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
-      text += chunk;
-    });
-    socket.on("end", () => resolve(text));
-    socket.on("error", reject);
-  });
 }
 
 /** The JSON body of a raw HTTP/1.1 answer (after the blank line ending its head). */
@@ -123,6 +108,23 @@ describe("createSluiceServer over a real socket", () => {
       expect(answer.status).toBe(404);
       expect(answer.json()).toEqual({ error: "not_found", message: expect.any(String) });
     }
+  });
+
+  it("routes a request in absolute-form by its target's host, not its Host header", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const request = (target: string, host: string) =>
+      rawExchange(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n` +
+          "Connection: close\r\n\r\n",
+      );
+    const toControl = await request(`http://LOCALHOST:${port}/api/v1/me`, `elsewhere.example`);
+    expect(toControl).toMatch(/^HTTP\/1\.1 200 /);
+    expect(jsonBody(toControl)).toMatchObject({ team: { slug: "acme" } });
+    const toElsewhere = await request(`http://elsewhere.example/api/v1/me`, `localhost:${port}`);
+    expect(toElsewhere).toMatch(/^HTTP\/1\.1 404 /);
+    expect(jsonBody(toElsewhere)).toMatchObject({ error: "not_found" });
   });
 
   it("logs an IPv6 listen address in brackets, as it is written in a URL", async () => {

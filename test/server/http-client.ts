@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { connect } from "node:net";
 
 /** A response read to the end. */
 export interface HttpAnswer {
@@ -53,5 +54,28 @@ export function httpRequest(options: {
     );
     outgoing.on("error", reject);
     outgoing.end(options.body);
+  });
+}
+
+/**
+ * Sends `request` as raw bytes (for what `http.request` will not send, such as an
+ * absolute-form target) and answers everything the server sent until it closed.
+ *
+ * @example
+ * ```ts
+ * await rawExchange(port, "OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+ * ```
+ */
+export function rawExchange(port: number, rawRequest: string): Promise<string> {
+  const socket = connect(port, "127.0.0.1");
+  socket.write(rawRequest);
+  return new Promise<string>((resolve, reject) => {
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
   });
 }

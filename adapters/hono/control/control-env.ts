@@ -2,6 +2,7 @@ import type { CatalogService } from "../../../src/catalog/catalog-service.js";
 import type { AuthenticatedToken } from "../../../src/catalog/tokens.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import type { MetricsRecorder } from "../../../src/metrics/recorder.js";
+import type { BodyLimits } from "../lock/request-body.js";
 
 /**
  * What a 500 reports to the log: where it happened and the error. Never request headers or
@@ -36,6 +37,8 @@ export interface ControlAppDeps {
   clock?: Clock;
   /** Largest accepted request body in bytes; default 16 KiB. Larger bodies get 413. */
   maxBodyBytes?: number;
+  /** How long a request body may take to arrive; default 10 s. A slower one gets 408. */
+  bodyTimeoutMs?: number;
   /** Where 5xx errors are reported; default `console.error`. */
   logError?: (report: ServerErrorReport) => void;
 }
@@ -45,14 +48,14 @@ export interface ControlAppDeps {
  *
  * @example
  * ```ts
- * api.route("/", poolRoutes({ catalog, metrics, clock, maxBodyBytes: 16_384 }));
+ * api.route("/", poolRoutes({ catalog, metrics, clock, bodyLimits: { maxBytes: 16_384 } }));
  * ```
  */
 export interface ControlRouteDeps {
   catalog: CatalogService;
   metrics: MetricsRecorder;
   clock: Clock;
-  maxBodyBytes: number;
+  bodyLimits: BodyLimits;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { BODY_TIMEOUT_MS } from "../lock/request-body.js";
 import { allowedMethods } from "./allowed-methods.js";
 import type { ControlAppDeps, ControlEnv, ControlRouteDeps } from "./control-env.js";
 import { controlErrorResponse, logToConsole } from "./error-response.js";
@@ -33,7 +34,10 @@ export function createControlApp(deps: ControlAppDeps): Hono<ControlEnv> {
     catalog: deps.catalog,
     metrics: deps.metrics,
     clock: deps.clock ?? deps.catalog.clock,
-    maxBodyBytes: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    bodyLimits: {
+      maxBytes: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      timeoutMs: deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+    },
   };
   const logError = deps.logError ?? logToConsole;
   let openApiDocument: ReturnType<typeof buildControlOpenApiDocument> | undefined;

@@ -1,6 +1,7 @@
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
-import { InvalidArgumentError, PayloadTooLargeError } from "../../../src/errors.js";
+import { InvalidArgumentError } from "../../../src/errors.js";
+import { type BodyLimits, readBodyLimited } from "../lock/request-body.js";
 
 /** Key-creation bodies are a few hundred bytes; anything near this is not a real request. */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024;
@@ -11,59 +12,22 @@ export const BODY_FIELD = "body";
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Reads a request body of at most `maxBytes`, stopping as soon as it grows past the limit
- * (a lying or absent Content-Length cannot make the server buffer more).
- *
- * @example
- * ```ts
- * const bytes = await readBoundedBody(c.req.raw, 16 * 1024); // throws PayloadTooLargeError
- * ```
- */
-export async function readBoundedBody(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length"));
-  if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
-  if (!request.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new PayloadTooLargeError(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return concatChunks(chunks, size);
-}
-
-function concatChunks(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
-/**
  * The JSON object of an optional request body: an empty body or `null` is `{}`. Malformed
- * JSON (or invalid UTF-8) is a 400; valid JSON that is not an object is a 422 on `body`.
+ * JSON (or invalid UTF-8) is a 400; valid JSON that is not an object is a 422 on `body`; a
+ * body over the size limit a 413 and one that does not arrive in time a 408 (see
+ * {@link readBodyLimited}).
  *
  * @example
  * ```ts
- * const input = await readOptionalJsonObject(c.req.raw, DEFAULT_MAX_BODY_BYTES);
+ * const input = await readOptionalJsonObject(c.req.raw, { maxBytes: DEFAULT_MAX_BODY_BYTES }, c.env);
  * ```
  */
 export async function readOptionalJsonObject(
   request: Request,
-  maxBytes: number,
+  limits: BodyLimits,
+  env?: unknown,
 ): Promise<Record<string, unknown>> {
-  const bytes = await readBoundedBody(request, maxBytes);
+  const bytes = await readBodyLimited(request, limits, env);
   let parsed: unknown;
   try {
     const text = strictUtf8.decode(bytes);

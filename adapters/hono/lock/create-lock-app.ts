@@ -1,10 +1,15 @@
 import { Hono } from "hono";
 import type { PoolRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
-import { PayloadTooLargeError, PoolNotFoundError } from "../../../src/errors.js";
+import {
+  PayloadTooLargeError,
+  PoolNotFoundError,
+  RequestTimeoutError,
+} from "../../../src/errors.js";
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
+import { lockApiError } from "../error-status.js";
 import { logFailed, logGranted } from "./access-attempt.js";
 import { type AdmittedCaller, admitCaller } from "./admit-caller.js";
 import type { LockAppDeps } from "./lock-deps.js";
@@ -13,7 +18,13 @@ import { type LockRoute, matchLockRoute, pathOfUrl } from "./lock-routes.js";
 import { clientGoneSignal } from "./node-bindings.js";
 import { CatalogPoolDirectory } from "./pool-directory.js";
 import { remoteAddressOf } from "./remote-address.js";
-import { LOCK_BODY_LIMIT_BYTES, parseOptionalJsonObject, readBodyLimited } from "./request-body.js";
+import {
+  BODY_TIMEOUT_MS,
+  type BodyLimits,
+  LOCK_BODY_LIMIT_BYTES,
+  parseOptionalJsonObject,
+  readBodyLimited,
+} from "./request-body.js";
 import { requestHeaders } from "./request-headers.js";
 import { waitRequest } from "./wait-options.js";
 
@@ -34,7 +45,8 @@ const RELEASING = Object.freeze({ release: true });
  *   because of a client bug. A bad report is still answered as one, so the caller notices:
  *   400 `invalid_request` (malformed JSON, or a field out of range such as a status outside
  *   100-599) with `{ error, message, released, ignored }`, where only the listed fields were
- *   dropped; a body over the size limit answers 413 `payload_too_large`, also after releasing.
+ *   dropped; a body over the size limit answers 413 `payload_too_large`, and one that does
+ *   not arrive within the body timeout 408 `request_timeout`, both after releasing.
  * - Unauthorised requests are not acquire attempts and are not access-logged.
  * - A release on a pool that no longer exists answers 200 `{ released: false }`: its slot is
  *   gone with it, and a caller cleaning up must not see an error.
@@ -52,10 +64,13 @@ export function createLockApp(deps: LockAppDeps): Hono {
   const { governor } = deps;
   const clock = deps.clock ?? governor.clock;
   const directory = deps.directory ?? new CatalogPoolDirectory(deps.catalog);
-  const bodyLimit = deps.bodyLimitBytes ?? LOCK_BODY_LIMIT_BYTES;
+  const bodyLimits: BodyLimits = {
+    maxBytes: deps.bodyLimitBytes ?? LOCK_BODY_LIMIT_BYTES,
+    timeoutMs: deps.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+  };
   const logError = deps.logError ?? ((error: unknown) => console.error("Lock API error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
-  const parts = { governor, clock, deps, bodyLimit };
+  const parts = { governor, clock, deps, bodyLimits };
 
   const onError = respondToError(logError);
   const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {
@@ -65,7 +80,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
       const purpose = route.action === "release" ? RELEASING : undefined;
       const caller = admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
-        const body = parseOptionalJsonObject(await readBodyLimited(request, bodyLimit, env));
+        const body = parseOptionalJsonObject(await readBodyLimited(request, bodyLimits, env));
         return await acquire(request, env, parts, caller, waitRequest(headers, body));
       }
       if (route.action === "renew") {
@@ -117,7 +132,7 @@ interface LockParts {
   governor: Governor;
   clock: Clock;
   deps: LockAppDeps;
-  bodyLimit: number;
+  bodyLimits: BodyLimits;
 }
 
 async function acquire(
@@ -165,14 +180,14 @@ async function acquire(
 async function release(
   request: Request,
   env: unknown,
-  { governor, bodyLimit }: LockParts,
+  { governor, bodyLimits }: LockParts,
   pool: PoolRecord,
   slotId: string,
 ): Promise<Response> {
   let input: unknown;
   let unreadable: unknown;
   try {
-    input = parseOptionalJsonObject(await readBodyLimited(request, bodyLimit, env));
+    input = parseOptionalJsonObject(await readBodyLimited(request, bodyLimits, env));
   } catch (error) {
     // Whatever is wrong with the report, the slot is released below.
     unreadable = error;
@@ -183,9 +198,14 @@ async function release(
     slotId,
     hasFields(report) ? report : undefined,
   );
-  if (unreadable instanceof PayloadTooLargeError) {
-    const message = `${unreadable.message} The slot was released without an outcome report.`;
-    return jsonReply({ error: "payload_too_large", message, released }, 413);
+  if (unreadable instanceof PayloadTooLargeError || unreadable instanceof RequestTimeoutError) {
+    const { status, error } = lockApiError(unreadable);
+    const message = `${unreadable.message} ${
+      released
+        ? "The slot was released without an outcome report."
+        : "No slot was held (already released or reclaimed)."
+    }`;
+    return jsonReply({ error, message, released }, status);
   }
   if (unreadable !== undefined) {
     const why = unreadable instanceof Error ? unreadable.message : "The body could not be read.";

@@ -23,6 +23,8 @@ export interface LockAppDeps {
   ipPolicy?: IpPolicy;
   /** Largest acquire/release body; default 16 KiB. */
   bodyLimitBytes?: number;
+  /** How long an acquire/release body may take to arrive (then 408); default 10 s. */
+  bodyTimeoutMs?: number;
   /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
   logError?: (error: unknown) => void;
 }

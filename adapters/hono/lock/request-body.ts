@@ -1,30 +1,51 @@
 import type { IncomingMessage } from "node:http";
-import { InvalidArgumentError, PayloadTooLargeError } from "../../../src/errors.js";
+import {
+  InvalidArgumentError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+} from "../../../src/errors.js";
 import { nodeBindings } from "./node-bindings.js";
 
 /** Largest Lock API request body (acquire and release). */
 export const LOCK_BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * How long a Lock or Control API body (16 KiB at most) may take to arrive once the request
+ * head is in. A client that sent less than its `Content-Length` would otherwise hold its
+ * connection (and, on release, its slot's answer) until Node's own request timeout.
+ */
+export const BODY_TIMEOUT_MS = 10_000;
+
+/** Limits of {@link readBodyLimited}. */
+export interface BodyLimits {
+  maxBytes: number;
+  /** Default {@link BODY_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
 
 const EMPTY = new Uint8Array(0);
 
 /**
  * Reads a request body, refusing more than `maxBytes` with {@link PayloadTooLargeError}:
  * at once when `Content-Length` says so, else as soon as the streamed bytes pass the limit
- * (so a chunked upload cannot make the server buffer more than the limit). Pass the app's
- * `env`: on `@hono/node-server` the Node request stream is read directly, which spares
- * building a full web Request for every call.
+ * (so a chunked upload cannot make the server buffer more than the limit). A body not in
+ * within `timeoutMs` is a {@link RequestTimeoutError}, and the connection is closed after the
+ * answer (the rest of the body would be read as the next request). Pass the app's `env`: on
+ * `@hono/node-server` the Node request stream is read directly, which spares building a
+ * full web Request for every call.
  *
  * @example
  * ```ts
- * const bytes = await readBodyLimited(c.req.raw, 16 * 1024, c.env);
+ * const bytes = await readBodyLimited(c.req.raw, { maxBytes: 16 * 1024 }, c.env);
  * ```
  */
 export async function readBodyLimited(
   request: Request,
-  maxBytes: number,
+  limits: BodyLimits,
   env?: unknown,
 ): Promise<Uint8Array> {
-  const { incoming } = nodeBindings(env);
+  const { maxBytes, timeoutMs = BODY_TIMEOUT_MS } = limits;
+  const { incoming, outgoing } = nodeBindings(env);
   const declared = incoming
     ? incoming.headers["content-length"]
     : request.headers.get("content-length");
@@ -32,30 +53,46 @@ export async function readBodyLimited(
     throw new PayloadTooLargeError(maxBytes);
   }
   if (declared === "0") return EMPTY;
-  if (incoming) return readIncoming(incoming, maxBytes);
+  const closeAfterAnswer = () => outgoing?.setHeader("connection", "close");
+  if (incoming) return readIncoming(incoming, maxBytes, timeoutMs, closeAfterAnswer);
   if (!request.body) return EMPTY;
   const reader = request.body.getReader();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RequestTimeoutError(timeoutMs)), timeoutMs);
+  });
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new PayloadTooLargeError(maxBytes);
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), expired]);
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) throw new PayloadTooLargeError(maxBytes);
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (error) {
+    if (error instanceof RequestTimeoutError) closeAfterAnswer();
+    await reader.cancel().catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
   return joinChunks(chunks, total);
 }
 
-function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+function readIncoming(
+  incoming: IncomingMessage,
+  maxBytes: number,
+  timeoutMs: number,
+  closeAfterAnswer: () => void,
+): Promise<Uint8Array> {
   if (incoming.readableEnded) return Promise.resolve(EMPTY);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     const stop = () => {
+      clearTimeout(timer);
       incoming.off("data", onData);
       incoming.off("end", onEnd);
       incoming.off("error", onError);
@@ -78,6 +115,11 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint
       stop();
       reject(error);
     };
+    const timer = setTimeout(() => {
+      stop();
+      closeAfterAnswer();
+      reject(new RequestTimeoutError(timeoutMs));
+    }, timeoutMs);
     incoming.on("data", onData);
     incoming.once("end", onEnd);
     incoming.once("error", onError);

@@ -206,7 +206,9 @@ async function signedBody(
   if (!secret) return null;
   // The signature covers the body, so it is read (the key already passed) before the slot.
   continueIfExpected(env);
-  return { body: await readBodyLimited(request, limit, env), secret };
+  // An upload may take as long as the whole request may.
+  const limits = { maxBytes: limit, timeoutMs: pool.requestTimeoutMs };
+  return { body: await readBodyLimited(request, limits, env), secret };
 }
 
 function signatureHeaders(

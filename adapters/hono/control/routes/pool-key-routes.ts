@@ -24,7 +24,7 @@ export function poolKeyRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   routes.post("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
     const teamId = c.var.auth.team.id;
     const pool = requireTeamPool(catalog.store, teamId, c.req.param("pool"));
-    const input = await readOptionalJsonObject(c.req.raw, deps.maxBodyBytes);
+    const input = await readOptionalJsonObject(c.req.raw, deps.bodyLimits, c.env);
     const body = parseInput(PoolKeyCreateRequestSchema, input);
     const minted = catalog.mintPoolKey({
       teamId,
