@@ -55,6 +55,7 @@ export async function listenHttp(options: {
     });
   });
   server.on("connect", refuseConnect);
+  server.on("clientError", answerClientError);
   // The app decides when to send 100 Continue: the proxy sends it only once a caller's key
   // passed and its slot is held, so a refused upload is never sent (see continueIfExpected).
   server.on("checkContinue", (request, response) => {
@@ -153,6 +154,47 @@ function unreadableRequest(error: unknown): Response {
     status: readable ? 400 : 500,
     headers: { "content-type": "application/json", "x-svc-rejected-by": "sluice" },
   });
+}
+
+/** Statuses Node's parser errors are answered with (anything else is a 400). */
+const CLIENT_ERRORS: Readonly<Record<string, [status: string, error: string, why: string]>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [
+    "408 Request Timeout",
+    "request_timeout",
+    "the request did not arrive in time",
+  ],
+  HPE_HEADER_OVERFLOW: [
+    "431 Request Header Fields Too Large",
+    "invalid_request",
+    "its header section is too large",
+  ],
+};
+
+/**
+ * A request Node's HTTP parser refuses (broken framing, such as a body longer than its
+ * `Content-Length` read as a next request; oversized headers; a request that never arrived
+ * in full) is answered in the error shape, as every other refusal, instead of Node's bare
+ * status line; the connection then closes (its byte stream can no longer be trusted).
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || response?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, why] = CLIENT_ERRORS[error.code ?? ""] ?? [
+    "400 Bad Request",
+    "invalid_request",
+    "it is not a well-formed HTTP/1.1 request",
+  ];
+  const body = JSON.stringify({ error: code, message: `The request cannot be served: ${why}.` });
+  socket.end(
+    `HTTP/1.1 ${status}\r\n` +
+      "content-type: application/json\r\n" +
+      "x-svc-rejected-by: sluice\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`,
+  );
 }
 
 const CONNECT_REFUSAL = JSON.stringify({

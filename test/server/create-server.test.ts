@@ -159,6 +159,27 @@ describe("createSluiceServer over a real socket", () => {
     });
   });
 
+  it("answers what Node's parser refuses in the error shape, then closes", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    // The body is longer than announced: its rest is read as a (broken) next request.
+    const overlong = await rawExchange(
+      port,
+      "POST /api/v1/me HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n" + '{"label":"x"}',
+    );
+    expect(overlong).toMatch(/HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(jsonBody(overlong.slice(overlong.lastIndexOf("HTTP/1.1 400")))).toEqual({
+      error: "invalid_request",
+      message: "The request cannot be served: it is not a well-formed HTTP/1.1 request.",
+    });
+    const hugeHeader = await rawExchange(
+      port,
+      `GET /api/v1/me HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+    );
+    expect(hugeHeader).toMatch(/^HTTP\/1\.1 431 /);
+    expect(hugeHeader).toContain("x-svc-rejected-by: sluice");
+  });
+
   it("answers CONNECT with 405 in the error shape instead of dropping the connection", async () => {
     seedCatalog([]);
     const { port } = await start();
