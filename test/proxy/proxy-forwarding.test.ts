@@ -434,7 +434,7 @@ describe("pool proxy forwarding", () => {
     expect((await h.governor.status("down")).held).toBe(0);
   });
 
-  it("says why a 502: an answer that is not HTTP, or a connection closed without one", async () => {
+  it("says why a 502: an answer that is not HTTP, a status HTTP does not define, or a connection closed without one", async () => {
     const cases: [string, (socket: Socket) => void, string][] = [
       [
         "garbage",
@@ -451,6 +451,11 @@ describe("pool proxy forwarding", () => {
         (socket) =>
           socket.end("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"),
         "The origin's answer is not valid HTTP/1.1: its Content-Length does not match its body.",
+      ],
+      [
+        "undefined-status",
+        (socket) => socket.end("HTTP/1.1 999 Weird\r\nContent-Length: 2\r\n\r\nhi"),
+        "The origin answered with status 999, which HTTP does not define (100-599).",
       ],
     ];
     for (const [subdomain, answer, message] of cases) {

@@ -105,6 +105,9 @@ class ProxiedExchange implements UpstreamSink {
 
   head(head: UpstreamHead): void {
     const { input } = this;
+    // Node would relay 600-999 as given; HTTP defines 100-599 (RFC 9110 15), and a client
+    // may choke on anything else.
+    if (head.status > 599) throw new OriginStatusError(head.status);
     this.outcome = { status: head.status, headers: head.headers };
     const headers = clientResponseHeaders(head.rawHeaders, input.credential, input.hold.grant);
     const bodyless = input.call.method === "HEAD" || NULL_BODY_STATUSES.has(head.status);
@@ -254,8 +257,16 @@ function failureResponse(reason: unknown, hold: SlotHold, now: number, error: Er
   return sluiceReply({ error: "bad_gateway", message: badGatewayMessage(error) }, 502, headers);
 }
 
+/** An origin status HTTP does not define: the exchange fails with 502. */
+class OriginStatusError extends Error {
+  constructor(status: number) {
+    super(`The origin answered with status ${status}, which HTTP does not define (100-599).`);
+  }
+}
+
 /** Why the origin gave no usable answer, in words that tell the caller where to look. */
 function badGatewayMessage(error: Error): string {
+  if (error instanceof OriginStatusError) return error.message;
   const code = (error as NodeJS.ErrnoException).code;
   if (error.name === "HTTPParserError" || code?.startsWith("HPE_")) {
     return "The origin's answer is not valid HTTP/1.1.";
