@@ -117,7 +117,7 @@ export async function createSluiceServer(
       log,
     });
     const loaded = persistence.load();
-    if (loaded > 0) log(`Loaded ${loaded} metric buckets`);
+    if (loaded > 0) log(`Loaded ${count(loaded, "metric bucket")}`);
     const access = createServerAccessLog({
       database: data.database,
       catalog: data.catalog.store,
@@ -197,18 +197,18 @@ function assemble(parts: Parts): SluiceServer {
     if (listener) {
       const waiting = listener.inFlight();
       log(
-        `Stopped accepting connections; waiting up to ${config.shutdownGraceMs} ms for ${waiting} in-flight request${waiting === 1 ? "" : "s"}`,
+        `Stopped accepting connections; waiting up to ${config.shutdownGraceMs} ms for ${count(waiting, "in-flight request")}`,
       );
       const { cutOff } = await listener.shutdown(config.shutdownGraceMs);
       log(
         cutOff > 0
-          ? `Cut off ${cutOff} request(s) still running after the grace period`
+          ? `Cut off ${count(cutOff, "request")} still running after the grace period`
           : "All requests finished",
       );
     }
     persistence.stop();
     await sync.stop();
-    log(`Saved ${persistence.flush()} metric buckets`);
+    log(`Saved ${count(persistence.flush(), "metric bucket")}`);
     await governor.close();
     log("Closed the governor");
     // After the governor: callers it turned away on closing are still logged.
@@ -270,6 +270,11 @@ function forgetPoolEverywhere(
     const messages = failures.map((error) => (error as Error).message).join("; ");
     throw new AggregateError(failures, messages);
   }
+}
+
+/** `1 metric bucket`, `3 metric buckets`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** With port 0 the default base URL says `:0`; the real port is only known after binding. */

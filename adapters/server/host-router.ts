@@ -63,6 +63,7 @@ function isLockPath(path: string): boolean {
  * Decides which app serves a request. Order: the base and lock hosts first (exact names win
  * over the pool wildcard), then `<label>.<poolDomain>`. On the lock host only `/pools/*` goes
  * to the lock app; the rest goes to the control app when the base and lock hosts are the same.
+ * On a base host apart from the lock host, `/pools/*` is nobody's (a 404 in the lock shape).
  *
  * @example
  * ```ts
@@ -83,7 +84,9 @@ export function createRouteResolver(
       if (isLockPath(path)) return "lock";
       return onBase ? "control" : "none";
     }
-    if (onBase) return "control";
+    // A lock path off the lock host is a lock client at the wrong URL: it gets the Lock API's
+    // 404 (the Control API serves nothing under /pools there anyway).
+    if (onBase) return isLockPath(path) ? "none" : "control";
     if (host.endsWith(poolSuffix)) {
       const label = host.slice(0, -poolSuffix.length);
       return POOL_LABEL.test(label) ? "proxy" : "none";

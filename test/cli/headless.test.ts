@@ -133,7 +133,7 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
       ].join("\n"),
     );
     expect(stopped.stdout).toMatch(
-      /Saved \d+ metric buckets\nClosed the governor\nClosed the database\nStopped\.\n$/,
+      /Saved \d+ metric buckets?\nClosed the governor\nClosed the database\nStopped\.\n$/,
     );
   });
 
@@ -213,6 +213,8 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
       `Error: Cannot listen on 127.0.0.1:${port}: the address is already in use`,
     );
     expect(second.stderr).not.toMatch(/\n\s+at /);
+    // No shutdown report of a server that never ran.
+    expect(second.stdout).not.toContain("Closed the");
   });
 
   it("a second in-memory server on the data directory is refused; a killed one leaves no lock", async () => {
@@ -227,8 +229,13 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     expect(second.stdout).not.toContain("Listening on");
     // kill -9 runs no clean-up: the operating system drops the lock with the process.
     await server.stop("SIGKILL");
-    server = startSluice(["serve", "--port", "0"], env);
-    await server.waitFor(/Listening on/);
+    // Behind a reverse proxy: pool hosts are announced the way the base URL is reached.
+    const publicUrls = ["--base-url", "https://sluice.example.com"];
+    server = startSluice(
+      ["serve", "--port", "0", ...publicUrls, "--pool-domain", "pools.example.com"],
+      env,
+    );
+    await server.waitFor(/Pool proxy: {2}https:\/\/<pool>\.pools\.example\.com\n/);
   });
 });
 

@@ -131,7 +131,8 @@ describe("one limit for proxy and Lock API traffic", () => {
         path: "/pools/llm/lock/acquire",
         headers: { "x-svc-key": key },
       });
-      expect(onApiHost.body).toBe("control");
+      expect(onApiHost.status).toBe(404);
+      expect(JSON.parse(onApiHost.body)).toMatchObject({ error: "not_found" });
     } finally {
       await served.close();
       proxyApp.close();

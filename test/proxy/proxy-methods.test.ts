@@ -42,6 +42,17 @@ describe("pool proxy: Via, TRACE and Max-Forwards (RFC 9110 7.6)", () => {
     expect(fixture.upstream.hits).toBe(0);
   });
 
+  it("refuses TRACE with 405 for a read-only key too (it is no write, it is never proxied)", async () => {
+    const readKey = fixture.h.mintKey("llm", { access: "read" }).plaintext;
+    const reply = await poolRequest(fixture.h.proxy.port, {
+      host: HOST,
+      method: "TRACE",
+      headers: { "x-svc-key": readKey },
+    });
+    expect(reply.status).toBe(405);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "method_not_allowed" });
+  });
+
   it("still checks the caller first: TRACE without a key is 401", async () => {
     const reply = await poolRequest(fixture.h.proxy.port, { host: HOST, method: "TRACE" });
     expect(reply.status).toBe(401);

@@ -293,7 +293,7 @@ describe("graceful shutdown", () => {
     expect(lines.slice(-5)).toEqual([
       "Stopped accepting connections; waiting up to 10000 ms for 1 in-flight request",
       "All requests finished",
-      "Saved 1 metric buckets",
+      "Saved 1 metric bucket",
       "Closed the governor",
       "Closed the database",
     ]);
@@ -316,7 +316,7 @@ describe("graceful shutdown", () => {
     await server.close();
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(90);
     await expect(pending).rejects.toThrow(/socket hang up|ECONNRESET/);
-    expect(lines).toContain("Cut off 1 request(s) still running after the grace period");
+    expect(lines).toContain("Cut off 1 request still running after the grace period");
     slow.release();
   });
 

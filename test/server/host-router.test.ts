@@ -89,9 +89,12 @@ describe("host routing with a separate lock host", () => {
     expect((await route(router, "lock.sluice.test", "/pools/chat/lock/acquire")).body.app).toBe(
       "lock",
     );
-    expect((await route(router, "api.sluice.test", "/pools/chat/lock/acquire")).body.app).toBe(
-      "control",
-    );
+    // Elsewhere a lock path answers in the Lock API's error shape, which a lock client reads.
+    expect(await route(router, "api.sluice.test", "/pools/chat/lock/acquire")).toEqual({
+      status: 404,
+      body: { error: "not_found", message: expect.stringContaining("--lock-url") },
+    });
+    expect((await route(router, "api.sluice.test", "/api/v1/me")).body.app).toBe("control");
   });
 
   it("does not serve the Control API on the lock host", async () => {

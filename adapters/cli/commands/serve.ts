@@ -94,7 +94,10 @@ function flagValues(args: ParsedCommand): Partial<Record<ServerConfigField, stri
 function printEndpoints(io: CliIo, listening: ListenResult, poolDomain: string): void {
   io.out(`Control API: ${listening.url}/api/v1`);
   io.out(`Lock API:    ${listening.lockUrl}/pools/<pool>/lock/acquire`);
-  io.out(`Pool proxy:  http://<pool>.${poolDomain}:${listening.port}`);
+  // Pool hosts are reached the way the base URL is (scheme and port; behind a reverse proxy
+  // that may not be the port bound here).
+  const base = new URL(listening.url);
+  io.out(`Pool proxy:  ${base.protocol}//<pool>.${poolDomain}${base.port ? `:${base.port}` : ""}`);
   io.out("Press Ctrl+C to stop.");
 }
 
@@ -178,11 +181,17 @@ export const serveCommand: CommandSpec = {
     // Loaded here so the catalog commands never load the server, Hono or the governor.
     const { createSluiceServer } = await import("../../server/create-server.js");
     const { DEFAULT_SERVER_APPS } = await import("../../server/default-apps.js");
-    const server = await createSluiceServer(config, { ...DEFAULT_SERVER_APPS, log: io.out });
+    let quiet = false;
+    const log = (line: string) => {
+      if (!quiet) io.out(line);
+    };
+    const server = await createSluiceServer(config, { ...DEFAULT_SERVER_APPS, log });
     let listening: ListenResult;
     try {
       listening = await server.listen();
     } catch (error) {
+      // A server that never listened has nothing to report on its way down but the error.
+      quiet = true;
       await server.close();
       throw error;
     }

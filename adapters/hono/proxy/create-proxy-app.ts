@@ -76,15 +76,16 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     }
     const method = request.method;
     const target = requestTarget(request.url);
-    if (key && key.access === "read") checkReadKey(pool, key, method, target.path, headers);
     const rule = methodRule(method, headers);
     if (rule.action === "refuse") {
-      // Only TRACE is refused, asked for itself or through a method-override header.
+      // Only TRACE is refused, asked for itself or through a method-override header: for
+      // every key alike, so the answer says what is wrong with the request.
       const message = "TRACE is not proxied: the origin would echo the managed credential.";
       return sluiceReply({ error: "method_not_allowed", message }, 405, {
         allow: FORWARDED_METHODS,
       });
     }
+    if (key && key.access === "read") checkReadKey(pool, key, method, target.path, headers);
     if (rule.action === "answer") {
       // Max-Forwards: 0 makes Sluice the final recipient (RFC 9110 7.6.2).
       return new Response(null, {
