@@ -20,7 +20,16 @@ export type SluiceErrorCode =
   | "closed";
 
 /**
+ * Marks Sluice errors across copies of the package: an app that loads both the ESM and the
+ * CommonJS build (or two installed versions) has two `SluiceError` classes, and a plain
+ * `instanceof` against one would miss errors thrown by the other.
+ */
+const SLUICE_ERROR_BRAND: unique symbol = Symbol.for("sluice.SluiceError") as never;
+
+/**
  * Base class of every error Sluice throws on purpose. `code` is stable across versions.
+ * `error instanceof SluiceError` holds for errors of any copy of the package (ESM and
+ * CommonJS builds alike); for a subclass, compare `code` when copies may mix.
  *
  * @example
  * ```ts
@@ -30,13 +39,25 @@ export type SluiceErrorCode =
  */
 export class SluiceError extends Error {
   readonly code: SluiceErrorCode;
+  declare readonly [SLUICE_ERROR_BRAND]: true;
 
   constructor(code: SluiceErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
   }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // Subclasses keep the ordinary prototype check.
+    if (this !== SluiceError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as { [SLUICE_ERROR_BRAND]?: unknown })[SLUICE_ERROR_BRAND] === true
+    );
+  }
 }
+Object.defineProperty(SluiceError.prototype, SLUICE_ERROR_BRAND, { value: true });
 
 /**
  * A value passed in by the caller is out of range or of the wrong shape. `issues` lists each problem.

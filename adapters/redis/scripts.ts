@@ -60,7 +60,19 @@ function luaDirectory(): string {
 }
 
 function readLua(directory: string, name: string): string {
-  return readFileSync(join(directory, `${name}.lua`), "utf8");
+  try {
+    return readFileSync(join(directory, `${name}.lua`), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    // Most often an app bundled with esbuild, webpack or the like: the bundle moved, its Lua
+    // files did not.
+    throw new Error(
+      `The Redis store's Lua scripts are not in ${directory}. An app bundled with Sluice ` +
+        "inside must ship them: copy node_modules/sluice/dist/lua to a lua/ directory next " +
+        "to the bundle.",
+      { cause: error },
+    );
+  }
 }
 
 /** A top-level piece of `lib.lua`: a `local function` (with its leading comment) or other code. */

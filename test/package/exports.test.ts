@@ -1,7 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 import { describe, expect, it } from "vitest";
 
 /**
@@ -89,6 +98,26 @@ describe.skipIf(!built)("the built package", () => {
     expect(answer).toBe("ran");
   });
 
+  it("recognises a Sluice error of the other build (ESM and CommonJS loaded side by side)", () => {
+    const answer = node(
+      `import { createRequire } from "node:module";
+       const esm = await import("sluice");
+       const esmHono = await import("sluice/hono");
+       const cjs = createRequire(import.meta.url)("sluice");
+       const cjsHono = createRequire(import.meta.url)("sluice/hono");
+       const fromEsm = new esm.RejectedError("concurrency", 1000, 4);
+       const fromCjs = new cjs.RejectedError("concurrency", 1000, 4);
+       console.log(JSON.stringify([
+         esm.SluiceError !== cjs.SluiceError,
+         fromCjs instanceof esm.SluiceError, fromEsm instanceof cjs.SluiceError,
+         esmHono.statusForError(fromCjs), cjsHono.statusForError(fromEsm),
+         new Error("x") instanceof esm.SluiceError, fromEsm instanceof esm.PoolNotFoundError,
+       ]));`,
+      "module",
+    );
+    expect(JSON.parse(answer)).toEqual([true, true, true, 429, 429, false, false]);
+  });
+
   it("finds the Redis store's Lua scripts from CommonJS and from ESM", () => {
     // The store reads its scripts when it is created, before it connects (port 1: nobody).
     const create = `const store = createRedisSlotStore({ url: "redis://127.0.0.1:1" });
@@ -100,6 +129,43 @@ describe.skipIf(!built)("the built package", () => {
     expect(
       node(`const { createRedisSlotStore } = await import("sluice/redis");\n${create}`, "module"),
     ).toBe("redis");
+  });
+
+  it("tells an app that bundled the Redis store where its Lua scripts must go, and works once they are there", () => {
+    const dir = join(root, "node_modules", ".cache", `sluice-bundle-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      writeFileSync(
+        join(dir, "app.mjs"),
+        `import { createRedisSlotStore } from "sluice/redis";
+         console.log(createRedisSlotStore({ url: "redis://127.0.0.1:1" }).kind);
+         process.exit(0);`,
+      );
+      buildSync({
+        entryPoints: [join(dir, "app.mjs")],
+        outfile: join(dir, "out", "app.mjs"),
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        // The drivers stay packages, as they would in most deployed bundles.
+        external: ["ioredis"],
+        absWorkingDir: root,
+        logLevel: "silent",
+      });
+      const run = () =>
+        execFileSync(process.execPath, [join(dir, "out", "app.mjs")], {
+          cwd: root,
+          encoding: "utf8",
+          stdio: "pipe",
+        }).trim();
+      expect(run).toThrow(
+        /copy node_modules\/sluice\/dist\/lua to a lua\/ directory next to the bundle/,
+      );
+      cpSync(join(dist, "lua"), join(dir, "out", "lua"), { recursive: true });
+      expect(run()).toBe("redis");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("keeps servers and drivers out of the core's import graph", () => {
