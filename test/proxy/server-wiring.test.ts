@@ -53,6 +53,21 @@ describe("sluice serve with the default apps", () => {
       data.close();
     }
   });
+  /** `sluice serve`'s composition on a free port, and a key of pool llm minted through it. */
+  async function serveWithKey(): Promise<{ port: number; key: string }> {
+    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
+      ...DEFAULT_SERVER_APPS,
+    });
+    const { port } = await server.listen();
+    const minted = await poolRequest(port, {
+      host: `127.0.0.1:${port}`,
+      method: "POST",
+      path: "/api/v1/pools/llm/keys",
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+    });
+    return { port, key: JSON.parse(minted.body).data.key as string };
+  }
+
   afterEach(async () => {
     await server?.close();
     await upstream.stop();
@@ -124,17 +139,7 @@ describe("sluice serve with the default apps", () => {
   });
 
   it("the lock routes exist only on the lock URL: other hosts answer 404, a pool host proxies the path", async () => {
-    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
-      ...DEFAULT_SERVER_APPS,
-    });
-    const { port } = await server.listen();
-    const minted = await poolRequest(port, {
-      host: `127.0.0.1:${port}`,
-      method: "POST",
-      path: "/api/v1/pools/llm/keys",
-      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
-    });
-    const key = JSON.parse(minted.body).data.key as string;
+    const { port, key } = await serveWithKey();
     const lockCall = (host: string) =>
       poolRequest(port, {
         host,
@@ -166,17 +171,7 @@ describe("sluice serve with the default apps", () => {
   });
 
   it("a request in absolute-form goes to the pool its target names, with only the path upstream", async () => {
-    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
-      ...DEFAULT_SERVER_APPS,
-    });
-    const { port } = await server.listen();
-    const minted = await poolRequest(port, {
-      host: `127.0.0.1:${port}`,
-      method: "POST",
-      path: "/api/v1/pools/llm/keys",
-      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
-    });
-    const key = JSON.parse(minted.body).data.key as string;
+    const { port, key } = await serveWithKey();
     const answer = await rawExchange(
       port,
       `GET http://llm.pools.localhost:${port}/v1/models?page=2 HTTP/1.1\r\n` +
