@@ -148,12 +148,37 @@ CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 4.
+ * The access log's outcome `unavailable` (a 503: the server stopping, or Redis away). SQLite
+ * cannot change a CHECK constraint in place, so the table is rebuilt with its rows.
+ */
+const ACCESS_LOG_UNAVAILABLE = `
+CREATE TABLE access_log_next (
+  id INTEGER PRIMARY KEY,
+  pool TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  key_id INTEGER,
+  outcome TEXT NOT NULL
+    CHECK (outcome IN ('admitted', 'queued', 'rejected', 'timed_out', 'aborted', 'unavailable')),
+  reason TEXT,
+  queued_ms INTEGER NOT NULL,
+  remote_address TEXT,
+  source TEXT NOT NULL CHECK (source IN ('lock', 'proxy'))
+);
+INSERT INTO access_log_next (id, pool, at, key_id, outcome, reason, queued_ms, remote_address, source)
+  SELECT id, pool, at, key_id, outcome, reason, queued_ms, remote_address, source FROM access_log;
+DROP TABLE access_log;
+ALTER TABLE access_log_next RENAME TO access_log;
+CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
+`;
+
+/**
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 5.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
   { version: 2, name: "metrics buckets", up: METRICS_SCHEMA },
   { version: 3, name: "access log", up: ACCESS_LOG_SCHEMA },
+  { version: 4, name: "access log outcome unavailable", up: ACCESS_LOG_UNAVAILABLE },
 ];
 
 /** The version a fully migrated database has. */

@@ -6,9 +6,17 @@ import type { RejectionReason } from "../errors.js";
  * - `queued`: admitted after waiting in the queue (`queuedMs` > 0);
  * - `rejected`: turned away at once (429);
  * - `timed_out`: waited the whole wait budget (504);
- * - `aborted`: the caller went away while waiting.
+ * - `aborted`: the caller went away while waiting;
+ * - `unavailable`: the server could not take it (shutting down, or its Redis slot store
+ *   away): answered 503, also when it had been waiting (`queuedMs`).
  */
-export type AccessOutcome = "admitted" | "queued" | "rejected" | "timed_out" | "aborted";
+export type AccessOutcome =
+  | "admitted"
+  | "queued"
+  | "rejected"
+  | "timed_out"
+  | "aborted"
+  | "unavailable";
 
 /** Which door the attempt came through. */
 export type AccessSource = "lock" | "proxy";

@@ -204,11 +204,17 @@ describe("Lock API errors (contract section 7)", () => {
       await h.lockPost("/pools/llm/lock/acquire", { key });
       const queued = h.lockPost("/pools/llm/lock/acquire", { key, body: '{"waitMs":5000}' });
       await waitFor(async () => (await h.governor.status("llm")).queued === 1);
+      await clock.advance(40);
       h.governor.drain();
       for (const response of [await queued, await h.lockPost("/pools/llm/lock/acquire", { key })]) {
         expect(response.headers.get("retry-after")).toBe("1");
         await expectError(response, 503, "shutting_down");
       }
+      // Both turned-away attempts are in the access log (newest first), the queued one with
+      // the time it waited.
+      const outcomes = h.accessLog.list("llm").map((entry) => entry.outcome);
+      expect(outcomes).toEqual(["unavailable", "unavailable", "admitted"]);
+      expect(h.accessLog.list("llm")[1]!.queuedMs).toBe(40);
     });
   });
 });

@@ -203,6 +203,30 @@ describe("SQLite database setup", () => {
     }
   });
 
+  it("keeps the access log through the migration that adds the outcome unavailable", () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const version3 = MIGRATIONS.filter((migration) => migration.version <= 3);
+    const before = openSluiceDatabase(filename, { migrations: version3 });
+    new SqliteAccessLogStore(before).insert([accessLogEntry({ at: 1_000, outcome: "aborted" })]);
+    expect(() =>
+      new SqliteAccessLogStore(before).insert([accessLogEntry({ outcome: "unavailable" })]),
+    ).toThrow(/CHECK/);
+    before.close();
+
+    const after = openSluiceDatabase(filename);
+    open.push(after);
+    const accessLog = new SqliteAccessLogStore(after);
+    accessLog.insert([accessLogEntry({ at: 2_000, outcome: "unavailable", queuedMs: 40 })]);
+    const everything = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
+    expect(accessLog.list("llm", everything)).toEqual([
+      accessLogEntry({ at: 2_000, outcome: "unavailable", queuedMs: 40 }),
+      accessLogEntry({ at: 1_000, outcome: "aborted" }),
+    ]);
+    // The index the newest-first reads use is back.
+    const indexes = after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").pluck();
+    expect(indexes.all()).toContain("access_log_by_pool_time");
+  });
+
   it("rolls a failed migration back whole and keeps the previous version", () => {
     const filename = join(dirs.make(), "sluice.db");
     const broken = [

@@ -1,5 +1,11 @@
 import type { AccessLog, AccessLogEntry, AccessSource } from "../../../src/access-log/types.js";
-import { AbortedError, QueueTimeoutError, RejectedError } from "../../../src/errors.js";
+import {
+  AbortedError,
+  GovernorClosedError,
+  QueueTimeoutError,
+  RejectedError,
+  StoreUnavailableError,
+} from "../../../src/errors.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
 
 /** Who attempted an acquire, and where. */
@@ -31,9 +37,10 @@ export function logGranted(
 }
 
 /**
- * Appends the access log entry of a failed acquire: `rejected` (with the reason), `timed_out`
- * or `aborted`. Failures that are not admission decisions (unknown pool, bad input, store
- * down) are not attempts on the pool's capacity and are not logged.
+ * Appends the access log entry of a failed acquire: `rejected` (with the reason), `timed_out`,
+ * `aborted`, or `unavailable` (a 503: the server stopping, or its Redis slot store away).
+ * Failures that are no attempt on the pool's capacity (unknown pool, bad input) are not
+ * logged.
  *
  * @example
  * ```ts
@@ -54,6 +61,8 @@ export function logFailed(
     accessLog.append(entry(caller, at, "timed_out", Math.max(0, at - startedAt), null));
   } else if (error instanceof AbortedError) {
     accessLog.append(entry(caller, at, "aborted", Math.max(0, at - startedAt), null));
+  } else if (error instanceof GovernorClosedError || error instanceof StoreUnavailableError) {
+    accessLog.append(entry(caller, at, "unavailable", Math.max(0, at - startedAt), null));
   }
 }
 
