@@ -48,7 +48,8 @@ export class SluiceError extends Error {
   }
 
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // Subclasses keep the ordinary prototype check.
+    // Subclasses keep the ordinary prototype check (`this` is the class `instanceof` asks).
+    // biome-ignore lint/complexity/noThisInStatic: which class is asked is the whole point.
     if (this !== SluiceError) return Function.prototype[Symbol.hasInstance].call(this, value);
     return (
       typeof value === "object" &&

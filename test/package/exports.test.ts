@@ -192,6 +192,22 @@ describe.skipIf(!built)("the built package", () => {
     }
   });
 
+  it("ships source maps without copies of the sources, and the CLI only as the bin's ESM", () => {
+    const maps = readdirSync(dist).filter((file) => file.endsWith(".map"));
+    expect(maps.length).toBeGreaterThan(0);
+    for (const file of maps) {
+      const map = JSON.parse(readFileSync(join(dist, file), "utf8"));
+      expect(map.sourcesContent, file).toBeUndefined();
+    }
+    // Positions still map to the sources.
+    const core = JSON.parse(readFileSync(join(dist, "index.js.map"), "utf8"));
+    expect(core.mappings.length).toBeGreaterThan(0);
+    expect(readdirSync(dist).filter((file) => file.startsWith("cli."))).toEqual([
+      "cli.js",
+      "cli.js.map",
+    ]);
+  });
+
   it("depends on every package its published types import", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     const dependencies = new Set(Object.keys(manifest.dependencies));
