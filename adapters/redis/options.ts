@@ -1,5 +1,7 @@
 import type { Redis } from "ioredis";
+import * as v from "valibot";
 import type { Clock } from "../../src/clock/clock.js";
+import { parseOrThrow } from "../../src/governor/settings.js";
 import type { StoreHealth } from "./health.js";
 
 /**
@@ -39,6 +41,55 @@ export interface RedisSlotStoreOptions {
    * get `paused`.
    */
   restoreGraceMs?: number;
+}
+
+const wholeMs = (least: number) => v.pipe(v.number(), v.integer(), v.minValue(least));
+
+/**
+ * The check of {@link RedisSlotStoreOptions} at run time (TypeScript checks them at compile
+ * time; plain JavaScript gets this): unknown keys (a misspelt `keyPrefix` for `prefix`) and
+ * values out of range are refused instead of silently defaulted.
+ */
+const RedisSlotStoreOptionsSchema = v.strictObject(
+  {
+    url: v.optional(v.pipe(v.string(), v.minLength(1))),
+    redis: v.optional(
+      v.custom<Redis>(
+        (value) => typeof value === "object" && value !== null && "options" in value,
+        "Must be an ioredis client.",
+      ),
+    ),
+    prefix: v.optional(v.string()),
+    clock: v.optional(
+      v.custom<Clock>(
+        (value) => typeof (value as Partial<Clock> | null)?.now === "function",
+        "Must be a Clock (with now()).",
+      ),
+    ),
+    failurePolicy: v.optional(v.picklist(["closed", "open"], 'Must be "closed" or "open".')),
+    commandTimeoutMs: v.optional(wholeMs(1)),
+    recoveryProbeMs: v.optional(
+      v.pipe(
+        v.strictObject({ min: wholeMs(1), max: wholeMs(1) }),
+        v.check((probe) => probe.min <= probe.max, "min must not exceed max."),
+      ),
+    ),
+    restoreGraceMs: v.optional(wholeMs(0)),
+  },
+  "Not an option of the Redis store.",
+);
+
+/**
+ * Refuses options of {@link createRedisSlotStore} that are unknown or out of range, with an
+ * `InvalidArgumentError` listing every problem.
+ *
+ * @example
+ * ```ts
+ * checkRedisSlotStoreOptions({ keyPrefix: "app:" }); // throws: keyPrefix is no option
+ * ```
+ */
+export function checkRedisSlotStoreOptions(options: RedisSlotStoreOptions): void {
+  parseOrThrow(RedisSlotStoreOptionsSchema, options, "Redis store options");
 }
 
 /** Counters for benchmarks and status output. */

@@ -32,6 +32,7 @@ import { IdleTracker } from "./idle-tracker.js";
 import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
 import {
+  checkRedisSlotStoreOptions,
   DEFAULT_RESTORE_GRACE_MS,
   type RedisSlotStoreOptions,
   type RedisStoreStats,
@@ -81,6 +82,7 @@ export class RedisSlotStore implements SlotStore {
   private closed = false;
 
   constructor(options: RedisSlotStoreOptions = {}) {
+    checkRedisSlotStoreOptions(options);
     const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     const policy = options.failurePolicy ?? "closed";
     this.clock = options.clock ?? null;

@@ -98,6 +98,22 @@ describe.skipIf(!available)("createRedisGovernor", () => {
     await expect(second.release("doomed", again.slotId)).resolves.toEqual({ released: true });
   });
 
+  it("refuses unknown and out-of-range options instead of defaulting them silently", async () => {
+    const misspelt = createRedisGovernor({
+      url: REDIS_URL,
+      keyPrefix: "app:",
+      failurePolicy: "bogus",
+      commandTimeoutMs: -1,
+    } as never);
+    await expect(misspelt).rejects.toMatchObject({ code: "invalid_argument" });
+    const error = (await misspelt.catch((failure: unknown) => failure)) as { issues: string[] };
+    expect([...error.issues].sort()).toEqual([
+      "commandTimeoutMs: Invalid value: Expected >=1 but received -1",
+      'failurePolicy: Must be "closed" or "open".',
+      "keyPrefix: Not an option of the Redis store.",
+    ]);
+  });
+
   it("rejects with StoreUnavailableError when Redis cannot be reached (fail closed)", async () => {
     const refused = createRedisGovernor({ url: "redis://127.0.0.1:1", commandTimeoutMs: 200 });
     await expect(refused).rejects.toBeInstanceOf(StoreUnavailableError);
