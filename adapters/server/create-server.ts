@@ -73,8 +73,8 @@ export interface SluiceServer {
   /** Re-applies the catalog to the governor now (what SIGHUP does). */
   syncCatalog(): Promise<SyncReport>;
   /**
-   * Graceful stop: no new connections, in-flight requests get `shutdownGraceMs`, then metrics
-   * are saved and the governor and database closed. Idempotent.
+   * Graceful stop: no new connections, in-flight requests get `shutdownGraceMs`, then the
+   * governor is closed, metrics saved and the database closed. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -208,9 +208,10 @@ function assemble(parts: Parts): SluiceServer {
     }
     persistence.stop();
     await sync.stop();
-    log(`Saved ${count(persistence.flush(), "metric bucket")}`);
     await governor.close();
     log("Closed the governor");
+    // After the governor: the releases of requests cut off above are counted by now.
+    log(`Saved ${count(persistence.flush(), "metric bucket")}`);
     // After the governor: callers it turned away on closing are still logged.
     access.close();
     data.close();

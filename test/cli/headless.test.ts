@@ -133,7 +133,7 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
       ].join("\n"),
     );
     expect(stopped.stdout).toMatch(
-      /Saved \d+ metric buckets?\nClosed the governor\nClosed the database\nStopped\.\n$/,
+      /Closed the governor\nSaved \d+ metric buckets?\nClosed the database\nStopped\.\n$/,
     );
   });
 

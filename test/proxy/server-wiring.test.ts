@@ -9,6 +9,7 @@ import { DATABASE_FILE, openDataDir } from "../../adapters/server/data-dir.js";
 import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
 import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
+import { SqliteMetricsStore } from "../../adapters/sqlite/sqlite-metrics-store.js";
 import { poolInput } from "../catalog/fixtures.js";
 import { waitFor } from "../lock-api/harness.js";
 import { rawExchange } from "../server/http-client.js";
@@ -54,10 +55,13 @@ describe("sluice serve with the default apps", () => {
     }
   });
   /** `sluice serve`'s composition on a free port, and a key of pool llm minted through it. */
-  async function serveWithKey(): Promise<{ port: number; key: string }> {
-    server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
-      ...DEFAULT_SERVER_APPS,
-    });
+  async function serveWithKey(
+    flags: Record<string, string> = {},
+  ): Promise<{ port: number; key: string }> {
+    server = await createSluiceServer(
+      loadServerConfig({ flags: { port: "0", dataDir: dir, ...flags } }),
+      { ...DEFAULT_SERVER_APPS },
+    );
     const { port } = await server.listen();
     const minted = await poolRequest(port, {
       host: `127.0.0.1:${port}`,
@@ -179,6 +183,28 @@ describe("sluice serve with the default apps", () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(upstream.seen.map((seen) => seen.url)).toEqual(["/v1/models?page=2"]);
+  });
+
+  it("a proxied request cut off at shutdown is saved as released in the metrics", async () => {
+    upstream.onStream("/slow", () => {
+      // Never answers: the request is still running when the grace period ends.
+    });
+    const { port, key } = await serveWithKey({ shutdownGraceMs: "100" });
+    const cutOff = poolRequest(port, {
+      host: `llm.pools.localhost:${port}`,
+      path: "/slow",
+      headers: { "x-svc-key": key },
+    }).catch((error: Error) => error);
+    await waitFor(async () => (await server!.governor.status("llm")).held === 1);
+    await server.close();
+    expect(await cutOff).toBeInstanceOf(Error);
+    const database = openSluiceDatabase(join(dir, DATABASE_FILE));
+    try {
+      const saved = new SqliteMetricsStore(database).loadBuckets(0);
+      expect(saved).toEqual([expect.objectContaining({ pool: "llm", admitted: 1, released: 1 })]);
+    } finally {
+      database.close();
+    }
   });
 
   it("Expect: 100-continue: the proxy says continue only once key and slot are in hand", async () => {

@@ -293,8 +293,8 @@ describe("graceful shutdown", () => {
     expect(lines.slice(-5)).toEqual([
       "Stopped accepting connections; waiting up to 10000 ms for 1 in-flight request",
       "All requests finished",
-      "Saved 1 metric bucket",
       "Closed the governor",
+      "Saved 1 metric bucket",
       "Closed the database",
     ]);
 
