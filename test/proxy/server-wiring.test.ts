@@ -196,7 +196,7 @@ describe("sluice serve with the default apps", () => {
       headers: { "x-svc-key": key },
     }).catch((error: Error) => error);
     await waitFor(async () => (await server!.governor.status("llm")).held === 1);
-    await server.close();
+    await server!.close();
     expect(await cutOff).toBeInstanceOf(Error);
     const database = openSluiceDatabase(join(dir, DATABASE_FILE));
     try {
