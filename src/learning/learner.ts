@@ -43,7 +43,10 @@ export const PROBE_FACTOR = 5;
 export interface LearnerState {
   /** Adaptive concurrency limit (may be fractional); null = nothing learned. */
   limit: number | null;
-  /** Epoch ms of the last decrease: throttles of slots granted before it are stale. */
+  /**
+   * Epoch ms of the last decrease (`-Infinity`: none yet): throttles of slots granted before
+   * it, or in the same millisecond, are stale.
+   */
   lastDecreaseAt: number;
   /** Busy successes since the last change of the limit. */
   successStreak: number;
@@ -75,7 +78,13 @@ export interface LearnContext {
  * ```
  */
 export function initialLearnerState(): LearnerState {
-  return { limit: null, lastDecreaseAt: 0, successStreak: 0, rpm: null, pausedUntil: 0 };
+  return {
+    limit: null,
+    lastDecreaseAt: Number.NEGATIVE_INFINITY,
+    successStreak: 0,
+    rpm: null,
+    pausedUntil: 0,
+  };
 }
 
 /**
@@ -129,7 +138,10 @@ export function learn(
     limit = belowCeiling(limit, maxConcurrent);
     if (limit === null) successStreak = 0;
     if (outcome.throttled) {
-      const stale = context.slot.acquiredAt < lastDecreaseAt;
+      // A slot granted in the millisecond of the last decrease may have been granted before
+      // it: counting it could cut the limit again for the same episode (down to the few
+      // slots held when it was granted), while skipping it loses one signal at most.
+      const stale = context.slot.acquiredAt <= lastDecreaseAt;
       if (!isRateExhausted(rate) && !stale) {
         const current = limit ?? maxConcurrent;
         const heldAtGrant = context.slot.heldAtGrant;

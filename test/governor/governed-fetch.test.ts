@@ -75,6 +75,36 @@ describe("governed fetch", () => {
     expect(governor.metrics.totals("api", 0, Number.POSITIVE_INFINITY).throttled).toBe(1);
   });
 
+  it("learns a 429 and frees its slot as soon as it arrives, body read or not", async () => {
+    const { governor, clock } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((_request, response) => {
+      response.writeHead(429, { "retry-after": "10" });
+      response.end('{"error":"slow down"}');
+    });
+    const response = await governor.fetch("api", url);
+    // Nothing read yet (the `if (res.status === 429) retry()` pattern): already learned.
+    const status = await governor.status("api");
+    expect(status.held).toBe(0);
+    expect(status.learned.pausedUntil).toBe(clock.now() + 10_000);
+    // The body is still there for whoever wants it.
+    expect(await response.json()).toEqual({ error: "slow down" });
+  });
+
+  it("streams a 429 body too large to read first, and releases at its end", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const big = "x".repeat(200 * 1024);
+    const { url } = await upstream((_request, response) => {
+      response.writeHead(429, { "retry-after": "1" });
+      response.end(big);
+    });
+    const response = await governor.fetch("api", url);
+    expect((await governor.status("api")).held).toBe(1);
+    expect(await response.text()).toBe(big);
+    expect((await governor.status("api")).held).toBe(0);
+  });
+
   it("learns the RPM an OpenAI-style upstream reports", async () => {
     const { governor } = manualGovernor();
     await governor.definePool("api", { maxConcurrent: 4 });

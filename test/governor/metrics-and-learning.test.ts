@@ -234,3 +234,19 @@ describe("learning through the governor, one dialect at a time", () => {
     expect((await governor.status("llm")).learned.rpm).toBe(10);
   });
 });
+
+describe("adaptive limit: one decrease per throttle episode", () => {
+  it("ignores throttles of slots granted in the millisecond of the decrease (no clock tick between)", async () => {
+    const { governor } = manualGovernor(1_000);
+    await governor.definePool("llm", { maxConcurrent: 8 });
+    const grants = [];
+    for (let i = 0; i < 6; i++) grants.push(await governor.acquire("llm"));
+    const limits = [];
+    // Newest first, then the first grant (held alone when granted: it would cut to 1).
+    for (const grant of [grants[5]!, grants[4]!, grants[0]!]) {
+      await governor.release("llm", grant.slotId, { status: 429 });
+      limits.push((await governor.status("llm")).learned.concurrency);
+    }
+    expect(limits).toEqual([5, 5, 5]);
+  });
+});

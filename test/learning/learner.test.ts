@@ -69,12 +69,19 @@ describe("learn: concurrency decrease on throttle", () => {
     ).toBe(MAX - 1);
   });
 
-  it("ignores a throttle on a slot granted before the last decrease", () => {
+  it("ignores a throttle on a slot granted before the last decrease, or in its millisecond", () => {
     const state = stateWith({ limit: 6, lastDecreaseAt: NOW - 500 });
-    const stale = context({ slot: { acquiredAt: NOW - 501, heldAtGrant: 8 } });
-    expect(learn(state, THROTTLE, stale)).toBe(state);
-    const fresh = context({ slot: { acquiredAt: NOW - 500, heldAtGrant: 8 } });
+    for (const acquiredAt of [NOW - 501, NOW - 500]) {
+      const stale = context({ slot: { acquiredAt, heldAtGrant: 8 } });
+      expect(learn(state, THROTTLE, stale)).toBe(state);
+    }
+    const fresh = context({ slot: { acquiredAt: NOW - 499, heldAtGrant: 8 } });
     expect(learn(state, THROTTLE, fresh).limit).toBe(5);
+  });
+
+  it("learns from the first throttle even at time 0 (a ManualClock's start)", () => {
+    const atZero = context({ now: 0, slot: { acquiredAt: 0, heldAtGrant: 4 } });
+    expect(learn(initialLearnerState(), THROTTLE, atZero).limit).toBe(3);
   });
 
   it("never goes below 1", () => {
@@ -99,7 +106,7 @@ describe("learn: concurrency decrease on throttle", () => {
     const next = learn(initialLearnerState(), exhausted, context());
     expect(next).toStrictEqual({
       limit: null,
-      lastDecreaseAt: 0,
+      lastDecreaseAt: Number.NEGATIVE_INFINITY,
       successStreak: 0,
       rpm: 500,
       pausedUntil: NOW + 20_000,
