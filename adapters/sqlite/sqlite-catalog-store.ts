@@ -349,6 +349,11 @@ export class SqliteCatalogStore implements CatalogStore {
    * file. It may also change for commits that touch no catalog row (metrics, token use
    * times); it never stays put across a catalog change.
    */
+  atomically<T>(body: () => T): T {
+    // The store's own writes inside are nested transactions (savepoints) of this one.
+    return this.write("catalog", body);
+  }
+
   changeMarker(): number {
     return this.marker.current();
   }

@@ -275,6 +275,10 @@ export class MemoryCatalogStore implements CatalogStore {
     return copyPoolKey(key);
   }
 
+  atomically<T>(body: () => T): T {
+    return body();
+  }
+
   changeMarker(): number {
     return this.changes;
   }

@@ -197,6 +197,12 @@ export interface CatalogStore {
   listPoolKeys(poolId: number): PoolKeyRecord[];
   revokePoolKey(poolId: number, keyId: number, at: number): PoolKeyRecord | undefined;
 
+  /**
+   * Runs `body` (reads and writes of this store) as one unit: another process sees all of its
+   * writes or none, and none of them when it throws (SQLite: one immediate transaction). The
+   * memory store, which no other process shares, just runs it.
+   */
+  atomically<T>(body: () => T): T;
   /** A counter that changes whenever any process changes the catalog (SQLite `data_version`-like), for cheap change detection. */
   changeMarker(): number;
   close(): void;

@@ -281,6 +281,17 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         expect(store.upsertPool(b.id, poolInput()).teamId).toBe(b.id);
       });
 
+      it("atomically runs its body, keeps its writes and answers its value", () => {
+        const { a } = twoTeams();
+        const value = store.atomically(() => {
+          store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
+          return store.upsertPool(a.id, poolInput()).subdomain;
+        });
+        expect(value).toBe("llm");
+        expect(store.listBudgets(a.id).map((budget) => budget.name)).toEqual(["A"]);
+        expect(store.getPoolBySubdomain(a.id, "llm")).toBeDefined();
+      });
+
       it("deletes only the team's own budget, and none that still has pools", () => {
         const { a, b } = twoTeams();
         const budget = store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });

@@ -107,13 +107,19 @@ export const applyCommand: CommandSpec = {
     const file = await readApplyFile(path);
     const dryRun = args.values["dry-run"] === true;
     return withCatalog(args, io, (catalog) => {
-      const plan = planApply(catalog, file, { env: io.env, prune: args.values.prune === true });
+      const options = { env: io.env, prune: args.values.prune === true };
+      // Planned and written as one transaction: a running server's catalog sync never sees
+      // half an apply (a budget without its pools, a ceiling before the reservations under it).
+      const plan = catalog.store.atomically(() => {
+        const planned = planApply(catalog, file, options);
+        if (!dryRun) planned.execute();
+        return planned;
+      });
       io.out(
         dryRun
           ? `Dry run of ${path} for team ${file.team} (nothing is changed):`
           : `Applying ${path} to team ${file.team}:`,
       );
-      if (!dryRun) plan.execute();
       printChanges(io, plan.changes, dryRun);
       return 0;
     });
