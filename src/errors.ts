@@ -204,8 +204,11 @@ export class SlotNotFoundError extends SluiceError {
  * ```
  */
 export class SlotCappedError extends SluiceError {
-  constructor(readonly requestDeadline: number) {
-    super("capped", "The slot reached its request-timeout cap; release it.");
+  constructor(
+    readonly requestDeadline: number,
+    message = "The slot reached its request-timeout cap; release it.",
+  ) {
+    super("capped", message);
   }
 }
 

@@ -8,6 +8,14 @@ import { rejectedWith } from "./caller.js";
 import { grantOf } from "./grants.js";
 import type { KeptLease, LeaseKeeper } from "./lease-keeper.js";
 import type { PoolSettings } from "./settings.js";
+
+/**
+ * Why `run()`/`fetch()` work is cut off at its request deadline: the governor releases its slot
+ * itself, so unlike a renew's `SlotCappedError` there is nothing for the caller to release.
+ */
+const WORK_CAPPED_MESSAGE =
+  "The work reached the pool's request timeout (requestTimeoutMs) and was cut off; its slot is released.";
+
 import { anchorShape } from "./shape-anchors.js";
 import type { RunContext, SlotGrant } from "./types.js";
 
@@ -204,7 +212,7 @@ export class LocalHold implements RunContext, KeptLease {
     if (this.capTimer !== null || this.finished) return;
     const delay = Math.max(0, requestDeadline - this.owner.clock.now());
     this.capTimer = this.owner.clock.setTimeout(
-      () => this.abort(new SlotCappedError(requestDeadline)),
+      () => this.abort(new SlotCappedError(requestDeadline, WORK_CAPPED_MESSAGE)),
       delay,
     );
   }
@@ -228,7 +236,11 @@ export class LocalHold implements RunContext, KeptLease {
     const { requestDeadline } = this.grant;
     // At the deadline the lease and the cap end together: the cap is why the work stops.
     const capped = this.owner.clock.now() >= requestDeadline;
-    this.abort(capped ? new SlotCappedError(requestDeadline) : new SlotNotFoundError(this.slotId));
+    this.abort(
+      capped
+        ? new SlotCappedError(requestDeadline, WORK_CAPPED_MESSAGE)
+        : new SlotNotFoundError(this.slotId),
+    );
   }
 
   /**
