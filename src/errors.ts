@@ -86,8 +86,11 @@ export class InvalidArgumentError extends SluiceError {
  * ```
  */
 export class PoolNotFoundError extends SluiceError {
-  constructor(readonly pool: string) {
-    super("pool_not_found", `Pool "${pool}" is not defined.`);
+  constructor(
+    readonly pool: string,
+    message = `Pool "${pool}" is not defined.`,
+  ) {
+    super("pool_not_found", message);
   }
 }
 

@@ -149,7 +149,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
 
   /** The pool's waiters and the work holding its slots get `PoolNotFoundError` now. */
   private stopPoolWork(pool: string, entry: PoolEntry): void {
-    const removed = new PoolNotFoundError(pool);
+    const removed = new PoolNotFoundError(pool, `Pool "${pool}" was removed.`);
     this.room.rejectAll(() => removed, entry);
     // Work holding its slots stops now, rather than at its next renewal ("not found").
     this.holds.stopPool(pool, removed);
@@ -407,7 +407,9 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
   private runRefusal(caller: Caller): Error | undefined {
     if (this.closed) return new GovernorClosedError();
     const entry = caller.entry!;
-    if (this.registry.pools.get(entry.name) !== entry) return new PoolNotFoundError(entry.name);
+    if (this.registry.pools.get(entry.name) !== entry) {
+      return new PoolNotFoundError(entry.name, `Pool "${entry.name}" was removed.`);
+    }
     return undefined;
   }
 

@@ -230,6 +230,8 @@ describe("bad input gets a typed error or is ignored, and no slot is lost", () =
     await governor.removePool("llm");
     await expect(waiting.promise).rejects.toBeInstanceOf(PoolNotFoundError);
     expect(work.abortReason()).toBeInstanceOf(PoolNotFoundError);
+    // Said as what happened, not as a pool never defined.
+    expect(work.abortReason()).toMatchObject({ message: 'Pool "llm" was removed.' });
     work.finish();
     await work.running;
     await expect(governor.release("llm", held.slotId)).resolves.toEqual({ released: false });
