@@ -110,11 +110,13 @@ export const applyCommand: CommandSpec = {
       const options = { env: io.env, prune: args.values.prune === true };
       // Planned and written as one transaction: a running server's catalog sync never sees
       // half an apply (a budget without its pools, a ceiling before the reservations under it).
-      const plan = catalog.store.atomically(() => {
-        const planned = planApply(catalog, file, options);
-        if (!dryRun) planned.execute();
-        return planned;
-      });
+      const plan = dryRun
+        ? planApply(catalog, file, options)
+        : catalog.store.atomically(() => {
+            const planned = planApply(catalog, file, options);
+            planned.execute();
+            return planned;
+          });
       io.out(
         dryRun
           ? `Dry run of ${path} for team ${file.team} (nothing is changed):`
