@@ -3,8 +3,10 @@ import type { LocalHold } from "./local-hold.js";
 
 /** Answers that tell the governor to back off (429, 503): learned as soon as they arrive. */
 const BACK_OFF_STATUSES: ReadonlySet<number> = new Set([429, 503]);
-/** A back-off answer's body is read up to this much before the response is handed over. */
+/** A back-off answer's body is read up to this much before the response is handed over, */
 const BACK_OFF_BODY_LIMIT_BYTES = 64 * 1024;
+/** and for at most this long (one that streams on is handed over as it is). */
+const BACK_OFF_BODY_WAIT_MS = 1_000;
 
 /**
  * Calls `fetch` inside a held slot and keeps the slot until the response body is fully read
@@ -37,41 +39,61 @@ export async function fetchWithinHold(
     return response;
   }
   const reader = response.body.getReader();
-  const head: Uint8Array[] = [];
+  const early: EarlyRead = { chunks: [], pending: null };
   if (BACK_OFF_STATUSES.has(response.status)) {
     let ended: boolean;
     try {
-      ended = await readUpTo(reader, head, BACK_OFF_BODY_LIMIT_BYTES);
+      ended = await readEarly(reader, early);
     } catch (error) {
       await hold.finish(outcome);
       throw error;
     }
     if (ended) {
       await hold.finish(outcome);
-      return governedResponse(response, streamOf(head));
+      return governedResponse(response, streamOf(early.chunks));
     }
   }
-  const body = releaseWhenDone(reader, head, () => hold.finish(outcome));
+  const body = releaseWhenDone(reader, early, () => hold.finish(outcome));
   // A body nobody reads or cancels would never end: when the hold stops (request deadline,
   // slot lost, caller abort, pool removed) the slot is released there, with the outcome.
   hold.addAbortListener(() => void hold.finish(outcome));
   return governedResponse(response, body);
 }
 
-/** Reads chunks into `into` until the body ends (true) or passes `limitBytes` (false). */
-async function readUpTo(
+/** What was read of a body before it was handed over: chunks, and a read still under way. */
+interface EarlyRead {
+  chunks: Uint8Array[];
+  pending: ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]> | null;
+}
+
+/**
+ * Reads a back-off answer's body into `early` until it ends (true), or passes
+ * {@link BACK_OFF_BODY_LIMIT_BYTES} or {@link BACK_OFF_BODY_WAIT_MS} (false: a read may still
+ * be under way, and is the stream's next).
+ */
+async function readEarly(
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  into: Uint8Array[],
-  limitBytes: number,
+  early: EarlyRead,
 ): Promise<boolean> {
-  let size = 0;
-  while (size <= limitBytes) {
-    const chunk = await reader.read();
-    if (chunk.done) return true;
-    into.push(chunk.value);
-    size += chunk.value.byteLength;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), BACK_OFF_BODY_WAIT_MS);
+  });
+  try {
+    let size = 0;
+    while (size <= BACK_OFF_BODY_LIMIT_BYTES) {
+      early.pending ??= reader.read();
+      const chunk = await Promise.race([early.pending, late]);
+      if (chunk === "late") return false;
+      early.pending = null;
+      if (chunk.done) return true;
+      early.chunks.push(chunk.value);
+      size += chunk.value.byteLength;
+    }
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
-  return false;
 }
 
 /** A stream of chunks already in hand. */
@@ -99,23 +121,25 @@ function governedResponse(response: Response, body: ReadableStream<Uint8Array>):
 }
 
 /**
- * Passes the stream through chunk by chunk (no buffering; `head`, chunks read already, first)
- * and calls `done` once at its end.
+ * Passes the stream through chunk by chunk (no buffering; what was read early first) and
+ * calls `done` once at its end.
  */
 function releaseWhenDone(
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  head: Uint8Array[],
+  early: EarlyRead,
   done: () => unknown,
 ): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const early = head.shift();
-      if (early) {
-        controller.enqueue(early);
+      const chunkReadEarly = early.chunks.shift();
+      if (chunkReadEarly) {
+        controller.enqueue(chunkReadEarly);
         return;
       }
       try {
-        const chunk = await reader.read();
+        const pending = early.pending;
+        early.pending = null;
+        const chunk = await (pending ?? reader.read());
         if (chunk.done) {
           controller.close();
           await done();

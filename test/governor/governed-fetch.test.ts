@@ -105,6 +105,22 @@ describe("governed fetch", () => {
     expect((await governor.status("api")).held).toBe(0);
   });
 
+  it("hands over a 429 whose body does not end within a second, streaming from its first byte", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((_request, response) => {
+      response.writeHead(429, { "retry-after": "1" });
+      response.write("first");
+      // ... and nothing more: the body never ends on its own.
+    });
+    const response = await governor.fetch("api", url);
+    expect((await governor.status("api")).held).toBe(1);
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("first");
+    await reader.cancel();
+    expect((await governor.status("api")).held).toBe(0);
+  });
+
   it("learns the RPM an OpenAI-style upstream reports", async () => {
     const { governor } = manualGovernor();
     await governor.definePool("api", { maxConcurrent: 4 });
