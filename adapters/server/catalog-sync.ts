@@ -6,6 +6,7 @@ import {
 import type { BudgetRecord, CatalogStore, PoolRecord } from "../../src/catalog/types.js";
 import type { Clock, TimerHandle } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
+import type { PoolSettingsInput } from "../../src/governor/settings.js";
 import type { Governor } from "../../src/governor/types.js";
 
 /** What one sync changed in the governor (names are pool subdomains and budget ids). */
@@ -119,6 +120,35 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     return null;
   }
 
+  /**
+   * A pool that changes budget or reservation first drops its reservation where it is
+   * (a reservation of 0 always fits its budget). Then whatever order the pools take their new
+   * places in, no budget is ever over-reserved on the way, even when pools swap budgets or
+   * trade reservations: a budget only ever holds final reservations and zeros.
+   */
+  async function giveUpReservation(
+    pool: PoolRecord,
+    budgetById: ReadonlyMap<number, BudgetRecord>,
+  ): Promise<void> {
+    const fingerprint = appliedPools.get(pool.subdomain);
+    if (fingerprint === undefined || appliedPoolIds.get(pool.subdomain) !== pool.id) return;
+    const applied = JSON.parse(fingerprint) as PoolSettingsInput;
+    const held = applied.budget;
+    if (!held || !held.reservedConcurrent) return;
+    const wanted = poolToGovernorSettings(pool, budgetOf(pool, budgetById)).budget;
+    if (wanted?.id === held.id && wanted.reservedConcurrent === held.reservedConcurrent) return;
+    const released = { ...applied, budget: { ...held, reservedConcurrent: 0 } };
+    try {
+      await governor.definePool(pool.subdomain, released);
+    } catch (error) {
+      log(
+        `Could not release the reservation of pool ${pool.subdomain}: ${(error as Error).message}`,
+      );
+      return;
+    }
+    appliedPools.set(pool.subdomain, JSON.stringify(released));
+  }
+
   /** Pushes one pool when it changed; answers why the governor refused it (null: applied). */
   async function applyPool(
     pool: PoolRecord,
@@ -131,8 +161,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       await removePool(pool.subdomain);
       report.removedPools.push(pool.subdomain);
     }
-    const budget = pool.budgetId === null ? null : budgetById.get(pool.budgetId);
-    const settings = poolToGovernorSettings(pool, budget);
+    const settings = poolToGovernorSettings(pool, budgetOf(pool, budgetById));
     const fingerprint = JSON.stringify(settings);
     const previous = appliedPools.get(pool.subdomain);
     if (previous === fingerprint) return null;
@@ -161,6 +190,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     for (const budget of budgets) {
       if ((await applyBudget(budget, report)) !== null) deferredBudgets.push(budget);
     }
+    for (const pool of pools) await giveUpReservation(pool, budgetById);
     const wanted = new Set<string>();
     const refusedPools = new Map<PoolRecord, string>();
     for (const pool of pools) {
@@ -241,6 +271,14 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     },
   };
   return sync;
+}
+
+/** The catalog budget of a pool, or null. */
+function budgetOf(
+  pool: PoolRecord,
+  budgetById: ReadonlyMap<number, BudgetRecord>,
+): BudgetRecord | null {
+  return pool.budgetId === null ? null : (budgetById.get(pool.budgetId) ?? null);
 }
 
 /**

@@ -193,6 +193,45 @@ describe("catalog → governor sync", () => {
     expect((await sync.syncIfChanged())?.definedPools).toEqual(["pc"]);
   });
 
+  it("moves pools between budgets and trades reservations without a refused step", async () => {
+    const bx = store.upsertBudget(team.id, { name: "bx", originMaxConcurrent: 4 });
+    const by = store.upsertBudget(team.id, { name: "by", originMaxConcurrent: 3 });
+    const place = (pool: string, budgetId: number, reservedConcurrent: number) =>
+      store.upsertPool(
+        team.id,
+        poolInput(pool, { maxConcurrent: 4, budgetId, reservedConcurrent }),
+      );
+    place("pa", bx.id, 1);
+    place("pc", bx.id, 3);
+    place("pb", by.id, 3);
+    const sync = newSync();
+    await sync.syncNow();
+    // Every single step in catalog order breaks a ceiling: pa wants 3 of bx while pc still
+    // holds 3 there, pb joins bx, pc joins by whose ceiling drops to 2 while pb holds 3.
+    store.upsertBudget(team.id, { name: "by", originMaxConcurrent: 2 });
+    place("pa", bx.id, 3);
+    place("pb", bx.id, 1);
+    place("pc", by.id, 2);
+    await sync.syncIfChanged();
+    expect(lines.filter((line) => line.startsWith("Could not"))).toEqual([]);
+    const placed = ["pa", "pb", "pc"].map((pool) => governor.poolSettings(pool)?.budget);
+    expect(placed).toEqual([
+      { id: String(bx.id), reservedConcurrent: 3 },
+      { id: String(bx.id), reservedConcurrent: 1 },
+      { id: String(by.id), reservedConcurrent: 2 },
+    ]);
+    // by's ceiling is 2: pc (its only pool, limit 4) gets 2 slots, not 3.
+    await governor.acquire("pc");
+    await governor.acquire("pc");
+    await expect(governor.acquire("pc")).rejects.toMatchObject({ reason: "budget" });
+    // Two pools swapping places in full budgets.
+    place("pa", bx.id, 1);
+    place("pb", bx.id, 3);
+    await sync.syncIfChanged();
+    expect(lines.filter((line) => line.startsWith("Could not"))).toEqual([]);
+    expect(governor.poolSettings("pb")?.budget?.reservedConcurrent).toBe(3);
+  });
+
   it("describes a sync in one readable line", () => {
     expect(
       describeSync({
