@@ -134,7 +134,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     if (fingerprint === undefined || appliedPoolIds.get(pool.subdomain) !== pool.id) return;
     const applied = JSON.parse(fingerprint) as PoolSettingsInput;
     const held = applied.budget;
-    if (!held || !held.reservedConcurrent) return;
+    if (!held?.reservedConcurrent) return;
     const wanted = poolToGovernorSettings(pool, budgetOf(pool, budgetById)).budget;
     if (wanted?.id === held.id && wanted.reservedConcurrent === held.reservedConcurrent) return;
     const released = { ...applied, budget: { ...held, reservedConcurrent: 0 } };
