@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { deferContinue } from "../hono/lock/expect-continue.js";
@@ -39,12 +39,20 @@ export async function listenHttp(options: {
     hostname: options.hostname,
     errorHandler: unreadableRequest,
   });
-  const server = createServer((request, response) => {
+  // Node would answer an HTTP/1.1 request without Host itself, with a bare 400: it is
+  // answered here instead, in the error shape.
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
+    hostFromAbsoluteForm(request);
     // Host names are case-insensitive (RFC 9110 4.2.3); the adapter refuses a Host header
     // that differs from the lower-cased name its URL parser makes of it.
     const host = request.headers.host;
-    if (host !== undefined) request.headers.host = host.toLowerCase();
-    hostFromAbsoluteForm(request);
+    if (host !== undefined) {
+      request.headers.host = host.toLowerCase();
+    } else if (request.httpVersion !== "1.0") {
+      // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400. HTTP/1.0 has no Host to send.
+      refuse(response, "The request has no Host header (HTTP/1.1 requires one).");
+      return;
+    }
     void listener(request, response);
   });
   await new Promise<void>((resolve, reject) => {
@@ -123,6 +131,9 @@ function hostFromAbsoluteForm(request: IncomingMessage): void {
   } catch {
     return;
   }
+  // Schemes are case-insensitive (RFC 3986 3.1); the adapter knows only `http://`/`https://`.
+  const schemeEnd = target.indexOf(":");
+  request.url = target.slice(0, schemeEnd).toLowerCase() + target.slice(schemeEnd);
   request.headers.host = authority;
   const raw = request.rawHeaders;
   let found = false;
@@ -138,6 +149,17 @@ function hostFromAbsoluteForm(request: IncomingMessage): void {
     }
   }
   if (!found) raw.push("Host", authority);
+}
+
+/** A 400 in the error shape, marked as Sluice's own. */
+function refuse(response: ServerResponse, message: string): void {
+  const body = JSON.stringify({ error: "invalid_request", message });
+  response.writeHead(400, {
+    "content-type": "application/json",
+    "x-svc-rejected-by": "sluice",
+    "content-length": Buffer.byteLength(body),
+  });
+  response.end(body);
 }
 
 /**
@@ -177,9 +199,15 @@ const CLIENT_ERRORS: Readonly<Record<string, [status: string, error: string, why
  * status line; the connection then closes (its byte stream can no longer be trusted).
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === "ECONNRESET" || !socket.writable || response?.headersSent) {
+  const response = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  if (response && !response.writableEnded) {
+    // A pipelined request broke the stream while the one before it is still being answered
+    // (a lock grant, maybe): that answer goes out first, then the connection closes.
+    response.shouldKeepAlive = false;
     return;
   }
   const [status, code, why] = CLIENT_ERRORS[error.code ?? ""] ?? [

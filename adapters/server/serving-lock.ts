@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { ConflictError } from "../../src/errors.js";
+import { ConflictError, StoreUnavailableError } from "../../src/errors.js";
 
 /** File name of the serving lock inside the data directory. */
 export const SERVING_LOCK_FILE = "serve.lock";
@@ -41,8 +41,13 @@ const CREATE_WAIT_MS = 2_000;
  */
 export function lockForServing(dataDir: string, mode: ServingMode): ServingLock {
   const file = join(dataDir, SERVING_LOCK_FILE);
-  const fresh = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) === 0;
-  const database = new Database(file, { timeout: fresh ? CREATE_WAIT_MS : 0 });
+  let database: Database.Database;
+  try {
+    const fresh = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) === 0;
+    database = new Database(file, { timeout: fresh ? CREATE_WAIT_MS : 0 });
+  } catch (error) {
+    throw unusable(dataDir, error);
+  }
   try {
     // An empty database file takes no read lock: the table gives readers a page to lock.
     database.exec("CREATE TABLE IF NOT EXISTS serving (mode TEXT)");
@@ -58,13 +63,23 @@ export function lockForServing(dataDir: string, mode: ServingMode): ServingLock 
   } catch (error) {
     database.close();
     if ((error as { code?: unknown }).code === "SQLITE_BUSY") throw taken(dataDir, mode);
-    throw error;
+    throw unusable(dataDir, error);
   }
   return {
     release() {
       if (database.open) database.close();
     },
   };
+}
+
+/** "file is not a database" alone would blame the catalog: name the lock file, and the way out. */
+function unusable(dataDir: string, error: unknown): StoreUnavailableError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(
+    `Data directory ${dataDir}, ${SERVING_LOCK_FILE}: ${why}. It holds only the serving lock: ` +
+      "with no server running, delete it.",
+    { cause: error },
+  );
 }
 
 function taken(dataDir: string, mode: ServingMode): ConflictError {

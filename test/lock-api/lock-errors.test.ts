@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { rawExchange } from "../server/http-client.js";
@@ -112,6 +113,20 @@ describe("Lock API errors (contract section 7)", () => {
       );
       expect(released.head).toMatch(/^HTTP\/1\.1 408 /);
       expect(released.body).toMatchObject({ error: "request_timeout", released: true });
+      expect((await h.governor.status("llm")).held).toBe(0);
+    });
+
+    it("a client that hangs up mid-body is no server error (nothing logged, no slot taken)", async () => {
+      const socket = connect(h.lock.port, "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      socket.write(
+        `POST /pools/llm/lock/acquire HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Svc-Key: ${key}\r\n` +
+          'Content-Length: 50\r\n\r\n{"wa',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(h.loggedErrors).toEqual([]);
       expect((await h.governor.status("llm")).held).toBe(0);
     });
 

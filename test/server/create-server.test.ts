@@ -180,6 +180,38 @@ describe("createSluiceServer over a real socket", () => {
     expect(hugeHeader).toContain("x-svc-rejected-by: sluice");
   });
 
+  it("answers a request without Host in the error shape", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const answer = await rawExchange(port, "GET /api/v1/me HTTP/1.1\r\nConnection: close\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain("x-svc-rejected-by: sluice");
+    expect(jsonBody(answer)).toMatchObject({ error: "invalid_request" });
+  });
+
+  it("answers a pipelined request in full before closing on a broken one after it", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const answer = await rawExchange(
+      port,
+      `GET /api/v1/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n` +
+        "GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(jsonBody(answer)).toMatchObject({ team: { slug: "acme" } });
+  });
+
+  it("routes an absolute-form target whatever the letter case of its scheme", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    const answer = await rawExchange(
+      port,
+      `GET HTTP://localhost:${port}/api/v1/me HTTP/1.1\r\nHost: elsewhere.example\r\n` +
+        `Authorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it("answers CONNECT with 405 in the error shape instead of dropping the connection", async () => {
     seedCatalog([]);
     const { port } = await start();

@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer, type SluiceServer } from "../../adapters/server/create-server.js";
@@ -54,6 +56,13 @@ describe("serving lock: one in-memory server per data directory", () => {
     take("sole");
     expect(() => take("shared")).toThrow(
       /server with the in-memory slot store is already serving the data directory/,
+    );
+  });
+
+  it("names the lock file, and the way out, when it is not what it should be", () => {
+    writeFileSync(join(dir, "serve.lock"), "garbage that is no SQLite database");
+    expect(() => take("sole")).toThrow(
+      /serve\.lock: file is not a database\. It holds only the serving lock: with no server running, delete it\./,
     );
   });
 

@@ -4,7 +4,7 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
 } from "../../../src/errors.js";
-import { nodeBindings } from "./node-bindings.js";
+import { ClientGoneError, nodeBindings } from "./node-bindings.js";
 
 /** Largest Lock API request body (acquire and release). */
 export const LOCK_BODY_LIMIT_BYTES = 16 * 1024;
@@ -113,7 +113,8 @@ function readIncoming(
     };
     const onError = (error: Error) => {
       stop();
-      reject(error);
+      // The client hung up mid-body: nobody is left to answer, and it is no server error.
+      reject(incoming.destroyed ? new ClientGoneError() : error);
     };
     const timer = setTimeout(() => {
       stop();
