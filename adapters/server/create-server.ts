@@ -20,7 +20,7 @@ import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
 import { createServerAccessLog, type ServerAccessLog } from "./server-access-log.js";
-import { lockForServing, type ServingLock } from "./serving-lock.js";
+import { lockForServing, redisTargetOf, type ServingLock } from "./serving-lock.js";
 import { describeSlotStore, slotStoreFor } from "./slot-store.js";
 
 /** What the Lock API and proxy app factories receive. */
@@ -104,7 +104,7 @@ export async function createSluiceServer(
   try {
     const servingLock = lockForServing(
       data.dataDir,
-      config.redisUrl === undefined ? "sole" : "shared",
+      config.redisUrl === undefined ? null : redisTargetOf(config.redisUrl, config.redisPrefix),
     );
     cleanups.push(() => servingLock.release());
     log(`Data directory: ${data.dataDir}`);

@@ -6,13 +6,6 @@ import { ConflictError, StoreUnavailableError } from "../../src/errors.js";
 /** File name of the serving lock inside the data directory. */
 export const SERVING_LOCK_FILE = "serve.lock";
 
-/**
- * How a server shares its data directory: `sole` (in-memory slots: it must be the only
- * server there, or each would admit every pool's full limit) or `shared` (Redis slots: any
- * number of servers share one limit, but no `sole` one beside them).
- */
-export type ServingMode = "sole" | "shared";
-
 /** A held serving lock. */
 export interface ServingLock {
   /** Lets the lock go. Safe to call twice. */
@@ -26,20 +19,26 @@ const CREATE_WAIT_MS = 2_000;
 
 /**
  * Claims the data directory for a server, or throws `ConflictError` naming who holds it.
+ * `redisTarget` is where the server keeps its slots (see {@link redisTargetOf}), or null for
+ * the in-memory store: an in-memory server must be alone on its directory, or each would admit
+ * every pool's full limit; servers sharing one Redis target share it; a server with another
+ * Redis target (another server, database or prefix) would not share their limits, and is
+ * refused too.
  *
  * The lock is SQLite's own file lock on `serve.lock` (a separate file: the catalog runs in
- * WAL mode, whose readers and writer never block each other): an exclusive lock for `sole`,
- * a read lock held open for `shared`. The operating system drops it when the process ends,
- * `kill -9` included, so a crash never leaves the directory locked.
+ * WAL mode, whose readers and writer never block each other): an exclusive lock in memory, a
+ * read lock held open with Redis, the first Redis server recording its target there. The
+ * operating system drops the lock when the process ends, `kill -9` included, so a crash
+ * never leaves the directory locked.
  *
  * @example
  * ```ts
- * const lock = lockForServing("/var/lib/sluice", config.redisUrl ? "shared" : "sole");
+ * const lock = lockForServing("/var/lib/sluice", redisTargetOf("redis://10.0.0.5:6379", "sluice:"));
  * // ... serve ...
  * lock.release();
  * ```
  */
-export function lockForServing(dataDir: string, mode: ServingMode): ServingLock {
+export function lockForServing(dataDir: string, redisTarget: string | null): ServingLock {
   const file = join(dataDir, SERVING_LOCK_FILE);
   let database: Database.Database;
   try {
@@ -50,19 +49,19 @@ export function lockForServing(dataDir: string, mode: ServingMode): ServingLock 
   }
   try {
     // An empty database file takes no read lock: the table gives readers a page to lock.
-    database.exec("CREATE TABLE IF NOT EXISTS serving (mode TEXT)");
+    database.exec("CREATE TABLE IF NOT EXISTS serving (redis_target TEXT)");
     database.pragma("busy_timeout = 0");
-    if (mode === "sole") {
+    if (redisTarget === null) {
       // In exclusive locking mode the lock taken by the first write is kept until close.
       database.pragma("locking_mode = EXCLUSIVE");
       database.exec("BEGIN EXCLUSIVE; COMMIT");
     } else {
-      database.exec("BEGIN");
-      database.prepare("SELECT count(*) FROM serving").get();
+      joinSharing(database, dataDir, redisTarget);
     }
   } catch (error) {
     database.close();
-    if ((error as { code?: unknown }).code === "SQLITE_BUSY") throw taken(dataDir, mode);
+    if (error instanceof ConflictError) throw error;
+    if ((error as { code?: unknown }).code === "SQLITE_BUSY") throw taken(dataDir, redisTarget);
     throw unusable(dataDir, error);
   }
   return {
@@ -71,6 +70,54 @@ export function lockForServing(dataDir: string, mode: ServingMode): ServingLock 
     },
   };
 }
+
+/**
+ * The first Redis server records its target (its write needs everyone else gone); a later
+ * one, whose write the holders' read locks refuse, must have the recorded target. Then the
+ * server holds a read lock until it stops.
+ */
+function joinSharing(database: Database.Database, dataDir: string, redisTarget: string): void {
+  try {
+    database.exec("BEGIN IMMEDIATE");
+    database.exec("DELETE FROM serving");
+    database.prepare("INSERT INTO serving (redis_target) VALUES (?)").run(redisTarget);
+    database.exec("COMMIT");
+  } catch (error) {
+    if (database.inTransaction) database.exec("ROLLBACK");
+    if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
+    const recorded = database.prepare("SELECT redis_target FROM serving").pluck().get();
+    if (typeof recorded === "string" && recorded !== redisTarget) {
+      throw new ConflictError(
+        `Sluice servers sharing their slots through ${recorded} already serve the data ` +
+          `directory ${dataDir}; this one uses ${redisTarget}, so it would not share their ` +
+          "limits. Start it with the same --redis-url and --redis-prefix.",
+      );
+    }
+  }
+  database.exec("BEGIN");
+  database.prepare("SELECT count(*) FROM serving").get();
+}
+
+/**
+ * Where a server keeps its slots, written so that two spellings of one Redis compare equal
+ * (`redis://LocalHost`, `redis://127.0.0.1:6379/0`), credentials left out.
+ *
+ * @example
+ * ```ts
+ * redisTargetOf("redis://:secret@Cache/0", "sluice:"); // "redis://cache:6379/0 prefix sluice:"
+ * ```
+ */
+export function redisTargetOf(redisUrl: string, prefix: string): string {
+  const url = new URL(redisUrl);
+  const database = url.pathname.replace(/^\//, "") || "0";
+  const port = url.port || "6379";
+  const host = url.hostname.toLowerCase();
+  const machine = LOOPBACK.has(host) ? "127.0.0.1" : host;
+  return `${url.protocol}//${machine}:${port}/${database} prefix ${prefix}`;
+}
+
+/** Names of this machine that all reach the same local Redis. */
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 /** "file is not a database" alone would blame the catalog: name the lock file, and the way out. */
 function unusable(dataDir: string, error: unknown): StoreUnavailableError {
@@ -82,8 +129,8 @@ function unusable(dataDir: string, error: unknown): StoreUnavailableError {
   );
 }
 
-function taken(dataDir: string, mode: ServingMode): ConflictError {
-  if (mode === "sole") {
+function taken(dataDir: string, redisTarget: string | null): ConflictError {
+  if (redisTarget === null) {
     return new ConflictError(
       `Another Sluice server is already serving the data directory ${dataDir}. A server with ` +
         "the in-memory slot store must be the only one there, or each would admit every " +

@@ -5,8 +5,8 @@ import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer, type SluiceServer } from "../../adapters/server/create-server.js";
 import {
   lockForServing,
+  redisTargetOf,
   type ServingLock,
-  type ServingMode,
 } from "../../adapters/server/serving-lock.js";
 import { ConflictError } from "../../src/errors.js";
 import { tempDir } from "../cli/cli-process.js";
@@ -25,8 +25,11 @@ afterEach(() => {
   cleanup();
 });
 
-function take(mode: ServingMode): ServingLock {
-  const lock = lockForServing(dir, mode);
+const IN_MEMORY = null;
+const REDIS = redisTargetOf("redis://127.0.0.1:6379", "sluice:");
+
+function take(redisTarget: string | null): ServingLock {
+  const lock = lockForServing(dir, redisTarget);
   held.push(lock);
   return lock;
 }
@@ -35,42 +38,64 @@ function take(mode: ServingMode): ServingLock {
 // test/cli/headless.test.ts shows the same between real `sluice serve` processes.
 describe("serving lock: one in-memory server per data directory", () => {
   it("a second sole server is refused, and may start once the first let go", () => {
-    const first = take("sole");
-    expect(() => take("sole")).toThrow(ConflictError);
-    expect(() => take("sole")).toThrow(/only one there, or each would admit every pool's full/);
+    const first = take(IN_MEMORY);
+    expect(() => take(IN_MEMORY)).toThrow(ConflictError);
+    expect(() => take(IN_MEMORY)).toThrow(/only one there, or each would admit every pool's full/);
     first.release();
-    expect(() => take("sole")).not.toThrow();
+    expect(() => take(IN_MEMORY)).not.toThrow();
   });
 
   it("shared servers run side by side, and keep a sole one out until the last let go", () => {
-    const first = take("shared");
-    const second = take("shared");
-    expect(() => take("sole")).toThrow(ConflictError);
+    const first = take(REDIS);
+    const second = take(REDIS);
+    expect(() => take(IN_MEMORY)).toThrow(ConflictError);
     first.release();
-    expect(() => take("sole")).toThrow(ConflictError);
+    expect(() => take(IN_MEMORY)).toThrow(ConflictError);
     second.release();
-    expect(() => take("sole")).not.toThrow();
+    expect(() => take(IN_MEMORY)).not.toThrow();
+  });
+
+  it("Redis servers share the directory only with the same Redis target", () => {
+    take(REDIS);
+    // The same Redis, spelt otherwise, and credentials that never reach the lock file.
+    expect(() => take(redisTargetOf("redis://:pw@LOCALHOST:6379/0", "sluice:"))).not.toThrow();
+    expect(redisTargetOf("redis://:pw@LOCALHOST/0", "sluice:")).not.toContain("pw");
+    for (const other of [
+      redisTargetOf("redis://127.0.0.1:6379/3", "sluice:"),
+      redisTargetOf("redis://127.0.0.1:6379", "other:"),
+      redisTargetOf("redis://10.0.0.5:6379", "sluice:"),
+    ]) {
+      expect(() => take(other)).toThrow(/would not share their limits/);
+    }
+  });
+
+  it("the first Redis server after everyone stopped records its own target", () => {
+    const first = take(REDIS);
+    first.release();
+    const other = redisTargetOf("redis://127.0.0.1:6379", "other:");
+    take(other);
+    expect(() => take(other)).not.toThrow();
   });
 
   it("a shared server is refused beside a sole one, and told why", () => {
-    take("sole");
-    expect(() => take("shared")).toThrow(
+    take(IN_MEMORY);
+    expect(() => take(REDIS)).toThrow(
       /server with the in-memory slot store is already serving the data directory/,
     );
   });
 
   it("names the lock file, and the way out, when it is not what it should be", () => {
     writeFileSync(join(dir, "serve.lock"), "garbage that is no SQLite database");
-    expect(() => take("sole")).toThrow(
+    expect(() => take(IN_MEMORY)).toThrow(
       /serve\.lock: file is not a database\. It holds only the serving lock: with no server running, delete it\./,
     );
   });
 
   it("release is safe twice", () => {
-    const lock = take("sole");
+    const lock = take(IN_MEMORY);
     lock.release();
     lock.release();
-    expect(() => take("sole")).not.toThrow();
+    expect(() => take(IN_MEMORY)).not.toThrow();
   });
 
   it("createSluiceServer holds the lock until close", async () => {
