@@ -30,6 +30,7 @@ import { pushLearned, resetLearning } from "./pool-learning.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { PoolRegistry, toPoolStatus, toStoreConfig } from "./pool-registry.js";
 import {
+  learnWhileHeld,
   NOT_RELEASED,
   type ReleaseAnswer,
   type ReleaseDeps,
@@ -411,6 +412,18 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
       return new PoolNotFoundError(entry.name, `Pool "${entry.name}" was removed.`);
     }
     return undefined;
+  }
+
+  learnFromHeld(hold: LocalHold, outcome: OutcomeReport): MaybePromise<void> {
+    const entry = this.registry.pools.get(hold.pool);
+    if (!entry) return;
+    try {
+      const learned = learnWhileHeld(this, entry, hold.slotId, outcome);
+      // Learning is advice: a store that cannot take it now leaves the limits as they were.
+      if (learned instanceof Promise) return learned.then(ignore, ignore);
+    } catch {
+      // The same, when the store fails at once.
+    }
   }
 
   finishHold(hold: LocalHold): MaybePromise<void> {

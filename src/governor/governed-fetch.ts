@@ -12,9 +12,10 @@ const BACK_OFF_BODY_WAIT_MS = 1_000;
  * Calls `fetch` inside a held slot and keeps the slot until the response body is fully read
  * or cancelled, or the hold stops (its request deadline, an abort), then releases it with the
  * response's status and headers as the outcome (so the governor learns rate limits by itself).
- * A 429 or 503 is the exception: its (short) body is read before the response is handed over
- * and the slot released at once, so its pause or lower limit holds before the caller even
- * looks at it, whether or not it reads the body (`if (res.status === 429) retry()`).
+ * A 429 or 503 is the exception: it is learned before the response is handed over, so its
+ * pause or lower limit holds before the caller even looks at it, whether or not it reads the
+ * body (`if (res.status === 429) retry()`); its body is read first too when short and quick,
+ * and the slot released at once.
  *
  * @example
  * ```ts
@@ -52,6 +53,9 @@ export async function fetchWithinHold(
       await hold.finish(outcome);
       return governedResponse(response, streamOf(early.chunks));
     }
+    // A body too long or too slow to wait for: the answer is learned now all the same, and
+    // the slot is released when the body ends.
+    await hold.learnNow(outcome);
   }
   const body = releaseWhenDone(reader, early, () => hold.finish(outcome));
   // A body nobody reads or cancels would never end: when the hold stops (request deadline,

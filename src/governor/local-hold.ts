@@ -27,6 +27,8 @@ export interface HoldOwner {
    * Answers synchronously when the store does.
    */
   finishHold(hold: LocalHold): MaybePromise<void>;
+  /** Learns from `outcome` now, the slot still held; never throws. */
+  learnFromHeld(hold: LocalHold, outcome: OutcomeReport): MaybePromise<void>;
 }
 
 /**
@@ -56,6 +58,8 @@ export class LocalHold implements RunContext, KeptLease {
   private abortReason: unknown;
   private aborted = false;
   private finished = false;
+  /** The outcome was learned before the release (see learnNow): the release reports none. */
+  private learnedEarly = false;
   private capTimer: TimerHandle | null = null;
   private callerListener: (() => void) | undefined;
   private callerLinked = false;
@@ -272,11 +276,22 @@ export class LocalHold implements RunContext, KeptLease {
     this.finishThen(resolve, error, true);
   }
 
+  /**
+   * Learns from the upstream's answer before the work is done (the head of a response whose
+   * body is still coming): the release later reports nothing more.
+   */
+  learnNow(outcome: OutcomeReport): MaybePromise<void> {
+    if (this.finished) return;
+    this.outcome = undefined;
+    this.learnedEarly = true;
+    return this.owner.learnFromHeld(this, outcome);
+  }
+
   /** Releases the slot once, with the reported outcome (or `outcome` when given). */
   finish(outcome?: OutcomeReport): MaybePromise<void> {
     if (this.finished) return;
     this.finished = true;
-    if (outcome !== undefined) this.outcome = outcome;
+    if (outcome !== undefined && !this.learnedEarly) this.outcome = outcome;
     if (this.capTimer !== null) this.owner.clock.clearTimeout(this.capTimer);
     if (this.callerListener) this.callerSignal?.removeEventListener("abort", this.callerListener);
     this.abortListeners = null;
@@ -321,7 +336,7 @@ export class LocalHold implements RunContext, KeptLease {
 // The class of holds outlives them (see `anchorShape`).
 anchorShape(
   LocalHold.forGrant(
-    { clock: systemClock, finishHold: () => undefined },
+    { clock: systemClock, finishHold: () => undefined, learnFromHeld: () => undefined },
     "",
     {
       slotId: "",

@@ -43,9 +43,7 @@ export function releaseAndLearn(
   report: OutcomeReport | undefined,
 ): MaybePromise<ReleaseAnswer> {
   if (report === undefined) return releaseThenLearn(deps, entry, slotId, null);
-  const now = deps.clock.now();
-  const valid = validateOutcomeReport(report).report;
-  const lesson: Lesson = { report: valid, outcome: parseOutcome(valid, now), now };
+  const lesson = lessonOf(report, deps.clock.now());
   if (!tightensAtOnce(lesson.outcome)) return releaseThenLearn(deps, entry, slotId, lesson);
   return andThen(deps.store.inspect(entry.name, slotId), (inspected) => {
     // Not held (or the store cannot tell now): the release answers for it, and learns after.
@@ -61,6 +59,34 @@ export function releaseAndLearn(
       },
     );
   });
+}
+
+/**
+ * Learns from an upstream outcome while its slot is still held (a `fetch` whose 429 body is
+ * still on its way): from the slot as the store holds it, as a tightening release would. The
+ * later release then reports nothing more. Nothing is learned for a slot no longer held.
+ *
+ * @example
+ * ```ts
+ * await learnWhileHeld({ store, clock, sharesClock: false }, entry, slotId, { status: 429 });
+ * ```
+ */
+export function learnWhileHeld(
+  deps: ReleaseDeps,
+  entry: PoolEntry,
+  slotId: string,
+  report: OutcomeReport,
+): MaybePromise<void> {
+  const lesson = lessonOf(report, deps.clock.now());
+  return andThen(deps.store.inspect(entry.name, slotId), (inspected) =>
+    inspected === null ? undefined : learnFromOutcome(deps.store, entry, inspected, lesson),
+  );
+}
+
+/** An outcome report, validated (bad fields dropped) and parsed at `now`. */
+function lessonOf(report: OutcomeReport, now: number): Lesson {
+  const valid = validateOutcomeReport(report).report;
+  return { report: valid, outcome: parseOutcome(valid, now), now };
 }
 
 function releaseThenLearn(

@@ -92,7 +92,7 @@ describe("governed fetch", () => {
   });
 
   it("streams a 429 body too large to read first, and releases at its end", async () => {
-    const { governor } = manualGovernor();
+    const { governor, clock } = manualGovernor();
     await governor.definePool("api", { maxConcurrent: 1 });
     const big = "x".repeat(200 * 1024);
     const { url } = await upstream((_request, response) => {
@@ -100,9 +100,13 @@ describe("governed fetch", () => {
       response.end(big);
     });
     const response = await governor.fetch("api", url);
-    expect((await governor.status("api")).held).toBe(1);
+    // Learned already; the slot is released when the body ends.
+    const before = await governor.status("api");
+    expect(before).toMatchObject({ held: 1, learned: { pausedUntil: clock.now() + 1000 } });
     expect(await response.text()).toBe(big);
     expect((await governor.status("api")).held).toBe(0);
+    // Learned once: one throttle counted, not two.
+    expect(governor.metrics.totals("api", 0, Number.POSITIVE_INFINITY).throttled).toBe(1);
   });
 
   it("hands over a 429 whose body does not end within a second, streaming from its first byte", async () => {
