@@ -1,5 +1,5 @@
 import { createServer as createHttpServer } from "node:http";
-import { type AddressInfo, createServer, type Socket } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { type Harness, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
@@ -358,6 +358,39 @@ describe("pool proxy forwarding", () => {
     expect(reply.headers["x-svc-effective-limit"]).toBe("1");
     expect(reply.headers["x-svc-queued-ms"]).toBe("0");
     expect((await h.governor.status("slow")).held).toBe(0);
+  });
+
+  it("a caller whose upload stalls gets 408 request_timeout, not the origin's 504", async () => {
+    const clock = h.manualClock as ManualClock;
+    await h.addPool({
+      subdomain: "upload",
+      origin: upstream.url,
+      maxConcurrent: 1,
+      requestTimeoutMs: 5_000,
+      termMs: 5_000,
+      renewIntervalMs: 1_000,
+    });
+    const uploadKey = h.mintKey("upload").plaintext;
+    // The origin waits for the whole body, which never comes.
+    upstream.onStream("/upload", () => {});
+    const socket = connect(h.proxy.port, "127.0.0.1");
+    socket.write(
+      `POST /upload HTTP/1.1\r\nHost: upload.${POOL_DOMAIN}\r\nX-Svc-Key: ${uploadKey}\r\n` +
+        "Content-Length: 100\r\n\r\nabc",
+    );
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      answer += chunk;
+    });
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    await waitFor(() => upstream.hits === 1);
+    await clock.advance(5_000);
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toContain('"error":"request_timeout"');
+    expect(answer).toContain("x-svc-rejected-by: sluice");
+    expect((await h.governor.status("upload")).held).toBe(0);
   });
 
   it("a timeout or a client leaving while the origin connection is still being set up ends at once", async () => {

@@ -152,8 +152,10 @@ class ProxiedExchange implements UpstreamSink {
   fail(error: Error): void {
     if (!this.answered) {
       this.finish();
-      const { hold, clock } = this.input;
-      this.answer(failureResponse(this.abortReason, hold, clock.now(), error));
+      const { hold, clock, nodeResponse } = this.input;
+      // The caller's own upload had not arrived in full: the wait was not the origin's fault.
+      const uploadCut = nodeResponse?.req?.complete === false;
+      this.answer(failureResponse(this.abortReason, hold, clock.now(), error, uploadCut));
       return;
     }
     // A body the client never gets anyway (HEAD, 204, 304): a 304 may announce a length
@@ -221,13 +223,30 @@ function responseInit(status: number, record: ResponseHeaderRecord): ResponseIni
   return { status, headers };
 }
 
-function failureResponse(reason: unknown, hold: SlotHold, now: number, error: Error): Response {
+function failureResponse(
+  reason: unknown,
+  hold: SlotHold,
+  now: number,
+  error: Error,
+  uploadCut: boolean,
+): Response {
   const headers = grantHeaders(hold.grant);
   const aborted = reason !== undefined;
   // At the request deadline the lease ends too, so the store may reclaim the slot in the
   // same instant as the timeout fires: either way the origin was too slow.
   const late = aborted && now >= hold.grant.requestDeadline;
-  if (late || reason instanceof UpstreamTimeoutError || reason instanceof SlotCappedError) {
+  const timedOut =
+    late || reason instanceof UpstreamTimeoutError || reason instanceof SlotCappedError;
+  if (timedOut && uploadCut) {
+    // The rest of the body may still come: it would be read as the next request.
+    const message =
+      "The request body did not arrive within the pool's request timeout; the origin was waiting for it.";
+    return sluiceReply({ error: "request_timeout", message }, 408, {
+      ...headers,
+      connection: "close",
+    });
+  }
+  if (timedOut) {
     const message = new UpstreamTimeoutError().message;
     return sluiceReply({ error: "upstream_timeout", message }, 504, headers);
   }
