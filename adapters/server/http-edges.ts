@@ -42,6 +42,22 @@ export function hostFromAbsoluteForm(request: IncomingMessage): void {
   if (!found) raw.push("Host", authority);
 }
 
+/**
+ * What is wrong with a request target Sluice cannot route (null: nothing): the asterisk form
+ * (`OPTIONS *`, a question about the server, not a path of a pool) and absolute targets of
+ * other schemes than http and https. The adapter would call both an invalid host.
+ *
+ * @example
+ * ```ts
+ * targetProblem("*"); // "The asterisk-form target (OPTIONS *) is not served: ask for a path."
+ * ```
+ */
+export function targetProblem(target: string): string | null {
+  if (target[0] === "/" || /^https?:\/\//i.test(target)) return null;
+  if (target === "*") return "The asterisk-form target (OPTIONS *) is not served: ask for a path.";
+  return "The request target must be a path, or an http:// or https:// URL.";
+}
+
 /** A 400 in the error shape, marked as Sluice's own. */
 export function refuse(response: ServerResponse, message: string): void {
   const body = JSON.stringify({ error: "invalid_request", message });

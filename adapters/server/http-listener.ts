@@ -8,6 +8,7 @@ import {
   hostFromAbsoluteForm,
   refuse,
   refuseConnect,
+  targetProblem,
   unreadableRequest,
 } from "./http-edges.js";
 
@@ -48,6 +49,11 @@ export async function listenHttp(options: {
   // Node would answer an HTTP/1.1 request without Host itself, with a bare 400: it is
   // answered here instead, in the error shape.
   const server = createServer({ requireHostHeader: false }, (request, response) => {
+    const problem = targetProblem(request.url ?? "");
+    if (problem !== null) {
+      refuse(response, problem);
+      return;
+    }
     hostFromAbsoluteForm(request);
     // Host names are case-insensitive (RFC 9110 4.2.3); the adapter refuses a Host header
     // that differs from the lower-cased name its URL parser makes of it.

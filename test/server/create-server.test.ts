@@ -154,8 +154,17 @@ describe("createSluiceServer over a real socket", () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).toContain("x-svc-rejected-by: sluice");
-    expect(jsonBody(answer)).toMatchObject({
+    expect(jsonBody(answer)).toEqual({
       error: "invalid_request",
+      message: "The asterisk-form target (OPTIONS *) is not served: ask for a path.",
+    });
+    const ftp = await rawExchange(
+      port,
+      "GET ftp://chat.pools.localhost/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    expect(jsonBody(ftp)).toEqual({
+      error: "invalid_request",
+      message: "The request target must be a path, or an http:// or https:// URL.",
     });
   });
 
