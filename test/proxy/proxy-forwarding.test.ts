@@ -331,17 +331,22 @@ describe("pool proxy forwarding", () => {
     expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "rejected", source: "proxy" });
   });
 
-  it("an origin slower than the pool's request timeout gets 504 upstream_timeout and frees the slot", async () => {
-    const clock = h.manualClock as ManualClock;
+  /** A pool of one slot whose requests may take 5 s (a ManualClock's), and a key of it. */
+  async function poolTimingOutAt5s(subdomain: string): Promise<string> {
     await h.addPool({
-      subdomain: "slow",
+      subdomain,
       origin: upstream.url,
       maxConcurrent: 1,
       requestTimeoutMs: 5_000,
       termMs: 5_000,
       renewIntervalMs: 1_000,
     });
-    const slowKey = h.mintKey("slow").plaintext;
+    return h.mintKey(subdomain).plaintext;
+  }
+
+  it("an origin slower than the pool's request timeout gets 504 upstream_timeout and frees the slot", async () => {
+    const clock = h.manualClock as ManualClock;
+    const slowKey = await poolTimingOutAt5s("slow");
     upstream.on("/hang", () => {});
     const pending = poolRequest(h.proxy.port, {
       host: `slow.${POOL_DOMAIN}`,
@@ -362,15 +367,7 @@ describe("pool proxy forwarding", () => {
 
   it("a caller whose upload stalls gets 408 request_timeout, not the origin's 504", async () => {
     const clock = h.manualClock as ManualClock;
-    await h.addPool({
-      subdomain: "upload",
-      origin: upstream.url,
-      maxConcurrent: 1,
-      requestTimeoutMs: 5_000,
-      termMs: 5_000,
-      renewIntervalMs: 1_000,
-    });
-    const uploadKey = h.mintKey("upload").plaintext;
+    const uploadKey = await poolTimingOutAt5s("upload");
     // The origin waits for the whole body, which never comes.
     upstream.onStream("/upload", () => {});
     const socket = connect(h.proxy.port, "127.0.0.1");
