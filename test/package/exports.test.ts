@@ -208,6 +208,23 @@ describe.skipIf(!built)("the built package", () => {
     ]);
   });
 
+  it("ships every file the README links to", () => {
+    const packed = JSON.parse(
+      execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+        cwd: root,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }),
+    ) as { files: { path: string }[] }[];
+    const shipped = new Set(packed[0]!.files.map((file) => file.path));
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const linked = [...readme.matchAll(/\]\(((?:docs|src|adapters)\/[^)#\s]+)/g)].map(
+      (match) => match[1] as string,
+    );
+    expect(linked.length).toBeGreaterThan(0);
+    expect(linked.filter((path) => !shipped.has(path))).toEqual([]);
+  });
+
   it("depends on every package its published types import", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     const dependencies = new Set(Object.keys(manifest.dependencies));
