@@ -131,7 +131,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     budgetById: ReadonlyMap<number, BudgetRecord>,
   ): Promise<void> {
     const fingerprint = appliedPools.get(pool.subdomain);
-    if (fingerprint === undefined || appliedPoolIds.get(pool.subdomain) !== pool.id) return;
+    if (fingerprint === undefined) return;
     const applied = JSON.parse(fingerprint) as PoolSettingsInput;
     const held = applied.budget;
     if (!held?.reservedConcurrent) return;
@@ -155,12 +155,6 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     budgetById: ReadonlyMap<number, BudgetRecord>,
     report: SyncReport,
   ): Promise<string | null> {
-    const previousId = appliedPoolIds.get(pool.subdomain);
-    if (previousId !== undefined && previousId !== pool.id) {
-      // Neither the old pool's slots, queue nor history belong to the new one.
-      await removePool(pool.subdomain);
-      report.removedPools.push(pool.subdomain);
-    }
     const settings = poolToGovernorSettings(pool, budgetOf(pool, budgetById));
     const fingerprint = JSON.stringify(settings);
     const previous = appliedPools.get(pool.subdomain);
@@ -183,37 +177,30 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     const pools = store.listAllPools();
     const budgetById = new Map<number, BudgetRecord>(budgets.map((budget) => [budget.id, budget]));
 
-    // A budget whose new ceiling is below the reservations its pools still hold waits until
-    // those pools took their new (lower) reservations, then goes again; a pool refused for
-    // the same reason (its reservation above a ceiling not raised yet) also goes again.
+    // In an order that never breaks a ceiling on the way (each step only lowers what a budget
+    // holds, or brings it to its final value): budgets that fit now (new, raised, or lowered
+    // above what is reserved); pools gone or replaced, and the reservations pools are moving,
+    // let go; every pool in its final place; then the lowered ceilings.
     const deferredBudgets: BudgetRecord[] = [];
     for (const budget of budgets) {
       if ((await applyBudget(budget, report)) !== null) deferredBudgets.push(budget);
     }
+    const catalogIds = new Map(pools.map((pool) => [pool.subdomain, pool.id]));
+    for (const [name, appliedId] of [...appliedPoolIds]) {
+      // A subdomain with a new id is a new pool: neither the old one's slots, queue nor
+      // history belong to it.
+      if (catalogIds.get(name) === appliedId) continue;
+      await removePool(name);
+      report.removedPools.push(name);
+    }
     for (const pool of pools) await giveUpReservation(pool, budgetById);
-    const wanted = new Set<string>();
-    const refusedPools = new Map<PoolRecord, string>();
     for (const pool of pools) {
-      wanted.add(pool.subdomain);
       const refused = await applyPool(pool, budgetById, report);
-      if (refused !== null) refusedPools.set(pool, refused);
+      if (refused !== null) log(`Could not apply pool ${pool.subdomain}: ${refused}`);
     }
     for (const budget of deferredBudgets) {
       const refused = await applyBudget(budget, report);
       if (refused !== null) log(`Could not apply budget ${budget.name}: ${refused}`);
-    }
-    // One bad row must not keep every other pool from syncing: each refused pool is logged,
-    // after a second try once the deferred budgets are in.
-    for (const [pool, firstRefusal] of refusedPools) {
-      const refused =
-        deferredBudgets.length > 0 ? await applyPool(pool, budgetById, report) : firstRefusal;
-      if (refused !== null) log(`Could not apply pool ${pool.subdomain}: ${refused}`);
-    }
-
-    for (const name of [...appliedPools.keys()]) {
-      if (wanted.has(name)) continue;
-      await removePool(name);
-      report.removedPools.push(name);
     }
 
     // Budgets go last: a pool leaving a budget is moved out before the budget disappears.

@@ -9,11 +9,18 @@ import { poolInput } from "./fixtures.js";
 const BUDGETS = ["b0", "b1", "b2"];
 const POOLS = ["p0", "p1", "p2", "p3"];
 
-/** A valid catalog: each pool in a budget (or none) with a reservation its budget's ceiling covers. */
+/**
+ * A valid catalog: each pool present or not, in a budget (or none) with a reservation its
+ * budget's ceiling covers.
+ */
 const catalogArbitrary = fc
   .record({
     placements: fc.array(
       fc.record({
+        // Absent: not in this catalog (never created, or deleted on the way to it).
+        present: fc.boolean(),
+        // Deleted and created again (a new catalog id) on the way to this catalog.
+        recreated: fc.boolean(),
         budget: fc.option(fc.integer({ min: 0, max: BUDGETS.length - 1 }), { nil: null }),
         reserved: fc.integer({ min: 0, max: 3 }),
       }),
@@ -27,7 +34,7 @@ const catalogArbitrary = fc
   .map(({ placements, headroom }) => {
     const reservedIn = BUDGETS.map((_, index) =>
       placements
-        .filter((placement) => placement.budget === index)
+        .filter((placement) => placement.present && placement.budget === index)
         .reduce((sum, placement) => sum + placement.reserved, 0),
     );
     // null headroom: no ceiling at all.
@@ -58,6 +65,11 @@ describe("catalog sync, any valid catalog to any other", () => {
               }).id,
           );
           catalog.placements.forEach((placement, index) => {
+            const existing = store.getPoolBySubdomain(team.id, POOLS[index] as string);
+            if (existing && (!placement.present || placement.recreated)) {
+              store.deletePool(team.id, existing.id);
+            }
+            if (!placement.present) return;
             const budgetId = placement.budget === null ? null : (ids[placement.budget] as number);
             store.upsertPool(
               team.id,
@@ -77,8 +89,12 @@ describe("catalog sync, any valid catalog to any other", () => {
           await sync.syncNow();
           expect(lines.filter((line) => line.startsWith("Could not"))).toEqual([]);
           after.placements.forEach((placement, index) => {
-            const budget = governor.poolSettings(POOLS[index] as string)?.budget ?? null;
-            expect(budget).toEqual(
+            const settings = governor.poolSettings(POOLS[index] as string);
+            if (!placement.present) {
+              expect(settings).toBeUndefined();
+              return;
+            }
+            expect(settings?.budget).toEqual(
               placement.budget === null
                 ? null
                 : { id: String(ids[placement.budget]), reservedConcurrent: placement.reserved },
