@@ -92,7 +92,7 @@ function readIncoming(
     const chunks: Buffer[] = [];
     let total = 0;
     const stop = () => {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
       incoming.off("data", onData);
       incoming.off("end", onEnd);
       incoming.off("error", onError);
@@ -116,11 +116,14 @@ function readIncoming(
       // The client hung up mid-body: nobody is left to answer, and it is no server error.
       reject(incoming.destroyed ? new ClientGoneError() : error);
     };
-    const timer = setTimeout(() => {
-      stop();
-      closeAfterAnswer();
-      reject(new RequestTimeoutError(timeoutMs));
-    }, timeoutMs);
+    // A body that arrived with its head (the usual small one) is read at once: no timer.
+    const timer = incoming.complete
+      ? null
+      : setTimeout(() => {
+          stop();
+          closeAfterAnswer();
+          reject(new RequestTimeoutError(timeoutMs));
+        }, timeoutMs);
     incoming.on("data", onData);
     incoming.once("end", onEnd);
     incoming.once("error", onError);
