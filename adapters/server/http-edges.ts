@@ -123,13 +123,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
     "it is not a well-formed HTTP/1.1 request",
   ];
   const body = JSON.stringify({ error: code, message: `The request cannot be served: ${why}.` });
-  socket.end(
-    `HTTP/1.1 ${status}\r\n` +
-      "content-type: application/json\r\n" +
-      "x-svc-rejected-by: sluice\r\n" +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`,
-  );
+  endWithRefusal(socket, status, body);
 }
 
 const CONNECT_REFUSAL = JSON.stringify({
@@ -137,19 +131,27 @@ const CONNECT_REFUSAL = JSON.stringify({
   message: "CONNECT is not served: Sluice is a gateway to each pool's origin, not a tunnel.",
 });
 
+/** Writes a whole answer in the error shape straight to a socket Node gave up on, and closes it. */
+function endWithRefusal(socket: Socket, status: string, body: string, extraHeaders = ""): void {
+  socket.end(
+    `HTTP/1.1 ${status}\r\n${extraHeaders}` +
+      "content-type: application/json\r\n" +
+      "x-svc-rejected-by: sluice\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`,
+  );
+}
+
 /**
  * Answers CONNECT (which Node hands to a `connect` listener, or drops the socket without a
  * word) with a 405 in the Lock API's error shape, and closes the connection.
  */
 export function refuseConnect(_request: unknown, socket: Socket): void {
   socket.on("error", () => {});
-  socket.end(
-    "HTTP/1.1 405 Method Not Allowed\r\n" +
-      `allow: ${FORWARDED_METHODS}\r\n` +
-      "content-type: application/json\r\n" +
-      "x-svc-rejected-by: sluice\r\n" +
-      `content-length: ${Buffer.byteLength(CONNECT_REFUSAL)}\r\n` +
-      "connection: close\r\n\r\n" +
-      CONNECT_REFUSAL,
+  endWithRefusal(
+    socket,
+    "405 Method Not Allowed",
+    CONNECT_REFUSAL,
+    `allow: ${FORWARDED_METHODS}\r\n`,
   );
 }
