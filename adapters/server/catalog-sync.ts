@@ -8,6 +8,7 @@ import type { Clock, TimerHandle } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import type { PoolSettingsInput } from "../../src/governor/settings.js";
 import type { Governor } from "../../src/governor/types.js";
+import { countNoun } from "./count-noun.js";
 
 /** What one sync changed in the governor (names are pool subdomains and budget ids). */
 export interface SyncReport {
@@ -294,5 +295,5 @@ export function describeSync(report: SyncReport): string {
 
 function describeList(noun: string, verb: string, names: readonly string[]): string {
   if (names.length === 0) return "";
-  return `${names.length} ${noun}${names.length === 1 ? "" : "s"} ${verb} (${names.join(", ")})`;
+  return `${countNoun(names.length, noun)} ${verb} (${names.join(", ")})`;
 }

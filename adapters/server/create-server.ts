@@ -15,6 +15,7 @@ import {
   type SyncReport,
 } from "./catalog-sync.js";
 import type { ServerConfig } from "./config.js";
+import { countNoun } from "./count-noun.js";
 import { openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
@@ -117,7 +118,7 @@ export async function createSluiceServer(
       log,
     });
     const loaded = persistence.load();
-    if (loaded > 0) log(`Loaded ${count(loaded, "metric bucket")}`);
+    if (loaded > 0) log(`Loaded ${countNoun(loaded, "metric bucket")}`);
     const access = createServerAccessLog({
       database: data.database,
       catalog: data.catalog.store,
@@ -197,12 +198,12 @@ function assemble(parts: Parts): SluiceServer {
     if (listener) {
       const waiting = listener.inFlight();
       log(
-        `Stopped accepting connections; waiting up to ${config.shutdownGraceMs} ms for ${count(waiting, "in-flight request")}`,
+        `Stopped accepting connections; waiting up to ${config.shutdownGraceMs} ms for ${countNoun(waiting, "in-flight request")}`,
       );
       const { cutOff } = await listener.shutdown(config.shutdownGraceMs);
       log(
         cutOff > 0
-          ? `Cut off ${count(cutOff, "request")} still running after the grace period`
+          ? `Cut off ${countNoun(cutOff, "request")} still running after the grace period`
           : "All requests finished",
       );
     }
@@ -211,7 +212,7 @@ function assemble(parts: Parts): SluiceServer {
     await governor.close();
     log("Closed the governor");
     // After the governor: the releases of requests cut off above are counted by now.
-    log(`Saved ${count(persistence.flush(), "metric bucket")}`);
+    log(`Saved ${countNoun(persistence.flush(), "metric bucket")}`);
     // After the governor: callers it turned away on closing are still logged.
     access.close();
     data.close();
@@ -271,11 +272,6 @@ function forgetPoolEverywhere(
     const messages = failures.map((error) => (error as Error).message).join("; ");
     throw new AggregateError(failures, messages);
   }
-}
-
-/** `1 metric bucket`, `3 metric buckets`. */
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** With port 0 the default base URL says `:0`; the real port is only known after binding. */

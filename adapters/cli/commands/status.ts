@@ -1,6 +1,7 @@
 import type { CatalogService } from "../../../src/catalog/catalog-service.js";
 import { budgetUnallocated } from "../../../src/catalog/governor-mapping.js";
 import type { BudgetRecord, PoolRecord, TeamRecord } from "../../../src/catalog/types.js";
+import { countNoun } from "../../server/count-noun.js";
 import { DATA_DIR_OPTION, READ_ONLY, requireTeam, withCatalog } from "../catalog-session.js";
 import { type CliIo, type CommandSpec, optionalString } from "../command.js";
 
@@ -26,15 +27,11 @@ function budgetLine(budget: BudgetRecord, pools: readonly PoolRecord[]): string 
   return `Budget ${budget.name} (id ${budget.id}): ${ceiling}`;
 }
 
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
 function printTeam(io: CliIo, catalog: CatalogService, team: TeamRecord): void {
   const pools = catalog.store.listPools(team.id);
   const budgets = catalog.store.listBudgets(team.id);
   io.out(
-    `Team ${team.slug} "${team.name}" (id ${team.id}): ${count(budgets.length, "budget")}, ${count(pools.length, "pool")}`,
+    `Team ${team.slug} "${team.name}" (id ${team.id}): ${countNoun(budgets.length, "budget")}, ${countNoun(pools.length, "pool")}`,
   );
   for (const budget of budgets) {
     io.out(`  ${budgetLine(budget, pools)}`);
