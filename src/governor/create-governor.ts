@@ -150,7 +150,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
 
   /** The pool's waiters and the work holding its slots get `PoolNotFoundError` now. */
   private stopPoolWork(pool: string, entry: PoolEntry): void {
-    const removed = new PoolNotFoundError(pool, `Pool "${pool}" was removed.`);
+    const removed = poolRemoved(pool);
     this.room.rejectAll(() => removed, entry);
     // Work holding its slots stops now, rather than at its next renewal ("not found").
     this.holds.stopPool(pool, removed);
@@ -408,9 +408,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
   private runRefusal(caller: Caller): Error | undefined {
     if (this.closed) return new GovernorClosedError();
     const entry = caller.entry!;
-    if (this.registry.pools.get(entry.name) !== entry) {
-      return new PoolNotFoundError(entry.name, `Pool "${entry.name}" was removed.`);
-    }
+    if (this.registry.pools.get(entry.name) !== entry) return poolRemoved(entry.name);
     return undefined;
   }
 
@@ -438,4 +436,9 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
     // A failed release is left to the lease too.
     if (answer instanceof Promise) return answer.then(ignore, ignore);
   }
+}
+
+/** What the work and waiters of a pool removed under them hear. */
+function poolRemoved(pool: string): PoolNotFoundError {
+  return new PoolNotFoundError(pool, `Pool "${pool}" was removed.`);
 }
