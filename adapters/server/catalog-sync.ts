@@ -6,7 +6,6 @@ import {
 import type { BudgetRecord, CatalogStore, PoolRecord } from "../../src/catalog/types.js";
 import type { Clock, TimerHandle } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
-import type { PoolSettingsInput } from "../../src/governor/settings.js";
 import type { Governor } from "../../src/governor/types.js";
 import { countNoun } from "./count-noun.js";
 
@@ -131,11 +130,10 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     pool: PoolRecord,
     budgetById: ReadonlyMap<number, BudgetRecord>,
   ): Promise<void> {
-    const fingerprint = appliedPools.get(pool.subdomain);
-    if (fingerprint === undefined) return;
-    const applied = JSON.parse(fingerprint) as PoolSettingsInput;
-    const held = applied.budget;
-    if (!held?.reservedConcurrent) return;
+    // What the governor runs the pool with now (nothing: the pool is new to it).
+    const applied = governor.poolSettings(pool.subdomain);
+    const held = applied?.budget;
+    if (!applied || !held?.reservedConcurrent) return;
     const wanted = poolToGovernorSettings(pool, budgetOf(pool, budgetById)).budget;
     if (wanted?.id === held.id && wanted.reservedConcurrent === held.reservedConcurrent) return;
     const released = { ...applied, budget: { ...held, reservedConcurrent: 0 } };
