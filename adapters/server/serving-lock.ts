@@ -12,10 +12,11 @@ export interface ServingLock {
   release(): void;
 }
 
-// The first server on a directory creates the lock file's table; one starting at the same
-// moment waits this long for that write instead of being refused. Once the table exists,
-// nobody waits: a held lock is refused at once.
-const CREATE_WAIT_MS = 2_000;
+// How long a server waits out another's short write to the lock file (the first server
+// creating its table, a Redis server recording its target) instead of taking it for a held
+// lock. An in-memory server's lock is never short: a Redis server beside one is refused after
+// this wait; an in-memory server is refused at once once the table exists.
+const PEER_WRITE_WAIT_MS = 2_000;
 
 /**
  * Claims the data directory for a server, or throws `ConflictError` naming who holds it.
@@ -43,15 +44,16 @@ export function lockForServing(dataDir: string, redisTarget: string | null): Ser
   let database: Database.Database;
   try {
     const fresh = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) === 0;
-    database = new Database(file, { timeout: fresh ? CREATE_WAIT_MS : 0 });
+    const waits = fresh || redisTarget !== null;
+    database = new Database(file, { timeout: waits ? PEER_WRITE_WAIT_MS : 0 });
   } catch (error) {
     throw unusable(dataDir, error);
   }
   try {
     // An empty database file takes no read lock: the table gives readers a page to lock.
     database.exec("CREATE TABLE IF NOT EXISTS serving (redis_target TEXT)");
-    database.pragma("busy_timeout = 0");
     if (redisTarget === null) {
+      database.pragma("busy_timeout = 0");
       // In exclusive locking mode the lock taken by the first write is kept until close.
       database.pragma("locking_mode = EXCLUSIVE");
       database.exec("BEGIN EXCLUSIVE; COMMIT");
@@ -72,30 +74,41 @@ export function lockForServing(dataDir: string, redisTarget: string | null): Ser
 }
 
 /**
- * The first Redis server records its target (its write needs everyone else gone); a later
- * one, whose write the holders' read locks refuse, must have the recorded target. Then the
- * server holds a read lock until it stops.
+ * A Redis server that finds the lock file free (nobody holds any lock on it) records its
+ * target; every Redis server then holds a read lock until it stops, and checks, under that
+ * lock, that the recorded target is its own. Two servers starting at once with different
+ * targets: the second to record, or the one that reads the other's, is refused.
  */
 function joinSharing(database: Database.Database, dataDir: string, redisTarget: string): void {
-  try {
-    database.exec("BEGIN IMMEDIATE");
+  if (takeAlone(database)) {
     database.exec("DELETE FROM serving");
     database.prepare("INSERT INTO serving (redis_target) VALUES (?)").run(redisTarget);
     database.exec("COMMIT");
-  } catch (error) {
-    if (database.inTransaction) database.exec("ROLLBACK");
-    if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
-    const recorded = database.prepare("SELECT redis_target FROM serving").pluck().get();
-    if (typeof recorded === "string" && recorded !== redisTarget) {
-      throw new ConflictError(
-        `Sluice servers sharing their slots through ${recorded} already serve the data ` +
-          `directory ${dataDir}; this one uses ${redisTarget}, so it would not share their ` +
-          "limits. Start it with the same --redis-url and --redis-prefix.",
-      );
-    }
   }
   database.exec("BEGIN");
-  database.prepare("SELECT count(*) FROM serving").get();
+  const recorded = database.prepare("SELECT redis_target FROM serving").pluck().get();
+  if (typeof recorded === "string" && recorded !== redisTarget) {
+    throw new ConflictError(
+      `Sluice servers sharing their slots through ${recorded} already serve the data ` +
+        `directory ${dataDir}; this one uses ${redisTarget}, so it would not share their ` +
+        "limits. Start it with the same --redis-url and --redis-prefix.",
+    );
+  }
+}
+
+/** Takes the lock file exclusively when nobody else holds it, without waiting. */
+function takeAlone(database: Database.Database): boolean {
+  const wait = database.pragma("busy_timeout", { simple: true }) as number;
+  database.pragma("busy_timeout = 0");
+  try {
+    database.exec("BEGIN EXCLUSIVE");
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
+    return false;
+  } finally {
+    database.pragma(`busy_timeout = ${wait}`);
+  }
 }
 
 /**

@@ -1,5 +1,8 @@
+import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer, type SluiceServer } from "../../adapters/server/create-server.js";
@@ -10,6 +13,8 @@ import {
 } from "../../adapters/server/serving-lock.js";
 import { ConflictError } from "../../src/errors.js";
 import { tempDir } from "../cli/cli-process.js";
+
+const execFileAsync = promisify(execFile);
 
 let dir: string;
 let cleanup: () => void;
@@ -89,6 +94,29 @@ describe("serving lock: one in-memory server per data directory", () => {
     expect(() => take(IN_MEMORY)).toThrow(
       /serve\.lock: file is not a database\. It holds only the serving lock: with no server running, delete it\./,
     );
+  });
+
+  it("Redis servers starting at the same instant on a fresh directory all get in", async () => {
+    const entry = fileURLToPath(new URL("../../adapters/server/serving-lock.ts", import.meta.url));
+    // Each process waits for one shared instant (past every process's start-up), takes the
+    // lock, says so, and holds it a moment so the others overlap it.
+    const startAt = Date.now() + 3_000;
+    const script = `
+      const { lockForServing } = await import(${JSON.stringify(entry)});
+      await new Promise((resolve) => setTimeout(resolve, ${startAt} - Date.now() - 20));
+      while (Date.now() < ${startAt});
+      try {
+        lockForServing(${JSON.stringify(dir)}, ${JSON.stringify(REDIS)});
+        console.log("in");
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      } catch (error) {
+        console.log(error.message);
+      }`;
+    const starts = Array.from({ length: 6 }, () =>
+      execFileAsync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script]),
+    );
+    const answers = (await Promise.all(starts)).map((result) => result.stdout.trim());
+    expect(answers).toEqual(Array(6).fill("in"));
   });
 
   it("release is safe twice", () => {
