@@ -8,7 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
 import { describe, expect, it } from "vitest";
@@ -208,7 +208,7 @@ describe.skipIf(!built)("the built package", () => {
     ]);
   });
 
-  it("ships every file the README links to", () => {
+  it("ships every file its Markdown links to, and every anchor those links name", () => {
     const packed = JSON.parse(
       execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
         cwd: root,
@@ -217,12 +217,19 @@ describe.skipIf(!built)("the built package", () => {
       }),
     ) as { files: { path: string }[] }[];
     const shipped = new Set(packed[0]!.files.map((file) => file.path));
-    const readme = readFileSync(join(root, "README.md"), "utf8");
-    const linked = [...readme.matchAll(/\]\(((?:docs|src|adapters)\/[^)#\s]+)/g)].map(
-      (match) => match[1] as string,
+    const documents = [...shipped].filter((path) => path.endsWith(".md"));
+    expect(documents).toEqual(expect.arrayContaining(["README.md", "docs/library.md"]));
+    const broken = documents.flatMap((document) =>
+      relativeLinks(readFileSync(join(root, document), "utf8"))
+        .map((link) => ({ link, ...resolveLink(document, link) }))
+        .filter(({ path, anchor }) => {
+          if (!shipped.has(path)) return true;
+          if (anchor === undefined || !path.endsWith(".md")) return false;
+          return !headingAnchors(readFileSync(join(root, path), "utf8")).has(anchor);
+        })
+        .map(({ link }) => `${document}: ${link}`),
     );
-    expect(linked.length).toBeGreaterThan(0);
-    expect(linked.filter((path) => !shipped.has(path))).toEqual([]);
+    expect(broken).toEqual([]);
   });
 
   it("depends on every package its published types import", () => {
@@ -305,3 +312,39 @@ export const used = [${names.map(([, name], i) => `m${i}.${name}`).join(", ")}];
     }
   }, 60_000);
 });
+
+/** Markdown outside fenced code blocks. */
+function prose(markdown: string): string {
+  return markdown.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, "");
+}
+
+/** Link targets that are not absolute URLs: `path`, `path#anchor` or `#anchor`. */
+function relativeLinks(markdown: string): string[] {
+  return [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((match) => match[1] as string)
+    .filter((target) => !/^[a-z][a-z+.-]*:/i.test(target));
+}
+
+/** The packed path and anchor a link in `document` points to. */
+function resolveLink(document: string, link: string): { path: string; anchor?: string } {
+  const [target, anchor] = link.split("#") as [string, string | undefined];
+  const path =
+    target === "" ? document : posix.normalize(posix.join(posix.dirname(document), target));
+  return { path, anchor };
+}
+
+/** The anchors GitHub gives a document's headings (`## Run the server` → `run-the-server`). */
+function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const match of prose(markdown).matchAll(/^#{1,6} (.+)$/gm)) {
+    const base = (match[1] as string)
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, "")
+      .replace(/ /g, "-");
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
