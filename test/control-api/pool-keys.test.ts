@@ -239,4 +239,44 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       );
     });
   });
+
+  describe("GET /api/v1/pools/{pool}/keys", () => {
+    it("lists every key of the pool, revoked ones included, with metadata only", async () => {
+      const live = (await createKey("open", { label: "live", access: "read" })).body.data;
+      const revoked = (await createKey("open", { label: "gone" })).body.data;
+      await api.call("DELETE", `/api/v1/pools/open/keys/${revoked.id}`, { token });
+      await createKey("embed", { label: "other pool" });
+
+      const response = await api.call("GET", "/api/v1/pools/open/keys", { token });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      const { key: _key, ...liveMetadata } = live;
+      expect(response.body.data).toEqual([
+        liveMetadata,
+        expect.objectContaining({ id: revoked.id, label: "gone", revoked_at: expect.any(String) }),
+      ]);
+      for (const listed of response.body.data) {
+        expect(Object.keys(listed)).not.toContain("key");
+        expect(Object.keys(listed)).not.toContain("signing_secret");
+      }
+      expect(response.text).not.toContain(live.key);
+      expect(response.text).not.toContain(revoked.key);
+      for (const record of api.store.listPoolKeys(api.acme.open.id)) {
+        expect(response.text).not.toContain(record.keyHash);
+      }
+    });
+
+    it("never shows a signing pool's signing secret", async () => {
+      const minted = (await createKey("llm", { label: "signed" })).body.data;
+      const response = await api.call("GET", "/api/v1/pools/llm/keys", { token });
+      expect(response.status).toBe(200);
+      expect(response.body.data.map((key: { id: number }) => key.id)).toContain(minted.id);
+      expect(response.text).not.toContain(minted.signing_secret);
+      expect(response.text).not.toContain(minted.key);
+    });
+
+    it("answers 404 for an unknown pool", async () => {
+      expectErrorBody(await api.call("GET", "/api/v1/pools/nope/keys", { token }), 404);
+    });
+  });
 });

@@ -17,6 +17,7 @@ import {
   MeResponseSchema,
   MetricsRangeSchema,
   PoolBudgetSchema,
+  PoolKeyListResponseSchema,
   PoolKeyResponseSchema,
   PoolKeySchema,
   PoolListResponseSchema,
@@ -162,6 +163,20 @@ function paths(): OpenApiObject {
       }),
     },
     "/api/v1/pools/{pool}/keys": {
+      get: operation({
+        operationId: "listPoolKeys",
+        summary:
+          "List a pool's keys, revoked and expired ones included (an extension outside the contract's table). " +
+          "Metadata only: never the key or its signing secret.",
+        ability: "keys:write",
+        parameters: [poolParameter],
+        success: {
+          status: "200",
+          description: "Every key of the pool, oldest first.",
+          schema: "PoolKeyListResponse",
+        },
+        errors: ["404"],
+      }),
       post: operation({
         operationId: "createPoolKey",
         summary: "Mint a pool key. The plaintext key (and signing secret) is returned only here.",
@@ -257,6 +272,7 @@ export function buildControlOpenApiDocument(): OpenApiObject {
         PoolResponse: PoolResponseSchema,
         PoolListResponse: PoolListResponseSchema,
         PoolKeyResponse: PoolKeyResponseSchema,
+        PoolKeyListResponse: PoolKeyListResponseSchema,
         Error: ErrorSchema,
         ValidationError: ValidationErrorSchema,
       }),

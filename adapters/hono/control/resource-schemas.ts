@@ -181,3 +181,5 @@ export const PoolResponseSchema = v.object({ data: PoolSchema });
 export const PoolListResponseSchema = v.object({ data: v.array(PoolSchema) });
 /** `{data: PoolKey}` */
 export const PoolKeyResponseSchema = v.object({ data: PoolKeySchema });
+/** `{data: PoolKey[]}`: metadata only (`key` and `signing_secret` never appear in a list). */
+export const PoolKeyListResponseSchema = v.object({ data: v.array(PoolKeySchema) });

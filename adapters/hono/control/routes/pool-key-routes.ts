@@ -8,9 +8,11 @@ import { serializeMintedPoolKey, serializePoolKey } from "../serializers.js";
 import { parsePathId, requireTeamPool } from "../team-lookups.js";
 
 /**
- * `POST /pools/{pool}/keys` and `DELETE /pools/{pool}/keys/{apiKey}` (keys:write). The pool
- * is resolved before the body is read, so another team's pool is a 404 whatever the body.
- * The plaintext key (and signing secret) appear in the creation response only.
+ * `POST /pools/{pool}/keys` and `DELETE /pools/{pool}/keys/{apiKey}` (keys:write), and
+ * `GET /pools/{pool}/keys`, an extension outside the contract's table so a lost key id can be
+ * found and revoked. The pool is resolved before the body is read, so another team's pool is
+ * a 404 whatever the body. The plaintext key (and signing secret) appear in the creation
+ * response only; the list carries metadata, never a hash or a secret.
  *
  * @example
  * ```ts
@@ -20,6 +22,12 @@ import { parsePathId, requireTeamPool } from "../team-lookups.js";
 export function poolKeyRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   const { catalog } = deps;
   const routes = new Hono<ControlEnv>();
+
+  routes.get("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
+    const pool = requireTeamPool(catalog.store, c.var.auth.team.id, c.req.param("pool"));
+    const keys = await catalog.store.listPoolKeys(pool.id);
+    return c.json({ data: keys.map((key) => serializePoolKey(pool, key)) });
+  });
 
   routes.post("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
     const teamId = c.var.auth.team.id;
