@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { credentialHeaderIssue, credentialValueIssue } from "../../src/catalog/credential-rules.js";
+import { hasControlCharacter, PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
 import { MAX_RPM, MAX_SETTING_MS, POOL_DEFAULTS } from "../../src/governor/settings.js";
 
 /** Defaults of the catalog-only pool fields of an apply file (governor fields use `POOL_DEFAULTS`). */
@@ -30,8 +31,9 @@ const positiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 const nonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 const positiveMs = v.pipe(positiveInt, v.maxValue(MAX_SETTING_MS));
 const nonNegativeMs = v.pipe(nonNegativeInt, v.maxValue(MAX_SETTING_MS));
+const plainText = v.check((text: string) => !hasControlCharacter(text), PLAIN_TEXT_MESSAGE);
 const text = (max: number) =>
-  v.pipe(v.string(), v.trim(), v.minLength(1, "Required."), v.maxLength(max));
+  v.pipe(v.string(), v.trim(), v.minLength(1, "Required."), v.maxLength(max), plainText);
 const httpMethod = v.pipe(
   v.string(),
   v.toUpperCase(),
@@ -86,7 +88,7 @@ const CredentialSchema = v.pipe(
 const poolFields = {
   name: text(100),
   description: v.optional(
-    v.nullable(v.pipe(v.string(), v.maxLength(500))),
+    v.nullable(v.pipe(v.string(), v.maxLength(500), plainText)),
     APPLY_POOL_DEFAULTS.description,
   ),
   subdomain: v.pipe(

@@ -6,6 +6,7 @@ import { statusCommand } from "./commands/status.js";
 import { teamCreateCommand } from "./commands/team.js";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./commands/token.js";
 import { userAddCommand } from "./commands/user.js";
+import { printableIo } from "./printable.js";
 import { packageVersion } from "./version.js";
 
 /** Every command, in the order `sluice --help` lists them. */
@@ -147,7 +148,8 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
 /**
  * Runs the `sluice` CLI and returns the exit code: 0 on success, 2 for bad usage or input
  * (unknown flag, invalid value, invalid configuration), 1 for other failures. Errors are
- * printed as one readable message, never a stack trace (set `SLUICE_DEBUG=1` for one).
+ * printed as one readable message, never a stack trace (set `SLUICE_DEBUG=1` for one), and
+ * anything non-printable in what it prints is escaped (`\u001b`).
  *
  * @example
  * ```ts
@@ -156,7 +158,9 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
  * });
  * ```
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], rawIo: CliIo): Promise<number> {
+  // Catalog text is printed as stored; escaping here covers every command and error message.
+  const io = printableIo(rawIo);
   try {
     return await dispatch(argv, io);
   } catch (error) {

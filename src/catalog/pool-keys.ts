@@ -1,5 +1,6 @@
 import { PoolNotFoundError } from "../errors.js";
 import type { CatalogDeps } from "./catalog-deps.js";
+import { plainTextIssues } from "./plain-text.js";
 import {
   generatePoolKey,
   generateSigningSecret,
@@ -25,35 +26,6 @@ import {
 } from "./validation.js";
 
 export const KEY_LABEL_MAX = 60;
-export const LABEL_CONTROL_MESSAGE =
-  "Must be plain text: no control characters or unpaired UTF-16 surrogates.";
-
-/**
- * Whether text holds a control character (C0, DEL or C1) or an unpaired UTF-16 surrogate.
- * Labels are shown in terminals and logs, where control characters could move the cursor or
- * rewrite what a person reads; a lone surrogate is no character at all (SQLite would store
- * it as three U+FFFD, past the length limit).
- *
- * @example
- * ```ts
- * hasControlCharacter("ci \u001b[2J"); // true
- * hasControlCharacter("\ud800"); // true
- * hasControlCharacter("ünïcødé 🔑"); // false
- * ```
- */
-export function hasControlCharacter(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
-    if (code >= 0xd800 && code <= 0xdfff) {
-      const next = text.charCodeAt(i + 1);
-      // A high surrogate followed by a low one is one character; anything else is broken.
-      if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return true;
-      i++;
-    }
-  }
-  return false;
-}
 /**
  * Label of a key minted without one. Empty rather than invented: people tell unlabelled keys
  * apart by `last_four` and `created_at`.
@@ -104,7 +76,7 @@ function parseLabel(value: unknown, issues: string[]): string {
   if (characterCount(label) > KEY_LABEL_MAX) {
     issues.push(fieldIssue("label", `Must be at most ${KEY_LABEL_MAX} characters.`));
   }
-  if (hasControlCharacter(label)) issues.push(fieldIssue("label", LABEL_CONTROL_MESSAGE));
+  issues.push(...plainTextIssues("label", label));
   return label;
 }
 

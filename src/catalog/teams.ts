@@ -1,4 +1,5 @@
 import type { CatalogDeps } from "./catalog-deps.js";
+import { plainTextIssues } from "./plain-text.js";
 import type { MembershipRecord, Role, TeamRecord, UserRecord } from "./types.js";
 import { characterCount, fieldIssue, throwIfIssues } from "./validation.js";
 
@@ -44,14 +45,14 @@ function nameIssues(field: string, value: unknown): string[] {
   if (characterCount(value.trim()) > NAME_MAX) {
     return [fieldIssue(field, `Must be at most ${NAME_MAX} characters.`)];
   }
-  return [];
+  return plainTextIssues(field, value.trim());
 }
 
 function emailIssues(field: string, value: unknown): string[] {
   if (typeof value !== "string" || !EMAIL.test(value.trim())) {
     return [fieldIssue(field, "Must be an email address.")];
   }
-  return [];
+  return plainTextIssues(field, value.trim());
 }
 
 /** Finds the user by email (users may belong to several teams) or creates them. */

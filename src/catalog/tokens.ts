@@ -1,5 +1,6 @@
 import { ForbiddenError, UnauthorizedError } from "../errors.js";
 import type { CatalogDeps } from "./catalog-deps.js";
+import { plainTextIssues } from "./plain-text.js";
 import {
   API_TOKEN_PREFIX,
   generateApiToken,
@@ -59,6 +60,8 @@ function tokenIssues(input: NewApiToken): string[] {
     issues.push(fieldIssue("name", "Required."));
   } else if (characterCount(input.name.trim()) > TOKEN_NAME_MAX) {
     issues.push(fieldIssue("name", `Must be at most ${TOKEN_NAME_MAX} characters.`));
+  } else {
+    issues.push(...plainTextIssues("name", input.name.trim()));
   }
   if (!Array.isArray(input.abilities) || input.abilities.length === 0) {
     issues.push(fieldIssue("abilities", "Choose at least one ability."));

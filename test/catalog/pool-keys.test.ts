@@ -59,7 +59,7 @@ describe("minting pool keys", () => {
     expect(Object.keys(issuesOf(() => mint({ label: 42 })))).toEqual(["label"]);
   });
 
-  it("refuses control characters and lone surrogates in a label", () => {
+  it("refuses control characters, bidirectional overrides and lone surrogates in a label", () => {
     const { mint } = fixture();
     const broken = ["\ud800", "a\udc00b", "\udfff\ud800", "end\ud83d"];
     for (const label of [
@@ -68,16 +68,22 @@ describe("minting pool keys", () => {
       "line\nbreak",
       "del\u007f",
       "c1\u009b",
+      "invoice\u202efdp.exe",
+      "isolate\u2067x\u2069",
       ...broken,
     ]) {
       expect(
         issuesOf(() => mint({ label })),
         JSON.stringify(label),
       ).toEqual({
-        label: ["Must be plain text: no control characters or unpaired UTF-16 surrogates."],
+        label: [
+          "Must be plain text: no control characters, bidirectional overrides or unpaired UTF-16 surrogates.",
+        ],
       });
     }
     expect(mint({ label: "tab-free ünïcødé 🔑" }).key.label).toBe("tab-free ünïcødé 🔑");
+    // Bidirectional marks reorder nothing on their own; right-to-left labels need them.
+    expect(mint({ label: "עברית\u200f 1" }).key.label).toBe("עברית\u200f 1");
   });
 
   it("takes read or write access and refuses anything else", () => {

@@ -1,9 +1,6 @@
 import * as v from "valibot";
-import {
-  hasControlCharacter,
-  KEY_LABEL_MAX,
-  LABEL_CONTROL_MESSAGE,
-} from "../../../src/catalog/pool-keys.js";
+import { hasControlCharacter, PLAIN_TEXT_MESSAGE } from "../../../src/catalog/plain-text.js";
+import { KEY_LABEL_MAX } from "../../../src/catalog/pool-keys.js";
 import { KEY_EXPIRY_PRESETS } from "../../../src/catalog/types.js";
 import { characterCount, parseIsoDateTime } from "../../../src/catalog/validation.js";
 
@@ -47,7 +44,7 @@ export const PoolKeyCreateRequestSchema = v.object({
           (label) => characterCount(label.trim()) <= KEY_LABEL_MAX,
           `Must be at most ${KEY_LABEL_MAX} characters.`,
         ),
-        v.check((label) => !hasControlCharacter(label), LABEL_CONTROL_MESSAGE),
+        v.check((label) => !hasControlCharacter(label), PLAIN_TEXT_MESSAGE),
         v.metadata({ maxLength: KEY_LABEL_MAX }),
       ),
     ),

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
+import { groupIssuesByField } from "../../src/catalog/validation.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { catalogWithTeam } from "./service-fixture.js";
+
+/** Text a terminal would act on, or that reads in another order than it is stored. */
+const HOSTILE = [
+  ["ESC", "Acme\u001b[2J"],
+  ["NUL", "Ac\u0000me"],
+  ["BEL", "Acme\u0007"],
+  ["a line break", "Acme\nCorp"],
+  ["C1 CSI", "Acme\u009b31m"],
+  ["a right-to-left override", "Acme\u202eevil"],
+  ["a left-to-right isolate", "Acme\u2066x\u2069"],
+  ["a lone surrogate", "Acme\ud800"],
+] as const;
+
+function issuesOf(run: () => unknown): Record<string, string[]> {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    return groupIssuesByField((error as InvalidArgumentError).issues);
+  }
+  throw new Error("expected InvalidArgumentError");
+}
+
+describe.each(HOSTILE)("names holding %s", (_what, hostile) => {
+  it("are refused as team and owner names and emails, writing nothing", () => {
+    const { catalog, store } = catalogWithTeam();
+    const teamsBefore = store.listTeams().length;
+    expect(
+      issuesOf(() =>
+        catalog.createTeamWithOwner({
+          teamName: hostile,
+          slug: "beta",
+          ownerName: hostile,
+          ownerEmail: `${hostile}@beta.test`,
+        }),
+      ),
+    ).toEqual({
+      teamName: [PLAIN_TEXT_MESSAGE],
+      ownerName: [PLAIN_TEXT_MESSAGE],
+      ownerEmail: [hostile.includes("\n") ? "Must be an email address." : PLAIN_TEXT_MESSAGE],
+    });
+    expect(store.listTeams()).toHaveLength(teamsBefore);
+  });
+
+  it("are refused as a member's name", () => {
+    const { catalog, team } = catalogWithTeam();
+    expect(
+      issuesOf(() =>
+        catalog.addMember(team.id, { name: hostile, email: "bo@acme.test" }, "member"),
+      ),
+    ).toEqual({ name: [PLAIN_TEXT_MESSAGE] });
+    expect(catalog.store.findUserByEmail("bo@acme.test")).toBeUndefined();
+  });
+
+  it("are refused as an API token's name", () => {
+    const { catalog, team, owner } = catalogWithTeam();
+    expect(
+      issuesOf(() =>
+        catalog.createApiToken({
+          teamId: team.id,
+          actorUserId: owner.id,
+          name: hostile,
+          abilities: ["pools:read"],
+          lifetime: "1m",
+        }),
+      ),
+    ).toEqual({ name: [PLAIN_TEXT_MESSAGE] });
+    expect(catalog.store.listApiTokens(team.id)).toEqual([]);
+  });
+});
+
+describe("plain names", () => {
+  it("keep accents, emoji, right-to-left scripts and bidirectional marks", () => {
+    const { catalog } = catalogWithTeam();
+    const created = catalog.createTeamWithOwner({
+      teamName: "Ünïcødé 🔑 עברית\u200f",
+      slug: "beta",
+      ownerName: "Zoë",
+      ownerEmail: "zoe@beta.test",
+    });
+    expect(created.team.name).toBe("Ünïcødé 🔑 עברית\u200f");
+  });
+});
