@@ -1,6 +1,7 @@
 import { SluiceError } from "../../src/errors.js";
 import { type CliIo, type CommandSpec, parseCommand, renderCommandHelp } from "./command.js";
 import { applyCommand } from "./commands/apply.js";
+import { keyCreateCommand, keyListCommand, keyRevokeCommand } from "./commands/key.js";
 import { serveCommand } from "./commands/serve.js";
 import { statusCommand } from "./commands/status.js";
 import { teamCreateCommand } from "./commands/team.js";
@@ -17,6 +18,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   tokenCreateCommand,
   tokenRevokeCommand,
   tokenListCommand,
+  keyCreateCommand,
+  keyRevokeCommand,
+  keyListCommand,
   applyCommand,
   statusCommand,
 ];

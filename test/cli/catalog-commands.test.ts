@@ -282,7 +282,8 @@ describe("sluice token", () => {
     );
     expect(lifetime).toMatchObject({
       code: 2,
-      stderr: 'Error: --lifetime must be one of 1m, 6m, 1y (got "2y").\n',
+      stderr:
+        'Error: --lifetime must be 1mo (or 1m), 6mo (or 6m) or 1y (got "2y"). Tokens last one month, six months or a year; m and mo mean months, never minutes.\n',
     });
     const stranger = await sluice(
       ...base,

@@ -1,9 +1,4 @@
-import {
-  ABILITIES,
-  type ApiTokenRecord,
-  TOKEN_LIFETIMES,
-  type TokenLifetime,
-} from "../../../src/catalog/types.js";
+import { ABILITIES, type ApiTokenRecord } from "../../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import {
   DATA_DIR_OPTION,
@@ -13,6 +8,7 @@ import {
   withCatalog,
 } from "../catalog-session.js";
 import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
+import { LIFETIME_CHOICES, parseTokenLifetime } from "../token-lifetime.js";
 
 const TEAM_OPTION = {
   team: { type: "string", placeholder: "<slug>", description: "The team's slug.", required: true },
@@ -42,15 +38,6 @@ function parseAbilities(text: string): string[] {
   return [...ABILITIES];
 }
 
-function parseLifetime(text: string): TokenLifetime {
-  if (!(TOKEN_LIFETIMES as readonly string[]).includes(text)) {
-    throw new InvalidArgumentError(
-      `--lifetime must be one of ${TOKEN_LIFETIMES.join(", ")} (got "${text}").`,
-    );
-  }
-  return text as TokenLifetime;
-}
-
 function parseTokenId(text: string): number {
   const id = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(id) || id < 1) {
@@ -64,7 +51,7 @@ function parseTokenId(text: string): number {
  *
  * @example
  * ```ts
- * await runCli(["token", "create", "--team", "acme", "--user", "ada@example.com", "--name", "ci", "--abilities", "pools:read", "--lifetime", "6m", "--json"], io);
+ * await runCli(["token", "create", "--team", "acme", "--user", "ada@example.com", "--name", "ci", "--abilities", "pools:read", "--lifetime", "6mo", "--json"], io);
  * ```
  */
 export const tokenCreateCommand: CommandSpec = {
@@ -92,8 +79,8 @@ export const tokenCreateCommand: CommandSpec = {
     },
     lifetime: {
       type: "string",
-      placeholder: TOKEN_LIFETIMES.join("|"),
-      description: "Expiry: 1 month, 6 months or 1 year.",
+      placeholder: LIFETIME_CHOICES,
+      description: "Expiry: 1mo (also 1m) one month, 6mo (also 6m) six months, 1y one year.",
       required: true,
     },
     ...JSON_OPTION,
@@ -101,14 +88,14 @@ export const tokenCreateCommand: CommandSpec = {
   },
   details: ["Send it as the header Authorization: Bearer <token> to the Control API (/api/v1)."],
   examples: [
-    "sluice token create --team acme --user ada@example.com --name ci --abilities pools:read,metrics:read --lifetime 6m",
-    "TOKEN=$(sluice token create --team acme --user ada@example.com --name ci --abilities all --lifetime 1m --json | jq -r .token)",
+    "sluice token create --team acme --user ada@example.com --name ci --abilities pools:read,metrics:read --lifetime 6mo",
+    "TOKEN=$(sluice token create --team acme --user ada@example.com --name ci --abilities all --lifetime 1mo --json | jq -r .token)",
   ],
   run: (args, io) =>
     withCatalog(args, io, (catalog) => {
       const team = requireTeam(catalog, requiredString(args, "team"));
       const user = requireMember(catalog, team, requiredString(args, "user"));
-      const lifetime = parseLifetime(requiredString(args, "lifetime"));
+      const lifetime = parseTokenLifetime(requiredString(args, "lifetime"));
       const { token, plaintext } = withFlagNames(TOKEN_FLAGS, () =>
         catalog.createApiToken({
           teamId: team.id,
