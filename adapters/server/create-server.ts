@@ -151,7 +151,12 @@ export async function createSluiceServer(
       baseUrl: config.baseUrl,
       lockUrl: config.lockUrl,
       poolDomain: config.poolDomain,
-      controlApp: createControlApp({ catalog: data.catalog, metrics, clock }),
+      controlApp: createControlApp({
+        catalog: data.catalog,
+        metrics,
+        clock,
+        publicUrl: config.baseUrl,
+      }),
       lockApp: options.lockApp?.(deps),
       proxyApp: options.proxyApp?.(deps),
     });

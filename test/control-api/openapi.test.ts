@@ -1,3 +1,4 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlApiHarness, type Json, startControlApi } from "./harness.js";
 
@@ -50,6 +51,61 @@ describe("GET /api/v1/openapi.json", () => {
   it("is served without authentication as an OpenAPI 3.1 document, version 1.0.0", () => {
     expect(document.openapi).toMatch(/^3\.1\./);
     expect(document.info).toMatchObject({ title: expect.any(String), version: "1.0.0" });
+  });
+
+  it("is valid against the OpenAPI 3.1 schema", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+  });
+
+  it("names the server it is served by and the package's license", () => {
+    expect(document.servers).toEqual([{ url: api.baseUrl, description: expect.any(String) }]);
+    expect(document.info.license).toEqual({ name: "MIT", identifier: "MIT" });
+  });
+
+  it("declares a 4xx for every operation, the document's own 406 included", () => {
+    for (const [path, item] of Object.entries(document.paths) as [string, Json][]) {
+      for (const [method, operation] of Object.entries(item) as [string, Json][]) {
+        const statuses = Object.keys(operation.responses);
+        expect(
+          statuses.some((status) => status.startsWith("4")),
+          `${method} ${path}`,
+        ).toBe(true);
+      }
+    }
+    expect(document.paths["/api/v1/openapi.json"].get.responses["406"]).toEqual({
+      $ref: "#/components/responses/NotAcceptable",
+    });
+  });
+
+  it.each([
+    ["text/html", 406],
+    ["text/html, application/json;q=0", 406],
+    ["application/json", 200],
+    ["application/vnd.oai.openapi+json", 200],
+    ["text/html, */*;q=0.8", 200],
+    ["application/*", 200],
+  ])("answers Accept: %s with %i", async (accept, status) => {
+    const response = await api.call("GET", "/api/v1/openapi.json", { headers: { accept } });
+    expect(response.status).toBe(status);
+    if (status === 406) expect(response.body).toEqual({ message: expect.stringContaining("JSON") });
+    else expect(response.body.openapi).toMatch(/^3\.1\./);
+  });
+
+  it("documents the key list, an extension outside the contract, as keys:write metadata", () => {
+    const operation = document.paths["/api/v1/pools/{pool}/keys"].get;
+    expect(operation["x-required-ability"]).toBe("keys:write");
+    expect(Object.keys(operation.responses).sort()).toEqual(["200", "401", "403", "404"]);
+    expect(operation.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/PoolKeyListResponse",
+    });
+    expect(document.components.schemas.PoolKeyListResponse.properties.data).toEqual({
+      type: "array",
+      items: { $ref: "#/components/schemas/PoolKey" },
+    });
   });
 
   it("declares bearer authentication for every contract operation", () => {

@@ -41,6 +41,11 @@ export interface ControlAppDeps {
   bodyTimeoutMs?: number;
   /** Where 5xx errors are reported; default `console.error`. */
   logError?: (report: ServerErrorReport) => void;
+  /**
+   * The URL clients reach the API under (scheme and host, e.g. `https://sluice.example.com`),
+   * named as the OpenAPI document's server; default: the origin each request came to.
+   */
+  publicUrl?: string;
 }
 
 /**

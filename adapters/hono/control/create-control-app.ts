@@ -3,7 +3,7 @@ import { BODY_TIMEOUT_MS } from "../lock/request-body.js";
 import { allowedMethods } from "./allowed-methods.js";
 import type { ControlAppDeps, ControlEnv, ControlRouteDeps } from "./control-env.js";
 import { controlErrorResponse, logToConsole } from "./error-response.js";
-import { buildControlOpenApiDocument } from "./openapi-document.js";
+import { openApiHandler } from "./openapi-route.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./request-input.js";
 import { budgetRoutes } from "./routes/budget-routes.js";
 import { meRoutes } from "./routes/me-routes.js";
@@ -40,13 +40,9 @@ export function createControlApp(deps: ControlAppDeps): Hono<ControlEnv> {
     },
   };
   const logError = deps.logError ?? logToConsole;
-  let openApiDocument: ReturnType<typeof buildControlOpenApiDocument> | undefined;
 
   const api = new Hono<ControlEnv>();
-  api.get("/openapi.json", (c) => {
-    openApiDocument ??= buildControlOpenApiDocument();
-    return c.json(openApiDocument);
-  });
+  api.get("/openapi.json", openApiHandler(deps.publicUrl));
   api.route("/", meRoutes(routeDeps));
   api.route("/", budgetRoutes(routeDeps));
   api.route("/", poolRoutes(routeDeps));

@@ -34,7 +34,7 @@ export const CONTROL_API_VERSION = "1.0.0";
 
 const BEARER_SCHEME = "bearerAuth";
 
-type ErrorStatus = "400" | "401" | "403" | "404" | "413" | "422";
+type ErrorStatus = "400" | "401" | "403" | "404" | "406" | "413" | "422";
 
 const ERROR_RESPONSES: Record<ErrorStatus, [name: string, description: string, schema: string]> = {
   "400": ["BadRequest", "The body is not valid JSON.", "Error"],
@@ -43,6 +43,11 @@ const ERROR_RESPONSES: Record<ErrorStatus, [name: string, description: string, s
   "404": [
     "NotFound",
     "No such resource in the token's organization (other organizations' resources are never revealed).",
+    "Error",
+  ],
+  "406": [
+    "NotAcceptable",
+    "The Accept header admits no JSON (application/json, application/vnd.oai.openapi+json or a wildcard).",
     "Error",
   ],
   "413": ["PayloadTooLarge", "The body is larger than the server accepts.", "Error"],
@@ -220,7 +225,10 @@ function paths(): OpenApiObject {
         operationId: "getOpenApiDocument",
         summary: "This document. No authentication.",
         security: [],
-        responses: { "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }) },
+        responses: {
+          "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }),
+          "406": { $ref: "#/components/responses/NotAcceptable" },
+        },
       },
     },
   };
@@ -228,15 +236,16 @@ function paths(): OpenApiObject {
 
 /**
  * Builds the Control API's OpenAPI 3.1 document from the valibot schemas that validate its
- * requests and type its responses.
+ * requests and type its responses. `serverUrl` is the URL the API is reached under (scheme,
+ * host and port; the paths carry `/api/v1`); without it, `/`: the host that served the document.
  *
  * @example
  * ```ts
- * const document = buildControlOpenApiDocument();
+ * const document = buildControlOpenApiDocument("https://sluice.example.com");
  * Object.keys(document.paths); // ["/api/v1/me", "/api/v1/budgets", …]
  * ```
  */
-export function buildControlOpenApiDocument(): OpenApiObject {
+export function buildControlOpenApiDocument(serverUrl = "/"): OpenApiObject {
   return {
     openapi: "3.1.0",
     info: {
@@ -245,7 +254,9 @@ export function buildControlOpenApiDocument(): OpenApiObject {
       description:
         "Lists capacity budgets and pools, mints and revokes pool keys, and reports pool metrics. " +
         "Send `Authorization: Bearer <token>` and `Accept: application/json`.",
+      license: { name: "MIT", identifier: "MIT" },
     },
+    servers: [{ url: serverUrl, description: "This Sluice server." }],
     security: [{ [BEARER_SCHEME]: [] }],
     paths: paths(),
     components: {
