@@ -101,7 +101,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
       for (const [method, path, allow] of [
         ["PUT", "/api/v1/pools", "GET, HEAD"],
         ["DELETE", "/api/v1/me", "GET, HEAD"],
-        ["GET", "/api/v1/pools/llm/keys", "POST"],
+        ["PUT", "/api/v1/pools/llm/keys", "GET, HEAD, POST"],
         ["POST", "/api/v1/pools/llm/keys/12", "DELETE"],
       ] as const) {
         for (const token of [api.fullToken(), undefined]) {
