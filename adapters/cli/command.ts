@@ -279,3 +279,21 @@ export function withFlagNames<T>(flagsByField: Readonly<Record<string, string>>,
     throw new InvalidArgumentError(message, issues);
   }
 }
+
+/**
+ * Reads an `--id` flag: a whole number from 1, else an {@link InvalidArgumentError} naming
+ * what the id is of.
+ *
+ * @example
+ * ```ts
+ * parseIdFlag("3", "token"); // 3
+ * parseIdFlag("x", "key"); // throws: --id must be a key id such as 3 (got "x").
+ * ```
+ */
+export function parseIdFlag(text: string, what: string): number {
+  const id = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(id) || id < 1) {
+    throw new InvalidArgumentError(`--id must be a ${what} id such as 3 (got "${text}").`);
+  }
+  return id;
+}

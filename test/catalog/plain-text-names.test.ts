@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
-import { groupIssuesByField } from "../../src/catalog/validation.js";
-import { InvalidArgumentError } from "../../src/errors.js";
-import { catalogWithTeam } from "./service-fixture.js";
+import { catalogWithTeam, issuesOf } from "./service-fixture.js";
 
 /** Text a terminal would act on, or that reads in another order than it is stored. */
 const HOSTILE = [
@@ -15,16 +13,6 @@ const HOSTILE = [
   ["a left-to-right isolate", "Acme\u2066x\u2069"],
   ["a lone surrogate", "Acme\ud800"],
 ] as const;
-
-function issuesOf(run: () => unknown): Record<string, string[]> {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidArgumentError);
-    return groupIssuesByField((error as InvalidArgumentError).issues);
-  }
-  throw new Error("expected InvalidArgumentError");
-}
 
 describe.each(HOSTILE)("names holding %s", (_what, hostile) => {
   it("are refused as team and owner names and emails, writing nothing", () => {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { NewPoolKey } from "../../src/catalog/pool-keys.js";
 import { hashSecret } from "../../src/catalog/secrets.js";
-import { groupIssuesByField } from "../../src/catalog/validation.js";
 import { InvalidArgumentError, PoolNotFoundError } from "../../src/errors.js";
 import { poolInput } from "./fixtures.js";
-import { catalogWithTeam } from "./service-fixture.js";
+import { catalogWithTeam, issuesOf } from "./service-fixture.js";
 
 function fixture() {
   const context = catalogWithTeam();
@@ -12,16 +11,6 @@ function fixture() {
   const mint = (fields: Omit<NewPoolKey, "teamId" | "subdomain"> = {}) =>
     context.catalog.mintPoolKey({ teamId: context.team.id, subdomain: "llm", ...fields });
   return { ...context, pool, mint };
-}
-
-function issuesOf(run: () => unknown): Record<string, string[]> {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidArgumentError);
-    return groupIssuesByField((error as InvalidArgumentError).issues);
-  }
-  throw new Error("expected InvalidArgumentError");
 }
 
 describe("minting pool keys", () => {

@@ -1,7 +1,10 @@
+import { expect } from "vitest";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { MemoryCatalogStore } from "../../src/catalog/memory-catalog-store.js";
+import { groupIssuesByField } from "../../src/catalog/validation.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
+import { InvalidArgumentError } from "../../src/errors.js";
 import { testSecretKey } from "./fixtures.js";
 
 /** 2025-01-31T10:00:00Z: the end of a long month, so month arithmetic shows. */
@@ -21,4 +24,15 @@ export function catalogWithTeam() {
   const admin = catalog.addMember(team.id, { name: "Al", email: "al@acme.test" }, "admin").user;
   const member = catalog.addMember(team.id, { name: "Mo", email: "mo@acme.test" }, "member").user;
   return { clock, store, catalog, team, owner, admin, member };
+}
+
+/** The validation issues `run` throws, grouped by field; fails the test when it throws none. */
+export function issuesOf(run: () => unknown): Record<string, string[]> {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    return groupIssuesByField((error as InvalidArgumentError).issues);
+  }
+  throw new Error("expected InvalidArgumentError");
 }

@@ -1,11 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../../adapters/cli/run-cli.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { hasControlCharacter, PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
 import { poolInput } from "../catalog/fixtures.js";
-import { captureIo } from "./capture-io.js";
+import { sluiceIn } from "./capture-io.js";
 import { CREATE_ACME, tempDir } from "./cli-process.js";
 
 /** Clears the screen, rings the bell, then reverses what follows it on screen. */
@@ -17,11 +16,7 @@ const hasRawControl = (printed: string) => printed.split("\n").some(hasControlCh
 let dir: string;
 let cleanup: () => void;
 
-async function sluice(...args: string[]) {
-  const captured = captureIo({ SLUICE_DATA_DIR: dir });
-  const code = await runCli(args, captured.io);
-  return { code, stdout: captured.stdout(), stderr: captured.stderr() };
-}
+const sluice = (...args: string[]) => sluiceIn(dir, args);
 
 beforeEach(async () => {
   ({ dir, cleanup } = tempDir("sluice-control-chars-"));

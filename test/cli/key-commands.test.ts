@@ -1,19 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "../../adapters/cli/run-cli.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
 import { poolInput } from "../catalog/fixtures.js";
-import { captureIo } from "./capture-io.js";
+import { sluiceIn } from "./capture-io.js";
 import { CREATE_ACME, tempDir } from "./cli-process.js";
 
 let dir: string;
 let cleanup: () => void;
 
-async function sluice(...args: string[]) {
-  const captured = captureIo({ SLUICE_DATA_DIR: dir });
-  const code = await runCli(args, captured.io);
-  return { code, stdout: captured.stdout(), stderr: captured.stderr() };
-}
+const sluice = (...args: string[]) => sluiceIn(dir, args);
 
 function withCatalog<T>(work: (catalog: CatalogService) => T): T {
   const data = openDataDir({ dataDir: dir });

@@ -11,6 +11,7 @@ import {
   type CommandSpec,
   optionalString,
   type ParsedCommand,
+  parseIdFlag,
   requiredString,
   withFlagNames,
 } from "../command.js";
@@ -47,14 +48,6 @@ async function requirePool(catalog: CatalogService, args: ParsedCommand): Promis
     );
   }
   return pool;
-}
-
-function parseKeyId(text: string): number {
-  const id = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id < 1) {
-    throw new InvalidArgumentError(`--id must be a key id such as 3 (got "${text}").`);
-  }
-  return id;
 }
 
 const isoDate = (epochMs: number) => new Date(epochMs).toISOString();
@@ -219,7 +212,7 @@ export const keyRevokeCommand: CommandSpec = {
   run: (args, io) =>
     withCatalog(args, io, async (catalog) => {
       const pool = await requirePool(catalog, args);
-      const keyId = parseKeyId(requiredString(args, "id"));
+      const keyId = parseIdFlag(requiredString(args, "id"), "key");
       const before = await catalog.store.getPoolKey(pool.id, keyId);
       const revoked = await catalog.revokePoolKey(pool.teamId, pool.subdomain, keyId);
       if (!before || !revoked) {

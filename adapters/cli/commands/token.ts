@@ -7,7 +7,7 @@ import {
   requireTeam,
   withCatalog,
 } from "../catalog-session.js";
-import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
+import { type CommandSpec, parseIdFlag, requiredString, withFlagNames } from "../command.js";
 import { LIFETIME_CHOICES, parseTokenLifetime } from "../token-lifetime.js";
 
 const TEAM_OPTION = {
@@ -36,14 +36,6 @@ function parseAbilities(text: string): string[] {
     );
   }
   return [...ABILITIES];
-}
-
-function parseTokenId(text: string): number {
-  const id = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id < 1) {
-    throw new InvalidArgumentError(`--id must be a token id such as 3 (got "${text}").`);
-  }
-  return id;
 }
 
 /**
@@ -153,7 +145,7 @@ export const tokenRevokeCommand: CommandSpec = {
     withCatalog(args, io, (catalog) => {
       const team = requireTeam(catalog, requiredString(args, "team"));
       const user = requireMember(catalog, team, requiredString(args, "user"));
-      const tokenId = parseTokenId(requiredString(args, "id"));
+      const tokenId = parseIdFlag(requiredString(args, "id"), "token");
       const before = catalog.store.listApiTokens(team.id).find((token) => token.id === tokenId);
       const token = catalog.revokeApiToken({ teamId: team.id, actorUserId: user.id, tokenId });
       if (!token) {
