@@ -23,7 +23,7 @@ export const LIFETIME_CHOICES = "1mo|6mo|1y";
  * @example
  * ```ts
  * parseTokenLifetime("6mo"); // "6m"
- * parseTokenLifetime("30m"); // throws: tokens last 1, 6 or 12 months; m means months
+ * parseTokenLifetime("30m"); // throws: … m and mo mean months, never minutes.
  * ```
  */
 export function parseTokenLifetime(text: string): TokenLifetime {
