@@ -12,7 +12,7 @@ const positiveMs = v.pipe(positiveInt, v.maxValue(MAX_SETTING_MS));
 const nonNegativeMs = v.pipe(nonNegativeInt, v.maxValue(MAX_SETTING_MS));
 
 /**
- * Defaults of every optional pool setting, documented once here and in the README.
+ * Defaults of every optional pool setting, documented once here and in docs/library.md.
  *
  * @example
  * ```ts

@@ -4,7 +4,7 @@ import { MINUTE_MS } from "./rate-info.js";
 import type { ParsedOutcome, RateInfo } from "./types.js";
 
 /*
- * How a pool learns from release outcomes (quoted by the README):
+ * How a pool learns from release outcomes (quoted by docs/library.md):
  *
  * - Pause: `Retry-After` → pausedUntil = max(pausedUntil, now + retryAfterMs), except on a
  *   success or redirect (status < 400: a 202 "poll later" or a 3xx's wait is about that one
