@@ -48,8 +48,11 @@ const RELEASING = Object.freeze({ release: true });
  *   dropped; a body over the size limit answers 413 `payload_too_large`, and one that does
  *   not arrive within the body timeout 408 `request_timeout`, both after releasing.
  * - Unauthorised requests are not acquire attempts and are not access-logged.
- * - A release on a pool that no longer exists answers 200 `{ released: false }`: its slot is
- *   gone with it, and a caller cleaning up must not see an error.
+ * - A pool that does not exist answers every route with the 401 `unauthorized` an existing
+ *   pool needing a key would give (the same body): a caller without a valid key learns
+ *   nothing about which pools exist. This includes a release on a pool deleted while its
+ *   slot was held (its keys went with it). A pool the governor dropped before the catalog
+ *   caught up answers a release with 200 `{ released: false }`: its slot is gone with it.
  * - Another method than POST on a lock route answers 405 `method_not_allowed` with
  *   `Allow: POST`, before any key check (the route's method is no secret).
  *
