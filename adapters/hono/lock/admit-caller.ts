@@ -35,8 +35,7 @@ export function admitCaller(
   options?: { release?: boolean },
 ): AdmittedCaller {
   // Pool subdomains are DNS labels (≤ 63 characters): a longer name is not looked up.
-  const pool =
-    subdomain.length > MAX_LABEL_LENGTH ? undefined : checks.directory.pool(subdomain);
+  const pool = subdomain.length > MAX_LABEL_LENGTH ? undefined : checks.directory.pool(subdomain);
   if (!pool) refuseUnknownPool(headers);
   const key = authenticateCaller(checks.directory, pool, headers, now, options);
   if (checks.ipPolicy && !checks.ipPolicy(pool, remoteAddress)) {
