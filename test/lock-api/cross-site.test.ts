@@ -110,7 +110,7 @@ describe("Lock API cross-site requests", () => {
 
   describe("Origin", () => {
     it("refuses a foreign origin with 403 before anything else: no slot, no key check", async () => {
-      for (const headers of [
+      const foreign: Record<string, string>[] = [
         { origin: "https://evil.test" },
         { origin: "https://evil.test", "x-svc-key": key },
         { origin: "null" },
@@ -118,7 +118,8 @@ describe("Lock API cross-site requests", () => {
         { origin: "https://app.test.evil.test" },
         { origin: "http://app.test" },
         { origin: `http://127.0.0.1:${h.lock.port + 1}` },
-      ]) {
+      ];
+      for (const headers of foreign) {
         const response = await post("/pools/open/lock/acquire", {
           ...headers,
           "content-type": "application/json",
