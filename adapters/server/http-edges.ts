@@ -4,8 +4,9 @@ import { RequestError } from "@hono/node-server";
 import { FORWARDED_METHODS } from "../hono/proxy/max-forwards.js";
 
 // The requests that never reach an app, or reach it only after a fix-up: absolute-form
-// targets, a missing or repeated Host, what Node's parser or the adapter refuses, CONNECT. Each is
-// answered in the error shape every other refusal has, marked `x-svc-rejected-by: sluice`.
+// targets, a missing or repeated Host, what Node's parser or the adapter refuses, CONNECT.
+// Each is answered in the error shape every other refusal has, marked
+// `x-svc-rejected-by: sluice`.
 
 /**
  * A request whose target is in absolute-form (`GET http://chat.pools.example/v1 HTTP/1.1`, as

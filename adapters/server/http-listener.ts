@@ -52,10 +52,10 @@ export async function listenHttp(options: {
     hostname: options.hostname,
     errorHandler: unreadableRequest,
   });
-  // Node would answer an HTTP/1.1 request without Host itself, with a bare 400: it is
-  // answered here instead, in the error shape.
   const headersTimeout = options.headersTimeoutMs ?? BODY_TIMEOUT_MS;
   const serverOptions = {
+    // Node would answer an HTTP/1.1 request without Host itself, with a bare 400: it is
+    // answered here instead, in the error shape.
     requireHostHeader: false,
     headersTimeout,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? BODY_TIMEOUT_MS,
