@@ -1,11 +1,11 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BODY_TIMEOUT_MS } from "../../adapters/hono/lock/request-body.js";
 import {
   loadServerConfig,
   SERVER_CONFIG_DEFAULTS,
   withoutCredentials,
 } from "../../adapters/server/config.js";
-import { BODY_TIMEOUT_MS } from "../../adapters/hono/lock/request-body.js";
 import { describeSlotStore } from "../../adapters/server/slot-store.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 
