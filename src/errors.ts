@@ -17,6 +17,7 @@ export type SluiceErrorCode =
   | "conflict"
   | "payload_too_large"
   | "request_timeout"
+  | "unsupported_media_type"
   | "closed";
 
 /**
@@ -309,6 +310,21 @@ export class ForbiddenError extends SluiceError {
 export class PayloadTooLargeError extends SluiceError {
   constructor(limitBytes: number) {
     super("payload_too_large", `The request body exceeds ${limitBytes} bytes.`);
+  }
+}
+
+/**
+ * A request body in a media type the endpoint does not take (the Lock API takes JSON only, so
+ * that a web page cannot send it a body without a CORS preflight). HTTP 415.
+ *
+ * @example
+ * ```ts
+ * throw new UnsupportedMediaTypeError("The body must be JSON (Content-Type: application/json).");
+ * ```
+ */
+export class UnsupportedMediaTypeError extends SluiceError {
+  constructor(message: string) {
+    super("unsupported_media_type", message);
   }
 }
 

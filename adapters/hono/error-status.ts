@@ -27,6 +27,7 @@ const STATUS_BY_CODE: Readonly<Record<SluiceErrorCode, ContentfulStatusCode>> = 
   conflict: 409,
   payload_too_large: 413,
   request_timeout: 408,
+  unsupported_media_type: 415,
   closed: 503,
 };
 
@@ -66,6 +67,7 @@ const LOCK_API_ERROR_BY_CODE: Readonly<Record<SluiceErrorCode, string>> = {
   conflict: "conflict",
   payload_too_large: "payload_too_large",
   request_timeout: "request_timeout",
+  unsupported_media_type: "unsupported_media_type",
   closed: "shutting_down",
 };
 

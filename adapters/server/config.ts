@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { BODY_TIMEOUT_MS } from "../hono/lock/request-body.js";
 import { DEFAULT_KEY_PREFIX } from "../redis/keys.js";
 import { DEFAULT_RESTORE_GRACE_MS } from "../redis/options.js";
 import { decodeSecretKey } from "../sqlite/secret-key.js";
@@ -20,6 +21,10 @@ export const SERVER_CONFIG_DEFAULTS = {
   metricsFlushMs: 5_000,
   catalogSyncMs: 1_000,
   shutdownGraceMs: 10_000,
+  // As long as a Lock API body may take: a client is given the same time for its head.
+  headersTimeoutMs: BODY_TIMEOUT_MS,
+  keepAliveTimeoutMs: BODY_TIMEOUT_MS,
+  corsOrigins: [] as readonly string[],
 } as const;
 
 function wholeNumber(min: number, max: number) {
@@ -63,6 +68,41 @@ const httpUrl = v.pipe(
   }, "must name the host only, without a path, query or fragment (Sluice serves its routes at the root; a proxy in front may strip a prefix)"),
   // A trailing slash would double up when paths are appended.
   v.transform((value) => value.replace(/\/+$/, "")),
+);
+
+/** `*`, or a web origin: http(s), host and optional port, nothing after (a `/` at most). */
+function isWebOrigin(text: string): boolean {
+  if (text === "*") return true;
+  if (!URL.canParse(text)) return false;
+  const url = new URL(text);
+  return (
+    (url.protocol === "http:" || url.protocol === "https:") &&
+    url.username === "" &&
+    url.password === "" &&
+    url.pathname === "/" &&
+    !text.includes("?") &&
+    !text.includes("#")
+  );
+}
+
+/** A comma-separated list (or an array) of web origins, normalised as browsers send them. */
+const corsOrigins = v.pipe(
+  v.union([v.string(), v.array(v.string())], "must be a comma-separated list of origins"),
+  v.transform((value) =>
+    (typeof value === "string" ? value.split(",") : value)
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ""),
+  ),
+  v.check(
+    (list) => list.every(isWebOrigin),
+    (issue) =>
+      `must list web origins such as https://app.example (scheme, host and port, no path), or *; ${JSON.stringify(
+        withoutCredentials((issue.input as string[]).find((origin) => !isWebOrigin(origin)) ?? ""),
+      )} is none`,
+  ),
+  v.transform((list): readonly string[] =>
+    list.map((origin) => (origin === "*" ? origin : new URL(origin).origin)),
+  ),
 );
 
 const hostName = v.pipe(
@@ -137,6 +177,10 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  *   test runs) sharing one Redis need distinct prefixes, because budget ids repeat per catalog.
  * - `metricsFlushMs`, `catalogSyncMs`: how often metrics are saved and the catalog is re-read.
  * - `shutdownGraceMs`: how long in-flight requests may run after SIGINT/SIGTERM.
+ * - `headersTimeoutMs`: how long a request's head may take to arrive (then 408);
+ *   `keepAliveTimeoutMs`: how long an idle keep-alive connection stays open.
+ * - `corsOrigins`: web origins (`https://app.example`, comma-separated in flags and env) whose
+ *   pages may call the Lock API besides the server's own base and lock URLs; `*` admits any.
  * - `secretKey`: key that encrypts upstream credentials at rest (never logged).
  */
 export const ServerConfigSchema = v.pipe(
@@ -193,6 +237,16 @@ export const ServerConfigSchema = v.pipe(
     metricsFlushMs: v.optional(wholeNumber(10, 3_600_000), SERVER_CONFIG_DEFAULTS.metricsFlushMs),
     catalogSyncMs: v.optional(wholeNumber(10, 3_600_000), SERVER_CONFIG_DEFAULTS.catalogSyncMs),
     shutdownGraceMs: v.optional(wholeNumber(0, 600_000), SERVER_CONFIG_DEFAULTS.shutdownGraceMs),
+    // At most Node's whole-request timeout (300 s), which must not be shorter.
+    headersTimeoutMs: v.optional(
+      wholeNumber(100, 300_000),
+      SERVER_CONFIG_DEFAULTS.headersTimeoutMs,
+    ),
+    keepAliveTimeoutMs: v.optional(
+      wholeNumber(100, 600_000),
+      SERVER_CONFIG_DEFAULTS.keepAliveTimeoutMs,
+    ),
+    corsOrigins: v.optional(corsOrigins, SERVER_CONFIG_DEFAULTS.corsOrigins),
     secretKey: v.optional(
       v.pipe(
         v.string(),
@@ -239,6 +293,9 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   metricsFlushMs: { env: "SLUICE_METRICS_FLUSH_MS", flag: "metrics-flush-ms" },
   catalogSyncMs: { env: "SLUICE_CATALOG_SYNC_MS", flag: "catalog-sync-ms" },
   shutdownGraceMs: { env: "SLUICE_SHUTDOWN_GRACE_MS", flag: "shutdown-grace-ms" },
+  headersTimeoutMs: { env: "SLUICE_HEADERS_TIMEOUT_MS", flag: "headers-timeout-ms" },
+  keepAliveTimeoutMs: { env: "SLUICE_KEEP_ALIVE_TIMEOUT_MS", flag: "keep-alive-timeout-ms" },
+  corsOrigins: { env: "SLUICE_CORS_ORIGINS", flag: "cors-origins" },
   // Never a flag: a secret on the command line shows up in `ps`.
   secretKey: { env: "SLUICE_SECRET_KEY", flag: null },
 };

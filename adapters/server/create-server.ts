@@ -235,7 +235,13 @@ function assemble(parts: Parts): SluiceServer {
     accessLog: access.accessLog,
     async listen() {
       if (listener) throw new InvalidArgumentError("listen() may be called only once.");
-      listener = await listenHttp({ app, hostname: config.host, port: config.port });
+      listener = await listenHttp({
+        app,
+        hostname: config.host,
+        port: config.port,
+        headersTimeoutMs: config.headersTimeoutMs,
+        keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+      });
       persistence.start(config.metricsFlushMs);
       access.startRetention();
       sync.start(config.catalogSyncMs);

@@ -4,8 +4,9 @@ import { RequestError } from "@hono/node-server";
 import { FORWARDED_METHODS } from "../hono/proxy/max-forwards.js";
 
 // The requests that never reach an app, or reach it only after a fix-up: absolute-form
-// targets, a missing Host, what Node's parser or the adapter refuses, CONNECT. Each is
-// answered in the error shape every other refusal has, marked `x-svc-rejected-by: sluice`.
+// targets, a missing or repeated Host, what Node's parser or the adapter refuses, CONNECT.
+// Each is answered in the error shape every other refusal has, marked
+// `x-svc-rejected-by: sluice`.
 
 /**
  * A request whose target is in absolute-form (`GET http://chat.pools.example/v1 HTTP/1.1`, as
@@ -56,6 +57,27 @@ export function targetProblem(target: string): string | null {
   if (target[0] === "/" || /^https?:\/\//i.test(target)) return null;
   if (target === "*") return "The asterisk-form target (OPTIONS *) is not served: ask for a path.";
   return "The request target must be a path, or an http:// or https:// URL.";
+}
+
+/**
+ * What is wrong with a request's `Host` header lines (null: nothing): more than one is a 400
+ * (RFC 9112 3.2). Node keeps only the first in `headers.host`, and the router would join
+ * them into a name no app serves (a 404 that says nothing of the real problem).
+ *
+ * @example
+ * ```ts
+ * hostProblem(["Host", "a.test", "Host", "b.test"]); // "The request has 2 Host headers; …"
+ * ```
+ */
+export function hostProblem(rawHeaders: readonly string[]): string | null {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 4 && name.toLowerCase() === "host") count++;
+  }
+  return count > 1
+    ? `The request has ${count} Host headers; HTTP/1.1 allows one (RFC 9112 3.2).`
+    : null;
 }
 
 /** A 400 in the error shape, marked as Sluice's own. */

@@ -2,10 +2,12 @@ import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { deferContinue } from "../hono/lock/expect-continue.js";
+import { BODY_TIMEOUT_MS } from "../hono/lock/request-body.js";
 import type { FetchApp } from "./host-router.js";
 import {
   answerClientError,
   hostFromAbsoluteForm,
+  hostProblem,
   refuse,
   refuseConnect,
   targetProblem,
@@ -39,6 +41,10 @@ export async function listenHttp(options: {
   app: FetchApp;
   hostname: string;
   port: number;
+  /** How long a request's head may take to arrive (then 408). Default {@link BODY_TIMEOUT_MS}. */
+  headersTimeoutMs?: number;
+  /** How long an idle keep-alive connection stays open. Default {@link BODY_TIMEOUT_MS}. */
+  keepAliveTimeoutMs?: number;
 }): Promise<HttpListener> {
   let inFlight = 0;
   let closing = false;
@@ -46,10 +52,19 @@ export async function listenHttp(options: {
     hostname: options.hostname,
     errorHandler: unreadableRequest,
   });
-  // Node would answer an HTTP/1.1 request without Host itself, with a bare 400: it is
-  // answered here instead, in the error shape.
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
-    const problem = targetProblem(request.url ?? "");
+  const headersTimeout = options.headersTimeoutMs ?? BODY_TIMEOUT_MS;
+  const serverOptions = {
+    // Node would answer an HTTP/1.1 request without Host itself, with a bare 400: it is
+    // answered here instead, in the error shape.
+    requireHostHeader: false,
+    headersTimeout,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? BODY_TIMEOUT_MS,
+    // Node looks for expired heads every 30 s by default, which would let a stalled client
+    // hold its connection for up to 30 s past the header timeout.
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+  };
+  const server = createServer(serverOptions, (request, response) => {
+    const problem = targetProblem(request.url ?? "") ?? hostProblem(request.rawHeaders);
     if (problem !== null) {
       refuse(response, problem);
       return;

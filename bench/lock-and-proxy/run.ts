@@ -57,7 +57,7 @@ async function lockSection(
   const concurrency = 32;
   const client = createClient(concurrency);
   const noopBody = '{"waitMs":0}';
-  const headers = { host: LOCK_HOST, "x-svc-key": lockKey };
+  const headers = { host: LOCK_HOST, "x-svc-key": lockKey, "content-type": "application/json" };
   const [noopRun, lock] = (await measureInterleaved(LOCK_PAIRS, concurrency, [
     {
       pid: noop.pid,

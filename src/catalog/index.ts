@@ -1,3 +1,4 @@
+export { ambiguousPathProblem, isAmbiguousPath } from "./ambiguous-path.js";
 export type { CatalogDeps } from "./catalog-deps.js";
 export { CatalogService } from "./catalog-service.js";
 export { credentialHeaderIssue, credentialValueIssue } from "./credential-rules.js";

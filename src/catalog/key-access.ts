@@ -1,3 +1,4 @@
+import { isAmbiguousPath } from "./ambiguous-path.js";
 import type { PoolKeyRecord, PoolRecord } from "./types.js";
 
 /** Methods every key admits (contract 4.1 rule 2). */
@@ -29,8 +30,9 @@ type AccessKey = Pick<PoolKeyRecord, "access">;
  *
  * `path` is the request path without the query string. Prefixes match whole segments
  * ("/v1/search" admits "/v1/search" and "/v1/search/x", not "/v1/searchx"), and a scoped
- * method is refused on paths with dot segments or encoded slashes, dots or backslashes,
- * which an origin might resolve to somewhere outside the prefix.
+ * method is refused on an ambiguous path (dot segments in any spelling, encoded slashes or
+ * backslashes; see {@link isAmbiguousPath}), which an origin might resolve to somewhere
+ * outside the prefix. The proxy refuses such paths outright, by the same rule.
  *
  * @example
  * ```ts
@@ -97,11 +99,4 @@ export function readPathsFor(pool: AccessPool): Record<string, string[]> | null 
 function pathHasPrefix(path: string, prefix: string): boolean {
   if (!path.startsWith(prefix)) return false;
   return path.length === prefix.length || prefix.endsWith("/") || path[prefix.length] === "/";
-}
-
-const DOT_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
-const ENCODED_SEPARATOR = /%(?:2e|2f|5c)|\\/i;
-
-function isAmbiguousPath(path: string): boolean {
-  return DOT_SEGMENT.test(path) || ENCODED_SEPARATOR.test(path);
 }

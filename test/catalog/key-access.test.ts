@@ -46,6 +46,13 @@ describe("keyAllowsMethod", () => {
     expect(allowed("/v1/search/../admin")).toBe(false);
     expect(allowed("/v1/search/%2e%2E/admin")).toBe(false);
     expect(allowed("/v1/search%2Fadmin")).toBe(false);
+    // Dot segments with servlet path parameters, half-encoded, and encoded backslashes.
+    expect(allowed("/v1/search/..;/admin")).toBe(false);
+    expect(allowed("/v1/search/.%2e;x/admin")).toBe(false);
+    expect(allowed("/v1/search/..%3B/admin")).toBe(false);
+    expect(allowed("/v1/search%5Cadmin")).toBe(false);
+    // An encoded dot inside a name climbs nowhere.
+    expect(allowed("/v1/search/report%2Etxt")).toBe(true);
     // QUERY has no entry in readPaths: it is an unscoped read method.
     expect(keyAllowsMethod(pool, read, "QUERY", "/v1/chat")).toBe(true);
     // GET is always a read, whatever the scoping.

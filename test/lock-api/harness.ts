@@ -73,6 +73,8 @@ export interface HarnessOptions {
   ipPolicy?: IpPolicy;
   /** The Lock API's body timeout (default 10 s). */
   bodyTimeoutMs?: number;
+  /** Web origins the Lock API admits besides the request's own (default none). */
+  corsOrigins?: readonly string[];
 }
 
 /**
@@ -144,6 +146,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ipPolicy: options.ipPolicy,
     logError,
     ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
+    corsOrigins: options.corsOrigins,
   });
   const proxyApp = createProxyApp({
     governor,

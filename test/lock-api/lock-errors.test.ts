@@ -191,15 +191,25 @@ describe("Lock API errors (contract section 7)", () => {
   });
 
   describe("release", () => {
-    it("a slot of a pool deleted meanwhile gives 200 with released false", async () => {
+    it("a slot of a pool the governor dropped before the catalog gives 200 with released false", async () => {
+      const grant = await readBody(await h.lockPost("/pools/llm/lock/acquire", { key }));
+      await h.governor.removePool("llm");
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
+      expect(response.status).toBe(200);
+      expect(await readBody(response)).toEqual({ released: false });
+    });
+
+    it("a slot of a pool deleted from the catalog gives 401 like any unknown pool (its keys went with it)", async () => {
       const grant = await readBody(await h.lockPost("/pools/llm/lock/acquire", { key }));
       const pool = h.catalog.store.findPoolBySubdomain("llm")!;
       expect(h.catalog.store.deletePool(h.team.id, pool.id)).toBe(true);
       await h.governor.removePool("llm");
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
-      expect(response.status).toBe(200);
-      expect(await readBody(response)).toEqual({ released: false });
+      await expectError(
+        await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key }),
+        401,
+        "unauthorized",
+      );
     });
 
     it("a missing slot gives 200 with released false", async () => {

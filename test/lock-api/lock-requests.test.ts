@@ -207,18 +207,18 @@ describe("Lock API request handling", () => {
   });
 
   describe("pools and slots", () => {
-    it("an unknown pool is 404 not_found", async () => {
+    it("an unknown pool is 401 unauthorized, as for a key of another pool (pool-existence.test.ts)", async () => {
       const response = await h.lockPost("/pools/nope/lock/acquire", { key });
-      expect(response.status).toBe(404);
-      expect(await readBody(response)).toMatchObject({ error: "not_found" });
+      expect(response.status).toBe(401);
+      expect(await readBody(response)).toMatchObject({ error: "unauthorized" });
     });
 
-    it("an absurdly long pool name is 404 not_found without being echoed back whole", async () => {
+    it("an absurdly long pool name is 401 unauthorized without being echoed back", async () => {
       const response = await h.lockPost(`/pools/${"x".repeat(5_000)}/lock/acquire`, { key });
-      expect(response.status).toBe(404);
+      expect(response.status).toBe(401);
       const body = await readBody(response);
-      expect(body.error).toBe("not_found");
-      expect(body.message.length).toBeLessThan(120);
+      expect(body.error).toBe("unauthorized");
+      expect(body.message).not.toContain("xxx");
     });
 
     it.each([

@@ -537,9 +537,9 @@ describe("pool proxy forwarding", () => {
     }
   });
 
-  it("refuses before the origin: unknown pool 404, missing key 401, postgres pool 501", async () => {
+  it("refuses before the origin: unknown pool and missing key 401, postgres pool 501", async () => {
     const unknown = await poolRequest(h.proxy.port, { host: `nope.${POOL_DOMAIN}` });
-    expect(unknown.status).toBe(404);
+    expect(unknown.status).toBe(401);
     expect(unknown.headers["x-svc-rejected-by"]).toBe("sluice");
     expect((await poolRequest(h.proxy.port, { host: "elsewhere.test" })).status).toBe(404);
     expect((await poolRequest(h.proxy.port, { host: HOST })).status).toBe(401);

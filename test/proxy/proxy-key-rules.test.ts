@@ -68,8 +68,8 @@ describe("pool proxy key rules", () => {
   it.each([
     ["POST outside its prefix", "POST", "/v1/chat"],
     ["POST on a look-alike prefix", "POST", "/v1/searchx"],
-    ["POST escaping the prefix with dot segments", "POST", "/v1/search/../admin"],
-    ["POST escaping the prefix with an encoded slash", "POST", "/v1/search%2F..%2Fadmin"],
+    // Paths escaping the prefix (dot segments, encoded slashes) are 400 for every key:
+    // see proxy-ambiguous-paths.test.ts.
     ["PUT (not a read on this pool)", "PUT", "/v1/search"],
     ["DELETE", "DELETE", "/v1/search/1"],
     ["PATCH", "PATCH", "/v1/search"],

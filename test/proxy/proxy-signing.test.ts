@@ -103,6 +103,24 @@ describe("origin signing helpers", () => {
     expect(verifySignature({ ...base, now: NOW, headers: new Headers(headers) }).valid).toBe(true);
   });
 
+  it("refuses a signature dated too far in the future as well as too far in the past", () => {
+    // A timestamp ahead of the verifier's clock (a signer's clock running fast, or a
+    // signature minted for later replay) is outside the window just the same.
+    const base = {
+      secret: SECRET,
+      method: "POST",
+      url: "/v1/chat?x=1",
+      headers: signed(),
+      body: '{"a":1}',
+    };
+    const refused = { valid: false, reason: "stale_timestamp" };
+    expect(verifySignature({ ...base, now: NOW - 300_001 })).toEqual(refused);
+    expect(verifySignature({ ...base, now: NOW - 10_000, toleranceMs: 5_000 })).toEqual(refused);
+    // Up to the tolerance either way, the signature holds.
+    expect(verifySignature({ ...base, now: NOW - 300_000 }).valid).toBe(true);
+    expect(verifySignature({ ...base, now: NOW + 300_000 }).valid).toBe(true);
+  });
+
   it("matches the worked example of docs/origin-signing.md", () => {
     const headers = signRequest({
       secret: "slc_sig_example",

@@ -268,6 +268,38 @@ describe("sluice serve with the default apps", () => {
     expect(upstream.seen.map((seen) => seen.body.toString())).toEqual(["{}"]);
     queued.close();
   });
+
+  it("the Lock API admits browser calls from the server's own URLs and --cors-origins only", async () => {
+    // Behind a TLS proxy: the page's origin is https, the request reaches Sluice as http.
+    server = await createSluiceServer(
+      loadServerConfig({
+        flags: {
+          port: "0",
+          dataDir: dir,
+          baseUrl: "https://sluice.example",
+          corsOrigins: "https://app.example",
+        },
+      }),
+      { ...DEFAULT_SERVER_APPS },
+    );
+    const { port } = await server.listen();
+    const acquire = (origin: string) =>
+      poolRequest(port, {
+        host: "sluice.example",
+        method: "POST",
+        path: "/pools/llm/lock/acquire",
+        headers: { origin },
+      });
+    // Admitted origins reach the key check (401: no key), with CORS headers to read it.
+    for (const origin of ["https://sluice.example", "https://app.example"]) {
+      const answer = await acquire(origin);
+      expect(answer.status, origin).toBe(401);
+      expect(answer.headers["access-control-allow-origin"]).toBe(origin);
+    }
+    const foreign = await acquire("https://elsewhere.example");
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body).error).toBe("unauthorized");
+  });
 });
 
 function delay<T>(ms: number, value: T): Promise<T> {

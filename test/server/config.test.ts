@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BODY_TIMEOUT_MS } from "../../adapters/hono/lock/request-body.js";
 import {
   loadServerConfig,
   SERVER_CONFIG_DEFAULTS,
@@ -36,6 +37,9 @@ describe("loadServerConfig defaults", () => {
       metricsFlushMs: 5_000,
       catalogSyncMs: 1_000,
       shutdownGraceMs: 10_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 10_000,
+      corsOrigins: [],
     });
     expect(SERVER_CONFIG_DEFAULTS.port).toBe(8080);
   });
@@ -87,6 +91,9 @@ describe("loadServerConfig precedence", () => {
         SLUICE_METRICS_FLUSH_MS: "1000",
         SLUICE_CATALOG_SYNC_MS: "20",
         SLUICE_SHUTDOWN_GRACE_MS: "0",
+        SLUICE_HEADERS_TIMEOUT_MS: "2000",
+        SLUICE_KEEP_ALIVE_TIMEOUT_MS: "3000",
+        SLUICE_CORS_ORIGINS: "https://app.test, http://localhost:3000",
         SLUICE_SECRET_KEY: VALID_KEY,
       },
     });
@@ -104,6 +111,9 @@ describe("loadServerConfig precedence", () => {
       metricsFlushMs: 1000,
       catalogSyncMs: 20,
       shutdownGraceMs: 0,
+      headersTimeoutMs: 2000,
+      keepAliveTimeoutMs: 3000,
+      corsOrigins: ["https://app.test", "http://localhost:3000"],
       secretKey: VALID_KEY,
     });
   });
@@ -232,5 +242,45 @@ describe("loadServerConfig errors", () => {
     expect(issuesOf(() => loadServerConfig({ flags: { metricsFlushMs: "0" } }))[0]).toMatch(
       /^metricsFlushMs:/,
     );
+  });
+});
+
+describe("HTTP hardening settings (issue 23)", () => {
+  it("the header and keep-alive timeouts default to the 10 s Lock API body timeout", () => {
+    const config = loadServerConfig();
+    expect(config.headersTimeoutMs).toBe(BODY_TIMEOUT_MS);
+    expect(config.keepAliveTimeoutMs).toBe(BODY_TIMEOUT_MS);
+    expect(
+      issuesOf(() =>
+        loadServerConfig({ flags: { headersTimeoutMs: "50", keepAliveTimeoutMs: "x" } }),
+      ),
+    ).toEqual([
+      expect.stringMatching(
+        /^headersTimeoutMs: must be a whole number from 100 .*from --headers-timeout-ms/,
+      ),
+      expect.stringMatching(
+        /^keepAliveTimeoutMs: must be a whole number .*from --keep-alive-timeout-ms/,
+      ),
+    ]);
+  });
+
+  it("CORS origins are normalised as browsers send them, and anything else is refused by name", () => {
+    expect(
+      loadServerConfig({ flags: { corsOrigins: "HTTPS://App.Test:443/, http://127.0.0.1:3000,*" } })
+        .corsOrigins,
+    ).toEqual(["https://app.test", "http://127.0.0.1:3000", "*"]);
+    for (const bad of [
+      "app.test",
+      "https://app.test/path",
+      "ftp://app.test",
+      "https://u:p@app.test",
+    ]) {
+      const issues = issuesOf(() =>
+        loadServerConfig({ flags: { corsOrigins: `https://ok.test,${bad}` } }),
+      );
+      expect(issues, bad).toEqual([
+        expect.stringContaining(`${JSON.stringify(withoutCredentials(bad))} is none`),
+      ]);
+    }
   });
 });

@@ -70,6 +70,19 @@ const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }>
     placeholder: "<ms>",
     description: `Time in-flight requests get on shutdown. Default ${SERVER_CONFIG_DEFAULTS.shutdownGraceMs}.`,
   },
+  headersTimeoutMs: {
+    placeholder: "<ms>",
+    description: `Time a request's head may take to arrive (then 408). Default ${SERVER_CONFIG_DEFAULTS.headersTimeoutMs}.`,
+  },
+  keepAliveTimeoutMs: {
+    placeholder: "<ms>",
+    description: `Time an idle keep-alive connection stays open. Default ${SERVER_CONFIG_DEFAULTS.keepAliveTimeoutMs}.`,
+  },
+  corsOrigins: {
+    placeholder: "<origins>",
+    description:
+      "Comma-separated web origins (https://app.example) whose pages may call the Lock API; * for any. Default: only the server's own URLs.",
+  },
 };
 
 const FLAG_FIELDS = Object.keys(FLAG_HELP) as FlagField[];

@@ -1,6 +1,6 @@
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
-import { ForbiddenError, PoolNotFoundError } from "../../../src/errors.js";
-import { authenticateCaller } from "./caller-auth.js";
+import { ForbiddenError } from "../../../src/errors.js";
+import { authenticateCaller, refuseUnknownPool } from "./caller-auth.js";
 import type { IpPolicy } from "./lock-deps.js";
 import type { PoolDirectory } from "./pool-directory.js";
 import type { HeaderLookup } from "./request-headers.js";
@@ -15,9 +15,11 @@ export interface AdmittedCaller {
 }
 
 /**
- * The checks every Lock API and proxy request passes, in order: the pool exists (404
- * `not_found`), the caller's key (401 `unauthorized`; see {@link authenticateCaller}, whose
- * `release` option this passes on), the IP policy (403 `unauthorized`).
+ * The checks every Lock API and proxy request passes, in order: the caller's key (401
+ * `unauthorized`; see {@link authenticateCaller}, whose `release` option this passes on),
+ * the IP policy (403 `unauthorized`). A pool that does not exist answers the 401 an existing
+ * pool needing a key would give the same request ({@link refuseUnknownPool}): only a caller
+ * with a valid key of a pool learns that it exists.
  *
  * @example
  * ```ts
@@ -32,13 +34,9 @@ export function admitCaller(
   now: number,
   options?: { release?: boolean },
 ): AdmittedCaller {
-  // Pool subdomains are DNS labels (≤ 63 characters): a longer name is not looked up, and is
-  // not echoed back whole in the error.
-  if (subdomain.length > MAX_LABEL_LENGTH) {
-    throw new PoolNotFoundError(`${subdomain.slice(0, MAX_LABEL_LENGTH)}…`);
-  }
-  const pool = checks.directory.pool(subdomain);
-  if (!pool) throw new PoolNotFoundError(subdomain);
+  // Pool subdomains are DNS labels (≤ 63 characters): a longer name is not looked up.
+  const pool = subdomain.length > MAX_LABEL_LENGTH ? undefined : checks.directory.pool(subdomain);
+  if (!pool) refuseUnknownPool(headers);
   const key = authenticateCaller(checks.directory, pool, headers, now, options);
   if (checks.ipPolicy && !checks.ipPolicy(pool, remoteAddress)) {
     throw new ForbiddenError("Your address is not allowed to use this pool.");

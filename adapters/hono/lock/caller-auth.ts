@@ -94,6 +94,13 @@ export function presentedPoolKey(
   return poolKeyInAuthorization(headers.get("authorization"));
 }
 
+/** The 401 for a request that offers no pool key, on a pool that needs one. */
+const KEY_REQUIRED =
+  "A pool key is required: send it in X-Svc-Key (or in Authorization: Bearer <key> where the pool accepts it there).";
+/** The 401 for a request that offers a pool key this pool does not accept. */
+const KEY_NOT_VALID =
+  "The pool key is not valid for this pool (unknown, expired or revoked, or sent in Authorization to a pool that takes it in X-Svc-Key only).";
+
 /**
  * Authenticates the caller of a pool (Lock API and proxy alike). Returns the key, or null
  * for a keyless caller of a pool with `requireKey` off. Throws {@link UnauthorizedError}
@@ -102,6 +109,9 @@ export function presentedPoolKey(
  * when a Control API token or signing secret is presented instead of a pool key. For a
  * release (`options.release`), a key of this pool revoked or expired since it took its slot
  * still authenticates: giving a slot back must always be possible.
+ *
+ * The 401's message depends on the request only, never on the pool's settings, so that
+ * {@link refuseUnknownPool} can answer a pool that does not exist with the very same body.
  *
  * @example
  * ```ts
@@ -119,16 +129,36 @@ export function authenticateCaller(
   const presented = presentedPoolKey(headers, pool);
   if (presented === null) {
     if (!pool.requireKey) return null;
-    throw new UnauthorizedError(
-      pool.allowAuthorizationHeader
-        ? "A pool key is required: send it in X-Svc-Key or Authorization: Bearer <key>."
-        : "A pool key is required: send it in X-Svc-Key.",
-    );
+    throw unauthorized(headers);
   }
   const key = directory.key(pool, presented, now, { retired: options?.release === true });
-  if (!key)
-    throw new UnauthorizedError(
-      "The pool key is not valid for this pool (unknown, expired or revoked).",
-    );
+  if (!key) throw unauthorized(headers);
   return key;
+}
+
+/**
+ * The answer for a pool that does not exist: the 401 {@link authenticateCaller} gives the
+ * same request on a pool that needs a key (no key of a missing pool can be valid). A caller
+ * without a valid key thus cannot tell a missing pool from an existing one.
+ *
+ * @example
+ * ```ts
+ * if (!pool) refuseUnknownPool(request.headers);
+ * ```
+ */
+export function refuseUnknownPool(headers: HeaderLookup): never {
+  refuseOtherSecrets(headers);
+  throw unauthorized(headers);
+}
+
+/** Whether the request offers a pool key in either place, whatever the pool accepts. */
+function offersPoolKey(headers: HeaderLookup): boolean {
+  return (
+    headers.get(POOL_KEY_HEADER) !== null ||
+    poolKeyInAuthorization(headers.get("authorization")) !== null
+  );
+}
+
+function unauthorized(headers: HeaderLookup): UnauthorizedError {
+  return new UnauthorizedError(offersPoolKey(headers) ? KEY_NOT_VALID : KEY_REQUIRED);
 }

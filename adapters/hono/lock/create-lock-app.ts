@@ -1,10 +1,11 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { PoolRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import {
   PayloadTooLargeError,
   PoolNotFoundError,
   RequestTimeoutError,
+  UnsupportedMediaTypeError,
 } from "../../../src/errors.js";
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
@@ -12,6 +13,7 @@ import type { OutcomeReport } from "../../../src/learning/types.js";
 import { lockApiError } from "../error-status.js";
 import { logFailed, logGranted } from "./access-attempt.js";
 import { type AdmittedCaller, admitCaller } from "./admit-caller.js";
+import { createOriginPolicy, requireJsonBody } from "./cross-site.js";
 import type { LockAppDeps } from "./lock-deps.js";
 import { grantHeaders, jsonReply, respondToError } from "./lock-responses.js";
 import { type LockRoute, matchLockRoute, pathOfUrl } from "./lock-routes.js";
@@ -25,7 +27,7 @@ import {
   parseOptionalJsonObject,
   readBodyLimited,
 } from "./request-body.js";
-import { requestHeaders } from "./request-headers.js";
+import { type HeaderLookup, requestHeaders } from "./request-headers.js";
 import { waitRequest } from "./wait-options.js";
 
 const RELEASING = Object.freeze({ release: true });
@@ -48,10 +50,19 @@ const RELEASING = Object.freeze({ release: true });
  *   dropped; a body over the size limit answers 413 `payload_too_large`, and one that does
  *   not arrive within the body timeout 408 `request_timeout`, both after releasing.
  * - Unauthorised requests are not acquire attempts and are not access-logged.
- * - A release on a pool that no longer exists answers 200 `{ released: false }`: its slot is
- *   gone with it, and a caller cleaning up must not see an error.
+ * - A pool that does not exist answers every route with the 401 `unauthorized` an existing
+ *   pool needing a key would give (the same body): a caller without a valid key learns
+ *   nothing about which pools exist. This includes a release on a pool deleted while its
+ *   slot was held (its keys went with it). A pool the governor dropped before the catalog
+ *   caught up answers a release with 200 `{ released: false }`: its slot is gone with it.
  * - Another method than POST on a lock route answers 405 `method_not_allowed` with
- *   `Allow: POST`, before any key check (the route's method is no secret).
+ *   `Allow: POST`, before any key check (the route's method is no secret); a CORS preflight
+ *   (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) is answered instead.
+ * - Cross-site requests (see {@link createOriginPolicy}): a request whose `Origin` is neither
+ *   its own nor in `corsOrigins` answers 403 `unauthorized` before anything else; a body
+ *   not declared `application/json` answers 415 `unsupported_media_type` (a release still
+ *   releases, and says so in `released`). Both keep web pages elsewhere from taking slots
+ *   with "simple" cross-site POSTs, which browsers send without asking.
  *
  * @example
  * ```ts
@@ -73,21 +84,28 @@ export function createLockApp(deps: LockAppDeps): Hono {
   const parts = { governor, clock, deps, bodyLimits };
 
   const onError = respondToError(logError);
-  const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {
+  const origins = createOriginPolicy(deps.corsOrigins);
+  const handle = async (
+    route: LockRoute,
+    request: Request,
+    env: unknown,
+    headers: HeaderLookup,
+  ): Promise<Response> => {
     try {
-      const headers = requestHeaders(env, request);
       const address = remoteAddressOf(env);
       const purpose = route.action === "release" ? RELEASING : undefined;
       const caller = admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
-        const body = parseOptionalJsonObject(await readBodyLimited(request, bodyLimits, env));
+        const body = parseOptionalJsonObject(await readJsonBody(request, env, headers, parts));
         return await acquire(request, env, parts, caller, waitRequest(headers, body));
       }
       if (route.action === "renew") {
+        // Its body is empty, and read only to be refused when it is not (a cross-site POST).
+        await readJsonBody(request, env, headers, parts);
         const { leaseDeadline } = await governor.renew(caller.pool.subdomain, route.slotId);
         return jsonReply({ leaseDeadline }, 200);
       }
-      return await release(request, env, parts, caller.pool, route.slotId);
+      return await release(request, env, headers, parts, caller.pool, route.slotId);
     } catch (error) {
       // A slot of a pool deleted meanwhile is simply gone (contract 7: release has no errors).
       if (route.action === "release" && error instanceof PoolNotFoundError) {
@@ -96,17 +114,32 @@ export function createLockApp(deps: LockAppDeps): Hono {
       return onError(error);
     }
   };
+  const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {
+    const headers = requestHeaders(env, request);
+    let origin: string | null;
+    try {
+      origin = origins.admit(headers, request.url);
+    } catch (error) {
+      return onError(error);
+    }
+    const response = await handle(route, request, env, headers);
+    return origin === null ? response : origins.decorate(response, origin);
+  };
+  const preflight = (c: Context) =>
+    origins.preflight(requestHeaders(c.env, c.req.raw), c.req.url) ?? methodNotAllowed();
 
   const app = new Hono();
   app.post("/pools/:pool/lock/acquire", (c) =>
     serve({ action: "acquire", pool: c.req.param("pool") }, c.req.raw, c.env),
   );
+  app.options("/pools/:pool/lock/acquire", preflight);
   app.all("/pools/:pool/lock/acquire", methodNotAllowed);
   for (const action of ["renew", "release"] as const) {
     const path = `/pools/:pool/lock/:slotId/${action}` as const;
     app.post(path, (c) =>
       serve({ action, pool: c.req.param("pool"), slotId: c.req.param("slotId") }, c.req.raw, c.env),
     );
+    app.options(path, preflight);
     app.all(path, methodNotAllowed);
   }
   app.notFound(() => jsonReply({ error: "not_found", message: "No such Lock API route." }, 404));
@@ -180,25 +213,30 @@ async function acquire(
 async function release(
   request: Request,
   env: unknown,
-  { governor, bodyLimits }: LockParts,
+  headers: HeaderLookup,
+  parts: LockParts,
   pool: PoolRecord,
   slotId: string,
 ): Promise<Response> {
   let input: unknown;
   let unreadable: unknown;
   try {
-    input = parseOptionalJsonObject(await readBodyLimited(request, bodyLimits, env));
+    input = parseOptionalJsonObject(await readJsonBody(request, env, headers, parts));
   } catch (error) {
     // Whatever is wrong with the report, the slot is released below.
     unreadable = error;
   }
   const { report, issues } = validateOutcomeReport(input);
-  const { released } = await governor.release(
+  const { released } = await parts.governor.release(
     pool.subdomain,
     slotId,
     hasFields(report) ? report : undefined,
   );
-  if (unreadable instanceof PayloadTooLargeError || unreadable instanceof RequestTimeoutError) {
+  if (
+    unreadable instanceof PayloadTooLargeError ||
+    unreadable instanceof RequestTimeoutError ||
+    unreadable instanceof UnsupportedMediaTypeError
+  ) {
     const { status, error } = lockApiError(unreadable);
     const message = `${unreadable.message} ${
       released
@@ -218,6 +256,18 @@ async function release(
       : "No slot was held (already released or reclaimed)."
   }`;
   return jsonReply({ error: "invalid_request", message, released, ignored: issues }, 400);
+}
+
+/** The request body, read within the limits, and refused (415) when not declared JSON. */
+async function readJsonBody(
+  request: Request,
+  env: unknown,
+  headers: HeaderLookup,
+  parts: LockParts,
+): Promise<Uint8Array> {
+  const bytes = await readBodyLimited(request, parts.bodyLimits, env);
+  requireJsonBody(headers, bytes);
+  return bytes;
 }
 
 function hasFields(report: OutcomeReport): boolean {

@@ -25,6 +25,11 @@ export interface LockAppDeps {
   bodyLimitBytes?: number;
   /** How long an acquire/release body may take to arrive (then 408); default 10 s. */
   bodyTimeoutMs?: number;
+  /**
+   * Web origins (`https://app.example`) whose pages may call the Lock API besides the
+   * request's own; `*` admits any. Default none. Requests without `Origin` always pass.
+   */
+  corsOrigins?: readonly string[];
   /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
   logError?: (error: unknown) => void;
 }

@@ -35,6 +35,13 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
     clock: deps.clock,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
+    // The server's own pages (its base and lock URLs, also behind a TLS proxy) and the
+    // operator's list.
+    corsOrigins: [
+      new URL(deps.config.baseUrl).origin,
+      new URL(deps.config.lockUrl).origin,
+      ...deps.config.corsOrigins,
+    ],
   });
 }
 

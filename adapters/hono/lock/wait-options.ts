@@ -91,11 +91,31 @@ export function waitRequest(
   headers: HeaderLookup,
   body?: Readonly<Record<string, unknown>>,
 ): WaitRequest {
+  if (body) refuseUnknownBodyFields(body);
   const fromBody = parseBodyWaitMs(body);
   return {
     waitMs: fromBody ?? parseQueueTimeoutHeader(headers.get(QUEUE_TIMEOUT_HEADER)),
     noQueue: parseNoQueueHeader(headers.get(NO_QUEUE_HEADER)),
   };
+}
+
+/**
+ * Throws {@link InvalidArgumentError} (400 `invalid_request`) naming the first field of an
+ * acquire body other than `waitMs`: a misspelt wait (`{"wait": 100}`) would otherwise
+ * quietly mean fail-fast, as the library's own acquire options do.
+ *
+ * @example
+ * ```ts
+ * refuseUnknownBodyFields({ wait: 100 }); // throws: Unknown field "wait" …
+ * ```
+ */
+export function refuseUnknownBodyFields(body: Readonly<Record<string, unknown>>): void {
+  for (const field in body) {
+    if (field === "waitMs") continue;
+    throw new InvalidArgumentError(
+      `Unknown field ${JSON.stringify(field.slice(0, 40))} in the acquire body (the only field is waitMs).`,
+    );
+  }
 }
 
 /** A short rendering of a rejected JSON value (JSON.stringify would print Infinity as null). */

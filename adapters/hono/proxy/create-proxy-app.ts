@@ -24,6 +24,7 @@ import {
   parseOrigin,
   poolSubdomainOf,
   type RequestTarget,
+  refuseAmbiguousPath,
   requestTarget,
 } from "./upstream-target.js";
 
@@ -34,7 +35,9 @@ export type ProxyApp = Hono & { close(): void };
  * The pool proxy (backend `http`) as a Hono app, for hosts `{subdomain}.{poolDomain}`:
  * each request goes to the pool's origin (origin URL + path + query) through the pool's
  * slots, queue and RPM gate, shared with Lock API traffic. In order:
- * 1. pool and caller checks (404, 401, 403 IP policy); a postgres pool answers 501;
+ * 1. pool and caller checks (401 for a missing key, a key not valid for the pool and a pool
+ *    that does not exist alike; 403 IP policy); a postgres pool answers 501; an ambiguous
+ *    path (dot segments in any spelling, encoded slashes or backslashes) answers 400;
  * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method, itself or named
  *    by a method-override header, gets 403 before a slot is taken or the origin sees
  *    anything; TRACE (also through an override) gets 405, and an OPTIONS with
@@ -74,6 +77,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       const message = "Database pools are not served by this version of the proxy.";
       return sluiceReply({ error: "not_implemented", message }, 501);
     }
+    refuseAmbiguousPath(request, env);
     const method = request.method;
     const target = requestTarget(request.url);
     const rule = methodRule(method, headers);

@@ -1,6 +1,8 @@
+import { ambiguousPathProblem } from "../../../src/catalog/ambiguous-path.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
 import { hostWithoutPort } from "../../server/host-router.js";
+import { nodeBindings } from "../lock/node-bindings.js";
 
 /** A pool's origin, split for the upstream client. */
 export interface ParsedOrigin {
@@ -59,6 +61,29 @@ export function requestTarget(url: string): RequestTarget {
   const pathAndQuery = pathAndQueryOf(url);
   const query = pathAndQuery.indexOf("?");
   return { pathAndQuery, path: query < 0 ? pathAndQuery : pathAndQuery.slice(0, query) };
+}
+
+/**
+ * Refuses (400 `invalid_request`) a request whose path is ambiguous (see
+ * {@link ambiguousPathProblem}): a dot segment in any spelling, an encoded slash or backslash.
+ * The path is read as the client sent it (on Node, before the URL parser resolved `..` and
+ * `%2e%2e` away), so the rule covers every spelling, and the path a key's scope is checked
+ * against is always the path forwarded.
+ *
+ * @example
+ * ```ts
+ * refuseAmbiguousPath(request, env); // throws for "/v1/embeddings/..;/chat"
+ * ```
+ */
+export function refuseAmbiguousPath(request: Request, env: unknown): void {
+  const received = pathAndQueryOf(nodeBindings(env).incoming?.url ?? request.url);
+  const query = received.indexOf("?");
+  const problem = ambiguousPathProblem(query < 0 ? received : received.slice(0, query));
+  if (problem !== null) {
+    throw new InvalidArgumentError(
+      `The request is not forwarded: ${problem}. Send the path the origin should serve, with dot segments resolved and slashes unencoded.`,
+    );
+  }
 }
 
 /**
