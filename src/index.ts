@@ -34,6 +34,7 @@ export type {
   RunContext,
   SlotGrant,
 } from "./governor/types.js";
+export type { LearnerStatus } from "./learning/learner-status.js";
 export { parseRateLimitHeaders } from "./learning/parse-headers.js";
 export {
   OutcomeReportSchema,

@@ -375,7 +375,8 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
 
   async status(pool: string): Promise<PoolStatus> {
     const entry = this.registry.get(pool);
-    return toPoolStatus(entry, await this.store.snapshot(pool));
+    const snapshot = await this.store.snapshot(pool);
+    return toPoolStatus(entry, snapshot, this.clock.now());
   }
 
   async resetLearned(pool: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { BudgetNotFoundError, InvalidArgumentError, PoolNotFoundError } from "../errors.js";
 import type { LearnerState } from "../learning/learner.js";
-import { initialLearnerState } from "../learning/learner.js";
+import { initialLearnerState, withoutConcurrency } from "../learning/learner.js";
+import { learnerStatus } from "../learning/learner-status.js";
 import type { PoolMeter } from "../metrics/pool-meter.js";
 import type { MetricsRecorder } from "../metrics/recorder.js";
 import type { LearnedLimits, PoolSnapshot, StorePoolConfig } from "../store/types.js";
@@ -82,9 +83,7 @@ export class PoolRegistry {
       existing.settings = settings;
       // A pool no longer adaptive drops its learned concurrency now (definePool pushes it),
       // not at its next release; learned RPM and pauses stay: they are not adaptive-only.
-      if (!settings.adaptive && existing.learner.limit !== null) {
-        existing.learner = { ...existing.learner, limit: null, successStreak: 0 };
-      }
+      if (!settings.adaptive) existing.learner = withoutConcurrency(existing.learner);
       const learned = settings.adaptive ? existing.learnedInStore.concurrency : null;
       existing.limit = Math.min(settings.maxConcurrent, learned ?? settings.maxConcurrent);
       return existing;
@@ -142,10 +141,14 @@ export function toStoreConfig(settings: PoolSettings): StorePoolConfig {
  *
  * @example
  * ```ts
- * const status = toPoolStatus(entry, await store.snapshot("llm"));
+ * const status = toPoolStatus(entry, await store.snapshot("llm"), clock.now());
  * ```
  */
-export function toPoolStatus(entry: PoolEntry, snapshot: PoolSnapshot | null): PoolStatus {
+export function toPoolStatus(
+  entry: PoolEntry,
+  snapshot: PoolSnapshot | null,
+  now: number,
+): PoolStatus {
   return {
     pool: entry.name,
     settings: entry.settings,
@@ -153,5 +156,6 @@ export function toPoolStatus(entry: PoolEntry, snapshot: PoolSnapshot | null): P
     queued: snapshot?.queued ?? 0,
     effectiveLimit: snapshot?.limit ?? entry.settings.maxConcurrent,
     learned: snapshot?.learned ?? NOTHING_LEARNED,
+    learner: learnerStatus(entry.learner, now),
   };
 }

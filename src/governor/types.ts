@@ -1,4 +1,5 @@
 import type { Clock } from "../clock/clock.js";
+import type { LearnerStatus } from "../learning/learner-status.js";
 import type { OutcomeReport } from "../learning/types.js";
 import type { MetricsRecorder } from "../metrics/recorder.js";
 import type { LearnedLimits, SlotStore } from "../store/types.js";
@@ -100,7 +101,8 @@ export interface RunContext {
  *
  * @example
  * ```ts
- * const { held, queued, effectiveLimit, learned } = await governor.status("llm");
+ * const { held, queued, effectiveLimit, learned, learner } = await governor.status("llm");
+ * console.log(`next probe to ${learner.nextProbeLevel} in ${learner.nextProbeInMs} ms`);
  * ```
  */
 export interface PoolStatus {
@@ -110,6 +112,11 @@ export interface PoolStatus {
   queued: number;
   effectiveLimit: number;
   learned: LearnedLimits;
+  /**
+   * This process's learner: the limit it learned, when it next probes above it and how often
+   * probes failed there (see docs/learning.md).
+   */
+  learner: LearnerStatus;
 }
 
 /**

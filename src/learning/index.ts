@@ -9,9 +9,10 @@ export {
   type LearnContext,
   type LearnerState,
   learn,
-  PROBE_FACTOR,
   toLearnedLimits,
+  withoutConcurrency,
 } from "./learner.js";
+export { type LearnerStatus, learnerStatus } from "./learner-status.js";
 export {
   HeaderValueSchema,
   OutcomeReportSchema,
@@ -20,5 +21,22 @@ export {
 } from "./outcome-schema.js";
 export { type ParsedRateHeaders, parseRateLimitHeaders } from "./parse-headers.js";
 export { parseOutcome } from "./parse-outcome.js";
+export {
+  mayProbe,
+  NO_BACKOFF,
+  nextProbeAt,
+  PROBE_FACTOR,
+  PROBE_SUCCESS_CAP,
+  PROBE_WAIT_BASE_MS,
+  PROBE_WAIT_CAP_MS,
+  type ProbeBackoff,
+  probeFailed,
+  probeWaitMs,
+  QUIET_RESET_MS,
+  type ReportedCapacity,
+  reportedCapacity,
+  reportsMoreRoom,
+  successesToProbe,
+} from "./probe-backoff.js";
 export type { HeadersLike, OutcomeReport, ParsedOutcome, RateInfo } from "./types.js";
 export { MAX_DURATION_MS } from "./values.js";

@@ -1,6 +1,17 @@
 import type { LearnedLimits } from "../store/types.js";
 import { MAX_RPM } from "../util/limits.js";
+import type { ProbeBackoff, ReportedCapacity } from "./probe-backoff.js";
+import {
+  mayProbe,
+  NO_BACKOFF,
+  probeFailed,
+  QUIET_RESET_MS,
+  reportedCapacity,
+  reportsMoreRoom,
+} from "./probe-backoff.js";
 import { MINUTE_MS } from "./rate-info.js";
+
+export { PROBE_FACTOR } from "./probe-backoff.js";
 import type { ParsedOutcome, RateInfo } from "./types.js";
 
 /*
@@ -28,16 +39,16 @@ import type { ParsedOutcome, RateInfo } from "./types.js";
  *     slot was granted at or after the last decrease (older slots belong to the congestion
  *     episode already answered):
  *       limit = max(1, min(limit ?? maxConcurrent, heldAtGrant) − 1), streak = 0;
+ *     the level it failed at (the new limit + 1) enters the probe backoff
+ *     (`probe-backoff.ts`);
  *   - on a success (status < 400 or unknown, no throttle) while the pool is busy
  *     (held ≥ floor(limit) or queued > 0): streak += 1; once
- *     streak ≥ PROBE_FACTOR × floor(limit): limit += 1, streak = 0;
+ *     streak ≥ PROBE_FACTOR × floor(limit) (more, and not before a wait, when the next level
+ *     is one whose probes failed: see `probe-backoff.ts`): limit += 1, streak = 0;
  *   - a limit that reaches maxConcurrent becomes null: nothing is left to learn.
  * - 5xx: no change, except 503 with Retry-After, which pauses.
  * Bounds: 1 ≤ limit ≤ maxConcurrent; pausedUntil is monotonic; rpm ≥ 1.
  */
-
-/** Busy successes needed per unit of the limit before it is probed one higher. */
-export const PROBE_FACTOR = 5;
 
 /** What a pool has learned so far; replace it, never mutate it. */
 export interface LearnerState {
@@ -54,6 +65,12 @@ export interface LearnerState {
   rpm: number | null;
   /** Epoch ms until which admissions pause; 0 when never paused. */
   pausedUntil: number;
+  /** Where probes above the limit failed, and how often in a row. */
+  probe: ProbeBackoff;
+  /** Epoch ms of the latest busy success or counted throttle (-Infinity: none yet). */
+  activeAt: number;
+  /** Capacity the upstream's rate headers reported last, or null. */
+  reported: ReportedCapacity | null;
 }
 
 /** Facts about the pool and the released slot at release time. */
@@ -84,7 +101,23 @@ export function initialLearnerState(): LearnerState {
     successStreak: 0,
     rpm: null,
     pausedUntil: 0,
+    probe: NO_BACKOFF,
+    activeAt: Number.NEGATIVE_INFINITY,
+    reported: null,
   };
+}
+
+/**
+ * The state without learned concurrency (the pool is no longer adaptive); pauses and RPM stay.
+ *
+ * @example
+ * ```ts
+ * entry.learner = withoutConcurrency(entry.learner);
+ * ```
+ */
+export function withoutConcurrency(state: LearnerState): LearnerState {
+  if (state.limit === null && state.successStreak === 0 && state.probe === NO_BACKOFF) return state;
+  return { ...state, limit: null, successStreak: 0, probe: NO_BACKOFF };
 }
 
 /**
@@ -118,7 +151,7 @@ export function learn(
     return { ...state, pausedUntil: now + retryAfterMs };
   }
 
-  let { limit, lastDecreaseAt, successStreak, rpm, pausedUntil } = state;
+  let { limit, lastDecreaseAt, successStreak, rpm, pausedUntil, probe, activeAt, reported } = state;
   const concurrencyThrottle = context.adaptive && outcome.throttled && hasRoomLeft(rate);
   const answeredFine = status !== null && status < 400 && !outcome.throttled;
   if (retryAfterMs !== null && !concurrencyThrottle && !answeredFine) {
@@ -126,17 +159,25 @@ export function learn(
   }
   if (rate !== null) {
     pausedUntil = Math.max(pausedUntil, exhaustedUntil(rate, now));
-    const reported = learnedRpm(rate);
+    const rateRpm = learnedRpm(rate);
     // A reported rate above MAX_RPM is no gate worth keeping (and would size the gate's log).
-    if (reported !== null) rpm = reported > MAX_RPM ? null : reported;
+    if (rateRpm !== null) rpm = rateRpm > MAX_RPM ? null : rateRpm;
+    reported = reportedCapacity(reported, rate);
   }
 
   if (!context.adaptive) {
     limit = null;
     successStreak = 0;
+    probe = NO_BACKOFF;
   } else {
     limit = belowCeiling(limit, maxConcurrent);
     if (limit === null) successStreak = 0;
+    if (
+      probe !== NO_BACKOFF &&
+      (now - activeAt >= QUIET_RESET_MS || reportsMoreRoom(state.reported, reported))
+    ) {
+      probe = NO_BACKOFF;
+    }
     if (outcome.throttled) {
       // A slot granted in the millisecond of the last decrease may have been granted before
       // it: counting it could cut the limit again for the same episode (down to the few
@@ -146,13 +187,20 @@ export function learn(
         const current = limit ?? maxConcurrent;
         const heldAtGrant = context.slot.heldAtGrant;
         const congestedAt = Number.isFinite(heldAtGrant) ? Math.min(current, heldAtGrant) : current;
-        limit = belowCeiling(Math.max(1, congestedAt - 1), maxConcurrent);
+        const lowered = Math.max(1, congestedAt - 1);
+        limit = belowCeiling(lowered, maxConcurrent);
+        probe = probeFailed(probe, lowered + 1, now);
         lastDecreaseAt = now;
         successStreak = 0;
+        activeAt = now;
       }
     } else if (limit !== null && isSuccess(status) && isBusy(limit, context)) {
       successStreak += 1;
-      if (successStreak >= PROBE_FACTOR * Math.floor(limit)) {
+      activeAt = now;
+      const floor = Math.floor(limit);
+      if (mayProbe(probe, floor, successStreak, now)) {
+        // A full streak at the level whose probe had failed: that probe held.
+        if (probe.level !== null && floor >= probe.level) probe = NO_BACKOFF;
         limit = belowCeiling(limit + 1, maxConcurrent);
         successStreak = 0;
       }
@@ -164,11 +212,14 @@ export function learn(
     lastDecreaseAt === state.lastDecreaseAt &&
     successStreak === state.successStreak &&
     rpm === state.rpm &&
-    pausedUntil === state.pausedUntil
+    pausedUntil === state.pausedUntil &&
+    probe === state.probe &&
+    activeAt === state.activeAt &&
+    reported === state.reported
   ) {
     return state;
   }
-  return { limit, lastDecreaseAt, successStreak, rpm, pausedUntil };
+  return { limit, lastDecreaseAt, successStreak, rpm, pausedUntil, probe, activeAt, reported };
 }
 
 /**

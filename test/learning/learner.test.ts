@@ -8,6 +8,7 @@ import {
   toLearnedLimits,
 } from "../../src/learning/learner.js";
 import { parseOutcome } from "../../src/learning/parse-outcome.js";
+import { NO_BACKOFF } from "../../src/learning/probe-backoff.js";
 import type { OutcomeReport, ParsedOutcome } from "../../src/learning/types.js";
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -49,6 +50,10 @@ describe("learn: concurrency decrease on throttle", () => {
       successStreak: 0,
       rpm: null,
       pausedUntil: 0,
+      // The level the throttle answered no at: its next probe backs off.
+      probe: { level: 8, failures: 1, failedAt: NOW },
+      activeAt: NOW,
+      reported: null,
     });
     expect(toLearnedLimits(next, MAX)).toStrictEqual({ concurrency: 7, rpm: null, pausedUntil: 0 });
   });
@@ -110,6 +115,9 @@ describe("learn: concurrency decrease on throttle", () => {
       successStreak: 0,
       rpm: 500,
       pausedUntil: NOW + 20_000,
+      probe: NO_BACKOFF,
+      activeAt: Number.NEGATIVE_INFINITY,
+      reported: { limit: 500, windowMs: 60_000, tokenLimit: undefined },
     });
   });
 
@@ -300,7 +308,12 @@ describe("learn: learned RPM from each dialect's window", () => {
 
 describe("learn: identity", () => {
   it("returns the same object when nothing changed", () => {
-    const state = stateWith({ limit: 3, rpm: 60, pausedUntil: NOW + 10 });
+    const state = stateWith({
+      limit: 3,
+      rpm: 60,
+      pausedUntil: NOW + 10,
+      reported: { limit: 60, windowMs: undefined, tokenLimit: undefined },
+    });
     expect(learn(state, outcome({ status: 204 }), context({ held: 1 }))).toBe(state);
     expect(learn(state, outcome({ rate: { limit: 60 } }), context({ held: 1 }))).toBe(state);
   });
