@@ -10,9 +10,9 @@ import {
   reportsMoreRoom,
 } from "./probe-backoff.js";
 import { MINUTE_MS } from "./rate-info.js";
+import type { ParsedOutcome, RateInfo } from "./types.js";
 
 export { PROBE_FACTOR } from "./probe-backoff.js";
-import type { ParsedOutcome, RateInfo } from "./types.js";
 
 /*
  * How a pool learns from release outcomes (quoted by docs/library.md):
