@@ -133,6 +133,7 @@ async function simulate(scenario: GoodputScenario, strategy: Strategy): Promise<
   const { finish } = strategy.start({
     clock,
     upstream,
+    call: () => upstream.call(),
     callers: scenario.callers,
     maxConcurrent: scenario.maxConcurrent,
     running: () => running,

@@ -5,6 +5,7 @@
  *   npm run bench                          # both parts, full size
  *   npm run bench -- --part throughput --tasks 50000 --rounds 3
  *   npm run bench -- --part goodput --minutes 2
+ *   npm run bench -- --part goodput --http  # adds the real-HTTP variant (about 3 minutes)
  *
  * 1. Throughput: `governor.run()` (concurrency 8, leases, an RPM gate that never binds,
  *    metrics on) against p-limit, p-queue and async-sema running the same empty async tasks,
@@ -12,14 +13,28 @@
  *    Rounds alternate between contenders; medians are reported.
  * 2. Goodput: a simulated upstream with a hidden concurrency limit and RPM, on a
  *    discrete-event clock; no governor, a fixed limit and Sluice learning face the same
- *    endless backlog.
+ *    endless backlog. Then issue 20's adaptation table: a steady hard limit, a limit that
+ *    halves and one that doubles mid-run, an RPM quota window; Sluice against an oracle
+ *    semaphore that knows the limit, simulated (and with --http, over real HTTP on loopback).
  */
 
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
+import type { AdaptationResult, AdaptationScenario } from "./adaptation.js";
+import {
+  ADAPTATION_SCENARIOS,
+  formatAdaptation,
+  realTimeScenarios,
+  runAdaptation,
+  runStrategy,
+  simulatedHarness,
+} from "./adaptation.js";
 import { BENCH_CONCURRENCY, BENCH_RPM, STEADY_CALLERS, steadyContenders } from "./contenders.js";
 import { formatGoodput, GOODPUT_SCENARIOS, optimumPerMinute, runGoodput } from "./goodput.js";
 import { formatCount } from "./report.js";
+import { httpHarness } from "./sim/http-upstream.js";
+import { oracleSemaphore } from "./sim/oracle.js";
+import { sluiceLearning } from "./sim/strategies.js";
 import { formatThroughput, measureThroughput } from "./throughput.js";
 
 const { values } = parseArgs({
@@ -28,6 +43,7 @@ const { values } = parseArgs({
     tasks: { type: "string", default: "200000" },
     rounds: { type: "string", default: "5" },
     minutes: { type: "string", default: "10" },
+    http: { type: "boolean", default: false },
   },
 });
 
@@ -81,6 +97,48 @@ if (part === "all" || part === "goodput") {
     );
     console.log(formatGoodput(results));
   }
+  await printAdaptation();
+}
+
+async function printAdaptation(): Promise<void> {
+  console.log(
+    "\n## Adaptation (issue 20): 64 callers, maxConcurrent 32, service 200 ± 100 ms; " +
+      "Sluice against an oracle semaphore that knows the limit at every instant",
+  );
+  console.log(
+    "429 share and goodput after the warm-up (1 min; the quota scenario: its first window); " +
+      "adapt: drop = first 429 → limit under the new one, rise = change → limit ≥ 90% of the new one\n",
+  );
+  const startedAt = performance.now();
+  const simulated: AdaptationResult[] = [];
+  for (const scenario of ADAPTATION_SCENARIOS) {
+    simulated.push(...(await runAdaptation(scenario, simulatedHarness)));
+  }
+  const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
+  console.log(`### Simulated clock (independent of load; simulated in ${seconds} s)\n`);
+  console.log(formatAdaptation(simulated));
+  if (!values.http) return;
+  const scenarios = realTimeScenarios();
+  console.log(
+    `\n### Real HTTP on loopback, real time (governor.fetch; ${describeRealTime(scenarios)}; ` +
+      "all runs at once, so figures move with the machine's load)\n",
+  );
+  const runs = scenarios.flatMap((scenario) =>
+    [oracleSemaphore, sluiceLearning].map((strategy) =>
+      runStrategy(scenario, httpHarness(), strategy),
+    ),
+  );
+  console.log(formatAdaptation(await Promise.all(runs)));
+}
+
+function describeRealTime(scenarios: readonly AdaptationScenario[]): string {
+  const longest = Math.max(
+    ...scenarios.map(
+      (scenario) =>
+        (scenario.warmupMs === "first window" ? 60_000 : scenario.warmupMs) + scenario.durationMs,
+    ),
+  );
+  return `warm-up 15 s, changes 60 s in, about ${Math.round(longest / 1000)} s in all`;
 }
 
 function positiveInteger(text: string, name: string): number {

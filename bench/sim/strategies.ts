@@ -1,13 +1,22 @@
 import pLimit from "p-limit";
-import type { Governor } from "../../src/index.js";
+import type { Clock, Governor } from "../../src/index.js";
 import { createGovernor, RejectedError, SluiceError } from "../../src/index.js";
-import type { EventClock } from "./event-clock.js";
 import type { SimulatedUpstream, UpstreamAnswer } from "./upstream.js";
+
+/** A clock callers can also sleep on: the simulation's, or real time. */
+export interface BenchClock extends Clock {
+  sleep(ms: number): Promise<void>;
+}
 
 /** What every strategy's callers share. */
 export interface CallerContext {
-  clock: EventClock;
+  clock: BenchClock;
+  /** The upstream itself (an oracle reads its limits; others only call it). */
   upstream: SimulatedUpstream;
+  /** One call to the upstream: in process, or over HTTP. */
+  call(): Promise<UpstreamAnswer>;
+  /** The upstream's address when it is served over HTTP: Sluice then calls it with `governor.fetch`. */
+  url?: string;
   /** Callers that always want to make another call. */
   callers: number;
   /** The configured ceiling of the fixed limit and of Sluice's pool. */
@@ -23,7 +32,14 @@ export interface Strategy {
    * Starts the callers. Call `finish` once the clock has stopped: callers still waiting on
    * the upstream are abandoned (their answers would come after the measured period).
    */
-  start(context: CallerContext): { finish(): Promise<StrategyNotes> };
+  start(context: CallerContext): StartedStrategy;
+}
+
+/** A running strategy. */
+export interface StartedStrategy {
+  finish(): Promise<StrategyNotes>;
+  /** The concurrency it admits now (sampled to time its adaptation), when it has one. */
+  limitNow?(): Promise<number>;
 }
 
 /** What a strategy reports about itself at the end (Sluice: what it learned). */
@@ -71,10 +87,10 @@ function startCallers(
 export const noGovernor: Strategy = {
   name: "no governor",
   start(context) {
-    const { clock, upstream } = context;
+    const { clock } = context;
     const callers = startCallers(context, async () => {
       while (context.running()) {
-        const answer = await upstream.call();
+        const answer = await context.call();
         if (answer.status === 429) await clock.sleep(retryHintMs(answer));
       }
     });
@@ -94,11 +110,11 @@ export const noGovernor: Strategy = {
 export const fixedLimit: Strategy = {
   name: "fixed limit",
   start(context) {
-    const { clock, upstream } = context;
+    const { clock } = context;
     const limit = pLimit(context.maxConcurrent);
     const callers = startCallers(context, async () => {
       while (context.running()) {
-        const answer = await limit(() => upstream.call());
+        const answer = await limit(() => context.call());
         if (answer.status === 429) await clock.sleep(retryHintMs(answer));
       }
     });
@@ -132,9 +148,15 @@ export const sluiceLearning: Strategy = {
       adaptive: true,
     });
     const callers = ready.then(() =>
-      startCallers(context, () => governedCaller(governor, context)),
+      startCallers(context, () => {
+        const { url } = context;
+        return url === undefined
+          ? governedCaller(governor, context)
+          : fetchingCaller(governor, context, url);
+      }),
     );
     return {
+      limitNow: async () => (await governor.status(POOL)).effectiveLimit,
       async finish() {
         const status = await governor.status(POOL);
         await governor.close();
@@ -157,7 +179,25 @@ async function governedCaller(governor: Governor, context: CallerContext): Promi
       if (error instanceof RejectedError) await context.clock.sleep(error.retryAfterMs);
       continue;
     }
-    const answer = await context.upstream.call();
+    const answer = await context.call();
     await governor.release(POOL, slotId, { status: answer.status, headers: answer.headers });
+  }
+}
+
+/** Over HTTP: `governor.fetch`, which holds the slot and learns from the response itself. */
+async function fetchingCaller(
+  governor: Governor,
+  context: CallerContext,
+  url: string,
+): Promise<void> {
+  const init = { waitMs: WAIT_MS };
+  while (context.running()) {
+    try {
+      const response = await governor.fetch(POOL, url, init);
+      await response.arrayBuffer();
+    } catch (error) {
+      if (!context.running() || !(error instanceof SluiceError)) return;
+      if (error instanceof RejectedError) await context.clock.sleep(error.retryAfterMs);
+    }
   }
 }

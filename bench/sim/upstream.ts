@@ -1,4 +1,4 @@
-import type { EventClock } from "./event-clock.js";
+import type { Clock } from "../../src/index.js";
 
 /** What the simulated upstream allows; the callers do not know any of it. */
 export interface UpstreamLimits {
@@ -17,6 +17,14 @@ export interface UpstreamLimits {
    * do); "seconds": only `retry-after`, in whole seconds, rounded up (most APIs).
    */
   retryHints: "milliseconds" | "seconds";
+  /** The concurrency changes to `concurrency` this long after the upstream starts. */
+  change?: { afterMs: number; concurrency: number };
+  /**
+   * "bucket" (default): the RPM is a token bucket holding a minute's worth. "window": a
+   * fixed quota of `rpm` calls per clock minute (reset on the minute, as many APIs count),
+   * reported with `x-ratelimit-reset-requests` = time to the next minute.
+   */
+  quota?: "bucket" | "window";
 }
 
 /** One answer: an HTTP status and the headers a real API would send. */
@@ -34,6 +42,8 @@ export interface UpstreamTally {
   throttledRate: number;
   /** Most calls it ever served at once. */
   peakConcurrency: number;
+  /** When the first 429 after the concurrency change was answered, or null. */
+  firstThrottleAfterChange: number | null;
 }
 
 const MINUTE_MS = 60_000;
@@ -58,27 +68,59 @@ export class SimulatedUpstream {
     throttledConcurrency: 0,
     throttledRate: 0,
     peakConcurrency: 0,
+    firstThrottleAfterChange: null,
   };
   /** When each call in flight will finish (at most `concurrency` entries). */
   private readonly finishTimes: number[] = [];
   private tokens: number;
   private refilledAt: number;
+  /** Start of the current quota window ("window" quota). */
+  private windowStart: number;
+  readonly startedAt: number;
 
   constructor(
-    private readonly clock: EventClock,
-    private readonly limits: UpstreamLimits,
+    private readonly clock: Clock,
+    readonly limits: UpstreamLimits,
     private readonly random: () => number,
   ) {
     this.tokens = limits.rpm;
-    this.refilledAt = clock.now();
+    this.startedAt = clock.now();
+    this.refilledAt = this.startedAt;
+    this.windowStart = this.startedAt - (this.startedAt % MINUTE_MS);
+  }
+
+  /** Epoch ms of the concurrency change, or null when the limit never changes. */
+  get changeAt(): number | null {
+    const { change } = this.limits;
+    return change ? this.startedAt + change.afterMs : null;
+  }
+
+  /** The concurrency it serves now (what an oracle knows). */
+  concurrencyNow(): number {
+    const changeAt = this.changeAt;
+    const { change } = this.limits;
+    return change && changeAt !== null && this.clock.now() >= changeAt
+      ? change.concurrency
+      : this.limits.concurrency;
+  }
+
+  /** Calls left in the quota now ("window" quota; the bucket's whole tokens otherwise). */
+  quotaLeft(): number {
+    this.refill(this.clock.now());
+    return Math.floor(this.tokens);
+  }
+
+  /** ms until the quota next grows: the next minute ("window"), the next token ("bucket"). */
+  msUntilQuota(): number {
+    return this.isWindow() ? this.msToWindowEnd(this.clock.now()) : this.msUntilToken();
   }
 
   /** Sends one request; resolves with the answer when it arrives. */
   call(): Promise<UpstreamAnswer> {
     const now = this.clock.now();
     this.refill(now);
-    if (this.tokens < 1) return this.throttle(this.msUntilToken(), "rate");
-    if (this.finishTimes.length >= this.limits.concurrency)
+    if (this.tokens < 1) return this.throttle(this.msUntilQuota(), "rate");
+    if (this.finishTimes.length >= this.concurrencyNow())
       return this.throttle(this.msUntilFree(now), "concurrency");
     return this.serve(now);
   }
@@ -109,6 +151,11 @@ export class SimulatedUpstream {
   private throttle(hintMs: number, cause: "rate" | "concurrency"): Promise<UpstreamAnswer> {
     if (cause === "rate") this.tally.throttledRate++;
     else this.tally.throttledConcurrency++;
+    const changeAt = this.changeAt;
+    if (changeAt !== null && this.tally.firstThrottleAfterChange === null) {
+      const answeredAt = this.clock.now() + this.limits.throttleLatencyMs;
+      if (answeredAt >= changeAt) this.tally.firstThrottleAfterChange = answeredAt;
+    }
     // The hint counts from when the answer arrives.
     const retryAfterMs = Math.max(0, Math.ceil(hintMs - this.limits.throttleLatencyMs));
     const headers = this.rateHeaders();
@@ -121,17 +168,35 @@ export class SimulatedUpstream {
 
   private rateHeaders(): Record<string, string> {
     const { rpm } = this.limits;
+    const resetMs = this.isWindow()
+      ? this.msToWindowEnd(this.clock.now())
+      : ((rpm - this.tokens) * MINUTE_MS) / rpm;
     return {
       "x-ratelimit-limit-requests": String(rpm),
       "x-ratelimit-remaining-requests": String(Math.floor(this.tokens)),
-      "x-ratelimit-reset-requests": goDuration(((rpm - this.tokens) * MINUTE_MS) / rpm),
+      "x-ratelimit-reset-requests": goDuration(resetMs),
     };
   }
 
   private refill(now: number): void {
     const { rpm } = this.limits;
+    if (this.isWindow()) {
+      if (now - this.windowStart >= MINUTE_MS) {
+        this.windowStart = now - (now % MINUTE_MS);
+        this.tokens = rpm;
+      }
+      return;
+    }
     this.tokens = Math.min(rpm, this.tokens + ((now - this.refilledAt) * rpm) / MINUTE_MS);
     this.refilledAt = now;
+  }
+
+  private isWindow(): boolean {
+    return this.limits.quota === "window";
+  }
+
+  private msToWindowEnd(now: number): number {
+    return this.windowStart + MINUTE_MS - now;
   }
 
   private msUntilToken(): number {

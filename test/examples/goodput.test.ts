@@ -1,4 +1,10 @@
 import { describe, expect, it } from "vitest";
+import {
+  ADAPTATION_SCENARIOS,
+  judge,
+  runAdaptation,
+  simulatedHarness,
+} from "../../bench/adaptation.js";
 import type { GoodputResult, GoodputScenario } from "../../bench/goodput.js";
 import { COARSE_HINTS, RPM_BOUND, runGoodput } from "../../bench/goodput.js";
 
@@ -42,5 +48,19 @@ describe("bench/goodput (small size)", () => {
     expect(sluice.notes.learnedConcurrency ?? COARSE_HINTS.maxConcurrent).toBeLessThanOrEqual(
       COARSE_HINTS.limits.concurrency + 1,
     );
+  });
+});
+
+describe("bench/goodput: issue 20's adaptation table (simulated clock)", () => {
+  it("meets every target: few 429s at a steady limit, fast down, up within a minute, quota windows kept", async () => {
+    const verdicts: Record<string, ReturnType<typeof judge>> = {};
+    for (const scenario of ADAPTATION_SCENARIOS) {
+      const short = scenario.kind === "steady" ? { ...scenario, durationMs: 180_000 } : scenario;
+      const [oracle, sluice] = await runAdaptation(short, simulatedHarness);
+      verdicts[scenario.kind] = judge(sluice!, oracle!);
+    }
+    for (const [kind, verdict] of Object.entries(verdicts)) {
+      expect({ kind, ...verdict }).toMatchObject({ kind, met: true });
+    }
   });
 });
