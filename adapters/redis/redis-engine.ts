@@ -37,7 +37,7 @@ import {
   type ScriptResult,
   UNKNOWN,
 } from "./replies.js";
-import { configArgs, learnedArgs, NOTHING_CARRIED, optionalArg } from "./script-args.js";
+import { configArgs, learnedArgs, NOTHING_CARRIED, optionalArg, probeArgs } from "./script-args.js";
 import type { GroupScriptName, ScriptRunner } from "./scripts.js";
 
 /** What the engine needs from the store around it. */
@@ -217,7 +217,8 @@ export class RedisEngine {
 
   /** `recreateIfLost` false: the recovery restores what it re-created (it must not wait on itself). */
   async setLearned(pool: string, learned: LearnedLimits, recreateIfLost = true): Promise<void> {
-    const reply = await this.poolOp(pool, "set-learned", learnedArgs(learned), recreateIfLost);
+    const args = [...learnedArgs(learned), ...probeArgs(learned)];
+    const reply = await this.poolOp(pool, "set-learned", args, recreateIfLost);
     if (!reply) throw new PoolNotFoundError(pool);
   }
 

@@ -1,8 +1,10 @@
 import type {
   HeldSlot,
   LearnedLimits,
+  LearnedProbe,
   PoolFigures,
   PoolSnapshot,
+  SharedLearned,
   StoreAcquireResult,
   StoreCancelResult,
   StoreInspectResult,
@@ -88,6 +90,28 @@ export function readLearned(fields: ReplyFields, at: number): LearnedLimits {
   };
 }
 
+/**
+ * Reads `level, failures, failedAt` into `learned.probe`; without a probe backoff the field
+ * stays absent, as the memory store keeps it.
+ */
+function readProbe(learned: LearnedLimits, fields: ReplyFields, at: number): LearnedLimits {
+  const level = fields[at];
+  if (typeof level !== "number") return learned;
+  const probe: LearnedProbe = {
+    level,
+    failures: fields[at + 1] as number,
+    failedAt: fields[at + 2] as number,
+  };
+  learned.probe = probe;
+  return learned;
+}
+
+/** Reads `version`, the learned limits and the probe backoff (see `push_shared` in lib.lua). */
+function readShared(fields: ReplyFields, at: number): SharedLearned {
+  const learned = readProbe(readLearned(fields, at + 1), fields, at + 4);
+  return { version: fields[at] as number, learned };
+}
+
 /** Reads a count followed by that many strings; answers the list and the index after it. */
 function readList(fields: ReplyFields, at: number): [list: string[], next: number] {
   const count = fields[at] as number;
@@ -132,6 +156,7 @@ export function readRelease({ fields, at }: ScriptResult): StoreReleaseResult {
     slot: readSlot(fields, at + 2),
     held: fields[after] as number,
     queued: fields[after + 1] as number,
+    shared: readShared(fields, after + 2),
   };
 }
 
@@ -143,6 +168,7 @@ export function readInspect({ fields, at }: ScriptResult): StoreInspectResult | 
     slot: readSlot(fields, at + 2),
     held: fields[after] as number,
     queued: fields[after + 1] as number,
+    shared: readShared(fields, after + 2),
   };
 }
 
@@ -185,11 +211,11 @@ export function readCreated({ fields, at }: ScriptResult): boolean {
 
 /** snapshot.lua's result. */
 export function readSnapshot({ fields, at }: ScriptResult): PoolSnapshot {
-  const [slotIds, next] = readList(fields, at + 7);
+  const [slotIds, next] = readList(fields, at + 10);
   const [waiterIds] = readList(fields, next);
   return {
     ...readFigures(fields, at + 1),
-    learned: readLearned(fields, at + 4),
+    learned: readProbe(readLearned(fields, at + 4), fields, at + 7),
     slotIds,
     waiterIds,
   };

@@ -11,6 +11,13 @@ export function learnedArgs(learned: LearnedLimits): string[] {
   return [optionalArg(learned.concurrency), optionalArg(learned.rpm), String(learned.pausedUntil)];
 }
 
+/** set-learned's further arguments: the probe backoff's level, failures, failedAt ('' = none). */
+export function probeArgs(learned: LearnedLimits): string[] {
+  const probe = learned.probe;
+  if (!probe) return ["", "", ""];
+  return [String(probe.level), String(probe.failures), String(probe.failedAt)];
+}
+
 /** What a move carries from the old group: learned limits and the RPM log (newest first). */
 export interface Carried {
   learned: LearnedTuple;

@@ -1,6 +1,7 @@
 import { initialLearnerState, learn, toLearnedLimits } from "../learning/learner.js";
+import { adoptShared, sameLearned } from "../learning/shared-learning.js";
 import type { OutcomeReport, ParsedOutcome } from "../learning/types.js";
-import type { HeldSlot, LearnedLimits, MaybePromise, SlotStore } from "../store/types.js";
+import type { HeldSlot, MaybePromise, SharedLearned, SlotStore } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
 import { NOTHING_LEARNED } from "./pool-registry.js";
 
@@ -17,6 +18,8 @@ export interface ReleaseFacts {
   /** Slots held, the released one included. */
   held: number;
   queued: number;
+  /** What the store holds as learned (another process may have written it), when it tells. */
+  shared?: SharedLearned;
 }
 
 /**
@@ -39,6 +42,7 @@ export function learnFromOutcome(
 ): MaybePromise<void> {
   const { outcome, report, now } = lesson;
   if (outcome.throttled) entry.meter.throttled(now, Math.max(1, report.throttled ?? 0));
+  if (facts.shared !== undefined) adoptFromStore(entry, facts.shared);
   const { settings } = entry;
   const next = learn(entry.learner, outcome, {
     now,
@@ -63,7 +67,7 @@ export function learnFromOutcome(
  */
 export function pushLearned(store: SlotStore, entry: PoolEntry): MaybePromise<void> {
   const limits = toLearnedLimits(entry.learner, entry.settings.maxConcurrent);
-  if (sameLimits(limits, entry.learnedInStore)) return;
+  if (sameLearned(limits, entry.learnedInStore)) return;
   entry.learnedInStore = limits;
   return store.setLearned(entry.name, limits);
 }
@@ -82,6 +86,15 @@ export function resetLearning(store: SlotStore, entry: PoolEntry): MaybePromise<
   return store.setLearned(entry.name, NOTHING_LEARNED);
 }
 
-function sameLimits(a: LearnedLimits, b: LearnedLimits): boolean {
-  return a.concurrency === b.concurrency && a.rpm === b.rpm && a.pausedUntil === b.pausedUntil;
+/**
+ * Takes over what another process sharing the store learned: a version this process has not
+ * seen, holding something else than it wrote last. (Versions arrive in order on one
+ * connection; any other version, an older one too, means the store was reset or re-created.)
+ */
+function adoptFromStore(entry: PoolEntry, shared: SharedLearned): void {
+  if (shared.version === entry.sharedVersion) return;
+  entry.sharedVersion = shared.version;
+  if (sameLearned(shared.learned, entry.learnedInStore)) return;
+  entry.learner = adoptShared(entry.learner, shared.learned);
+  entry.learnedInStore = shared.learned;
 }

@@ -2,6 +2,7 @@ import { BudgetNotFoundError, InvalidArgumentError, PoolNotFoundError } from "..
 import type { LearnerState } from "../learning/learner.js";
 import { initialLearnerState, withoutConcurrency } from "../learning/learner.js";
 import { learnerStatus } from "../learning/learner-status.js";
+import { adoptShared, sameLearned } from "../learning/shared-learning.js";
 import type { PoolMeter } from "../metrics/pool-meter.js";
 import type { MetricsRecorder } from "../metrics/recorder.js";
 import type { LearnedLimits, PoolSnapshot, StorePoolConfig } from "../store/types.js";
@@ -14,8 +15,10 @@ export interface PoolEntry {
   settings: PoolSettings;
   readonly meter: PoolMeter;
   learner: LearnerState;
-  /** The learned limits last written to the store (to skip writes that change nothing). */
+  /** The learned limits last written to (or adopted from) the store: writes that change nothing are skipped. */
   learnedInStore: LearnedLimits;
+  /** Version of the store's learned limits this process saw last (-1: none yet). */
+  sharedVersion: number;
   /** Figures from the store's latest answer: the pool as this process last saw it. */
   held: number;
   queued: number;
@@ -94,6 +97,7 @@ export class PoolRegistry {
       meter: this.metrics.forPool(name),
       learner: initialLearnerState(),
       learnedInStore: NOTHING_LEARNED,
+      sharedVersion: -1,
       held: 0,
       queued: 0,
       limit: settings.maxConcurrent,
@@ -149,13 +153,19 @@ export function toPoolStatus(
   snapshot: PoolSnapshot | null,
   now: number,
 ): PoolStatus {
+  const learned = snapshot?.learned ?? NOTHING_LEARNED;
+  // The store may hold what another process learned since this one last learned.
+  const learner =
+    snapshot && !sameLearned(learned, entry.learnedInStore)
+      ? adoptShared(entry.learner, learned)
+      : entry.learner;
   return {
     pool: entry.name,
     settings: entry.settings,
     held: snapshot?.held ?? 0,
     queued: snapshot?.queued ?? 0,
     effectiveLimit: snapshot?.limit ?? entry.settings.maxConcurrent,
-    learned: snapshot?.learned ?? NOTHING_LEARNED,
-    learner: learnerStatus(entry.learner, now),
+    learned,
+    learner: learnerStatus(learner, now),
   };
 }

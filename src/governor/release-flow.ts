@@ -114,7 +114,12 @@ function afterRelease(
   // Hold time on one clock: the store's, when it tells the release time.
   entry.meter.released(now, (releasedAt ?? now) - slot.acquiredAt);
   if (lesson === null) return RELEASED;
-  const facts = { slot, held: result.held ?? entry.held, queued: result.queued ?? entry.queued };
+  const facts = {
+    slot,
+    held: result.held ?? entry.held,
+    queued: result.queued ?? entry.queued,
+    shared: result.shared,
+  };
   const learned = learnFromOutcome(deps.store, entry, facts, lesson);
   return learned instanceof Promise ? learned.then(() => RELEASED) : RELEASED;
 }

@@ -10,6 +10,7 @@ import {
   reportsMoreRoom,
 } from "./probe-backoff.js";
 import { MINUTE_MS } from "./rate-info.js";
+import { toLearnedProbe } from "./shared-learning.js";
 import type { ParsedOutcome, RateInfo } from "./types.js";
 
 export { PROBE_FACTOR } from "./probe-backoff.js";
@@ -239,7 +240,7 @@ export function tightensAtOnce(outcome: ParsedOutcome): boolean {
 
 /**
  * The store's view of a learner state: concurrency is floor(limit) clamped to
- * [1, maxConcurrent], or null when nothing is learned.
+ * [1, maxConcurrent], or null when nothing is learned; the probe backoff when there is one.
  *
  * @example
  * ```ts
@@ -247,12 +248,15 @@ export function tightensAtOnce(outcome: ParsedOutcome): boolean {
  * ```
  */
 export function toLearnedLimits(state: LearnerState, maxConcurrent: number): LearnedLimits {
-  return {
+  const limits: LearnedLimits = {
     concurrency:
       state.limit === null ? null : Math.min(maxConcurrent, Math.max(1, Math.floor(state.limit))),
     rpm: state.rpm,
     pausedUntil: state.pausedUntil,
   };
+  const probe = toLearnedProbe(state.probe);
+  if (probe !== undefined) limits.probe = probe;
+  return limits;
 }
 
 /** A limit at or above the ceiling teaches nothing: it becomes null. */

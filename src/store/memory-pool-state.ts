@@ -1,7 +1,7 @@
 import type { TimerHandle } from "../clock/clock.js";
 import { GrantLog } from "./grant-log.js";
 import { HolderIndex } from "./holder-index.js";
-import type { LearnedLimits, StorePoolConfig } from "./types.js";
+import type { LearnedLimits, SharedLearned, StorePoolConfig } from "./types.js";
 import { WaiterQueue } from "./waiter-queue.js";
 
 /** What keeps a pool from granting now (SEMANTICS.md, `canGrant`). */
@@ -12,6 +12,8 @@ export interface PoolState {
   name: string;
   config: StorePoolConfig;
   learned: LearnedLimits;
+  /** `learned` with its version, handed out by releases and inspections (replaced, never changed). */
+  shared: SharedLearned;
   /** Insertion order is grant order. */
   holders: HolderIndex;
   waiters: WaiterQueue;
@@ -51,6 +53,7 @@ export function newPoolState(name: string, config: StorePoolConfig): PoolState {
     name,
     config,
     learned: NOTHING_LEARNED,
+    shared: { version: 0, learned: NOTHING_LEARNED },
     holders: new HolderIndex(),
     waiters: new WaiterQueue(),
     limit: config.maxConcurrent,

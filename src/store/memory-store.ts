@@ -181,20 +181,21 @@ export class MemorySlotStore implements SlotStore {
     const held = pool.holders.size + 1;
     const queued = pool.waiters.size;
     this.serveAround(pool, now);
-    return { released: true, slot, releasedAt: now, held, queued };
+    return { released: true, slot, releasedAt: now, held, queued, shared: pool.shared };
   }
 
   inspect(name: string, slotId: string): StoreInspectResult | null {
     const pool = this.pools.get(name);
     const slot = pool?.holders.get(slotId);
     if (!pool || !slot || slot.leaseDeadline <= this.clock.now()) return null;
-    return { slot, held: pool.holders.size, queued: pool.waiters.size };
+    return { slot, held: pool.holders.size, queued: pool.waiters.size, shared: pool.shared };
   }
 
   setLearned(name: string, learned: LearnedLimits): void {
     const pool = this.pools.get(name);
     if (!pool) throw new PoolNotFoundError(name);
     pool.learned = { ...learned };
+    pool.shared = { version: pool.shared.version + 1, learned: pool.learned };
     refreshLimits(pool);
     this.serveAround(pool, this.clock.now());
   }

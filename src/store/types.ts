@@ -33,6 +33,31 @@ export interface LearnedLimits {
   rpm: number | null;
   /** Epoch ms until which new admissions are paused (Retry-After); 0 when not paused. */
   pausedUntil: number;
+  /**
+   * The learner's probe backoff (absent or null: none). The store only keeps it and hands it
+   * back, so every process sharing the store backs off from the same failed probes.
+   */
+  probe?: LearnedProbe | null;
+}
+
+/** Where probes above the learned limit failed (see docs/learning.md). */
+export interface LearnedProbe {
+  /** The limit value whose probes failed. */
+  level: number;
+  /** Consecutive failed probes at `level` (≥ 1). */
+  failures: number;
+  /** Epoch ms of the latest failure. */
+  failedAt: number;
+}
+
+/**
+ * The learned limits as the store holds them, with a version that grows with every
+ * `setLearned`: a process adopts what another process learned when the version is newer than
+ * any it has seen.
+ */
+export interface SharedLearned {
+  readonly version: number;
+  readonly learned: LearnedLimits;
 }
 
 /** A held slot as the store records it. */
@@ -120,6 +145,8 @@ export interface StoreReleaseResult {
   held?: number;
   /** Waiters queued just before the release handed the slot on, when the store tells. */
   queued?: number;
+  /** The pool's learned limits as the store holds them, when the store tells. */
+  shared?: SharedLearned;
 }
 
 /**
@@ -132,6 +159,8 @@ export interface StoreInspectResult {
   held: number;
   /** Waiters queued now. */
   queued: number;
+  /** The pool's learned limits as the store holds them, when the store tells. */
+  shared?: SharedLearned;
 }
 
 /** A store's answer when a waiter leaves the queue (abort, timeout) while a handoff may race it. */
@@ -202,7 +231,10 @@ export interface SlotStore {
   inspect(pool: string, slotId: string): MaybePromise<StoreInspectResult | null>;
   /** Idempotent. Frees the slot and hands it to the next eligible waiter in the same operation. */
   release(pool: string, slotId: string): MaybePromise<StoreReleaseResult>;
-  /** Replaces the learned limits of a pool (a tighter limit never revokes held slots). */
+  /**
+   * Replaces the learned limits of a pool (a tighter limit never revokes held slots) and
+   * moves their version on; `probe` is kept as given.
+   */
   setLearned(pool: string, learned: LearnedLimits): MaybePromise<void>;
   snapshot(pool: string): MaybePromise<PoolSnapshot | null>;
   /** Stops timers and connections. Pending waiters are left to the governor. */

@@ -55,7 +55,12 @@ describe("learn: concurrency decrease on throttle", () => {
       activeAt: NOW,
       reported: null,
     });
-    expect(toLearnedLimits(next, MAX)).toStrictEqual({ concurrency: 7, rpm: null, pausedUntil: 0 });
+    expect(toLearnedLimits(next, MAX)).toStrictEqual({
+      concurrency: 7,
+      rpm: null,
+      pausedUntil: 0,
+      probe: { level: 8, failures: 1, failedAt: NOW },
+    });
   });
 
   it("decreases from the lower of the current limit and the slots held at grant", () => {

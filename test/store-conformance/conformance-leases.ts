@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StoreFixture } from "./store-fixture.js";
+import { NOTHING_SHARED } from "./store-fixture.js";
 
 /** Renew, release and lease reclaim. */
 export function describeLeaseRules(fixture: () => StoreFixture): void {
@@ -88,6 +89,7 @@ export function describeLeaseRules(fixture: () => StoreFixture): void {
         slot: { ...slot, leaseDeadline: slot.leaseDeadline + 1_000 },
         held: 2,
         queued: 0,
+        shared: NOTHING_SHARED,
       });
       const second = await t.store.release("p", "s1");
       expect(second.released).toBe(false);
@@ -101,7 +103,12 @@ export function describeLeaseRules(fixture: () => StoreFixture): void {
       await t.definePool("p", { maxConcurrent: 1, termMs: 10_000 });
       const slot = await t.grant("p", "s1");
       await t.enqueue("p", "w1");
-      expect(await t.store.inspect("p", "s1")).toEqual({ slot, held: 1, queued: 1 });
+      expect(await t.store.inspect("p", "s1")).toEqual({
+        slot,
+        held: 1,
+        queued: 1,
+        shared: NOTHING_SHARED,
+      });
       expect(await t.store.inspect("p", "w1")).toBeNull();
       expect(await t.store.inspect("p", "never")).toBeNull();
       expect(await t.store.inspect("nowhere", "s1")).toBeNull();

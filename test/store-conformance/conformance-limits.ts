@@ -1,8 +1,32 @@
 import { describe, expect, it } from "vitest";
 import type { StoreFixture } from "./store-fixture.js";
+import { NOTHING_SHARED } from "./store-fixture.js";
 
 /** Learned concurrency, pool updates and removal. */
 export function describeLimitRules(fixture: () => StoreFixture): void {
+  describe("learned limits shared through the store", () => {
+    it("hands back what setLearned wrote, probe backoff included, with a version that moves on", async () => {
+      const t = fixture();
+      await t.definePool("p", { maxConcurrent: 8 });
+      await t.grant("p", "s1");
+      await t.grant("p", "s2");
+      expect((await t.store.inspect("p", "s1"))?.shared).toEqual(NOTHING_SHARED);
+
+      const probe = { level: 6, failures: 3, failedAt: t.now() - 500 };
+      await t.setLearned("p", { concurrency: 5, rpm: 120, pausedUntil: 0, probe });
+      const learned = { concurrency: 5, rpm: 120, pausedUntil: 0, probe };
+      expect((await t.store.inspect("p", "s1"))?.shared).toEqual({ version: 1, learned });
+      expect((await t.snapshot("p")).learned).toEqual(learned);
+      expect((await t.store.release("p", "s1")).shared).toEqual({ version: 1, learned });
+
+      // A probe that held: the backoff is gone, for every reader.
+      await t.setLearned("p", { concurrency: 6 });
+      const cleared = { concurrency: 6, rpm: null, pausedUntil: 0 };
+      expect((await t.store.release("p", "s2")).shared).toEqual({ version: 2, learned: cleared });
+      expect((await t.snapshot("p")).learned).toEqual(cleared);
+    });
+  });
+
   describe("learned concurrency", () => {
     it("tightens without revoking held slots and admits nobody until held drops below it", async () => {
       const t = fixture();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StoreFixture } from "./store-fixture.js";
+import { NOTHING_SHARED } from "./store-fixture.js";
 
 /** Queueing, FIFO handoff, no overtaking, queue_full, wait deadlines and cancel. */
 export function describeQueueRules(fixture: () => StoreFixture): void {
@@ -34,6 +35,7 @@ export function describeQueueRules(fixture: () => StoreFixture): void {
         slot: held,
         held: 1,
         queued: 3,
+        shared: NOTHING_SHARED,
       });
       // A store that reports its clock at the release reports it exactly.
       if (released.releasedAt !== undefined) expect(released.releasedAt).toBe(t.now());

@@ -82,6 +82,8 @@ export const BASE_POOL: StorePoolConfig = {
 
 /** Learned limits of a pool that has learned nothing. */
 export const NOTHING_LEARNED: LearnedLimits = { concurrency: null, rpm: null, pausedUntil: 0 };
+/** What a pool's releases and inspections report as learned before anything was. */
+export const NOTHING_SHARED = { version: 0, learned: NOTHING_LEARNED };
 
 /** The per-test view of a harness plus terse helpers for the store operations. */
 export class StoreFixture {

@@ -90,15 +90,19 @@ end
 -- on); a grant earlier than it moves it (a wake-up too late would leave a dead process's
 -- slots held). `trim` counts the grants trimmed off the log (see grant), `minwait` is a
 -- lower bound of the waiters' deadlines (see serve), `grace` the end of the pause of a pool
--- re-created after Redis lost it (see upsert-pool). `moved` is read only where needed.
+-- re-created after Redis lost it (see upsert-pool). `shr` = version of the learned limits
+-- (one more per set-learned):probe level:failures:failedAt ('' = no probe backoff), the part
+-- of the learner every process adopts (see SharedLearned in src/store/types.ts); absent:
+-- version 0. `moved` is read only where needed.
 local function load_pool(enc)
   if pool_cache and pool_cache[enc] then return pool_cache[enc] end
   local key = base .. K_POOL .. enc
-  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait', 'grace')
+  local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait', 'grace', 'shr')
   if not v[1] then return false, redis.call('HGET', key, 'moved') end
   local max, queue, term, timeout, rpm, reserved, in_budget, name =
     string.match(v[1], '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):(.*)$')
   local lconc, lrpm, paused, logcap = string.match(v[2], '^([^:]*):([^:]*):([^:]*):([^:]*)$')
+  local lver, plevel, pfail, pat = string.match(v[7] or '', '^([^:]*):([^:]*):([^:]*):([^:]*)$')
   local p = {
     enc = enc, key = key, name = name,
     max = tonumber(max), queue = tonumber(queue), term = tonumber(term),
@@ -106,6 +110,8 @@ local function load_pool(enc)
     in_budget = in_budget == '1', lconc = opt_num(lconc), lrpm = opt_num(lrpm),
     paused = tonumber(paused), logcap = tonumber(logcap), due = opt_num(v[3]),
     trimmed = tonumber(v[4]) or 0, minwait = opt_num(v[5]), grace = tonumber(v[6]) or 0,
+    lver = tonumber(lver) or 0, plevel = opt_num(plevel), pfail = opt_num(pfail),
+    pat = opt_num(pat),
     hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
     qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
   }
@@ -500,6 +506,20 @@ local function push_learned(list, p)
   list[#list + 1] = p.paused
 end
 
+-- The probe backoff as reply fields: level, failures, failedAt (false: none).
+local function push_probe(list, p)
+  list[#list + 1] = p.plevel
+  list[#list + 1] = p.pfail
+  list[#list + 1] = p.pat
+end
+
+-- The learned limits with their version, as releases and inspections tell them (7 fields).
+local function push_shared(list, p)
+  list[#list + 1] = p.lver
+  push_learned(list, p)
+  push_probe(list, p)
+end
+
 -- Ends every script: adds the group's earliest lease deadline to the wake-up time,
 -- publishes other processes' events to them (JSON: the same flat fields) and builds the
 -- reply (see the top of this file) around `result`, a flat list that starts with its type.
@@ -606,6 +626,7 @@ local function release_op(p, slot_id)
   push_slot(result, slot)
   result[#result + 1] = held_before
   result[#result + 1] = queued_before
+  push_shared(result, p)
   return result
 end
 
