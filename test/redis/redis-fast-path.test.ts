@@ -53,6 +53,7 @@ describe.skipIf(!available)("RedisSlotStore shortcuts", () => {
       },
       held: 1,
       queued: 0,
+      shared: { version: 0, learned: { concurrency: null, rpm: null, pausedUntil: 0 } },
     });
   });
 
