@@ -23,12 +23,12 @@ import { parseArgs } from "node:util";
 import type { AdaptationResult, AdaptationScenario } from "./adaptation.js";
 import {
   ADAPTATION_SCENARIOS,
-  formatAdaptation,
   realTimeScenarios,
   runAdaptation,
   runStrategy,
   simulatedHarness,
 } from "./adaptation.js";
+import { formatAdaptation } from "./adaptation-report.js";
 import { BENCH_CONCURRENCY, BENCH_RPM, STEADY_CALLERS, steadyContenders } from "./contenders.js";
 import { formatGoodput, GOODPUT_SCENARIOS, optimumPerMinute, runGoodput } from "./goodput.js";
 import { formatCount } from "./report.js";

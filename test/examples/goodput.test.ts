@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  ADAPTATION_SCENARIOS,
-  judge,
-  runAdaptation,
-  simulatedHarness,
-} from "../../bench/adaptation.js";
+import { ADAPTATION_SCENARIOS, runAdaptation, simulatedHarness } from "../../bench/adaptation.js";
+import { judge } from "../../bench/adaptation-report.js";
 import type { GoodputResult, GoodputScenario } from "../../bench/goodput.js";
 import { COARSE_HINTS, RPM_BOUND, runGoodput } from "../../bench/goodput.js";
 
