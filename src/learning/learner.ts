@@ -252,7 +252,8 @@ export function toLearnedLimits(state: LearnerState, maxConcurrent: number): Lea
     concurrency:
       state.limit === null ? null : Math.min(maxConcurrent, Math.max(1, Math.floor(state.limit))),
     rpm: state.rpm,
-    pausedUntil: state.pausedUntil,
+    // Whole ms, as Redis hands them back: a fraction would make every process see a change.
+    pausedUntil: Math.ceil(state.pausedUntil),
   };
   const probe = toLearnedProbe(state.probe);
   if (probe !== undefined) limits.probe = probe;

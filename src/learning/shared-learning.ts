@@ -47,7 +47,12 @@ export function adoptShared(state: LearnerState, learned: LearnedLimits): Learne
  */
 export function toLearnedProbe(backoff: ProbeBackoff): LearnedProbe | undefined {
   if (backoff.level === null) return undefined;
-  return { level: backoff.level, failures: backoff.failures, failedAt: backoff.failedAt };
+  // Whole ms, as Redis hands them back (see toLearnedLimits).
+  return {
+    level: backoff.level,
+    failures: backoff.failures,
+    failedAt: Math.ceil(backoff.failedAt),
+  };
 }
 
 function fromLearnedProbe(probe: LearnedProbe | null | undefined): ProbeBackoff {

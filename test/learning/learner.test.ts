@@ -311,6 +311,19 @@ describe("learn: learned RPM from each dialect's window", () => {
   });
 });
 
+describe("toLearnedLimits", () => {
+  it("writes whole milliseconds (as Redis hands them back: a fraction would read as another process's change)", () => {
+    const state = stateWith({
+      pausedUntil: NOW + 0.5,
+      probe: { level: 4, failures: 2, failedAt: NOW + 0.25 },
+    });
+    expect(toLearnedLimits(state, MAX)).toMatchObject({
+      pausedUntil: NOW + 1,
+      probe: { level: 4, failures: 2, failedAt: NOW + 1 },
+    });
+  });
+});
+
 describe("learn: identity", () => {
   it("returns the same object when nothing changed", () => {
     const state = stateWith({
