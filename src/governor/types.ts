@@ -113,8 +113,9 @@ export interface PoolStatus {
   effectiveLimit: number;
   learned: LearnedLimits;
   /**
-   * This process's learner: the limit it learned, when it next probes above it and how often
-   * probes failed there (see docs/learning.md).
+   * The pool's learner as the store has it (processes sharing a store share it): the limit
+   * it learned, when it next probes above it and how often probes failed there (see
+   * docs/learning.md). For a dashboard's pool page.
    */
   learner: LearnerStatus;
 }
