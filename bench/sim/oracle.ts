@@ -54,6 +54,10 @@ export const oracleSemaphore: Strategy = {
     const loop = async () => {
       while (context.running()) {
         await admit();
+        if (!context.running()) {
+          inFlight -= 1;
+          return;
+        }
         const answer = await context.call().finally(() => {
           inFlight -= 1;
           waiting.shift()?.();
