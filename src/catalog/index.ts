@@ -27,6 +27,14 @@ export {
   revokePoolKey,
   verifyPoolKey,
 } from "./pool-keys.js";
+export type { PoolDatabaseLimits } from "./pool-database.js";
+export {
+  connectionStringIssue,
+  databaseOrigin,
+  decryptDatabaseUrl,
+  POOL_DATABASE_DEFAULTS,
+  sealDatabase,
+} from "./pool-database.js";
 export type { UpstreamCredential } from "./pool-secrets.js";
 export { decryptCredential, decryptSigningSecret, sealCredential } from "./pool-secrets.js";
 export {
@@ -62,6 +70,7 @@ export type {
   KeyExpiryPreset,
   MembershipRecord,
   PoolBackend,
+  PoolDatabaseRecord,
   PoolInput,
   PoolKeyRecord,
   PoolRecord,

@@ -8,6 +8,7 @@ export interface TrafficCatalog {
   readonly store: CatalogStore;
   decryptCredential(pool: PoolRecord): UpstreamCredential | null;
   decryptSigningSecret(key: PoolKeyRecord): string | null;
+  decryptDatabaseUrl(pool: PoolRecord): string | null;
 }
 
 /**
@@ -33,6 +34,8 @@ export interface PoolDirectory {
   credential(pool: PoolRecord): UpstreamCredential | null;
   /** The key's origin-signing secret in clear, or null. */
   signingSecret(key: PoolKeyRecord): string | null;
+  /** A database pool's read-role connection string in clear, or null. */
+  databaseUrl(pool: PoolRecord): string | null;
 }
 
 const KEY_CACHE_SIZE = 10_000;
@@ -59,6 +62,7 @@ export class CatalogPoolDirectory implements PoolDirectory {
   private readonly keys = new LRUCache<string, PoolKeyRecord>({ max: KEY_CACHE_SIZE });
   private readonly credentials = new Map<number, UpstreamCredential | null>();
   private readonly signingSecrets = new Map<number, string | null>();
+  private readonly databaseUrls = new Map<number, string | null>();
 
   constructor(private readonly catalog: TrafficCatalog) {}
 
@@ -112,6 +116,15 @@ export class CatalogPoolDirectory implements PoolDirectory {
     return secret;
   }
 
+  databaseUrl(pool: PoolRecord): string | null {
+    let url = this.databaseUrls.get(pool.id);
+    if (url === undefined) {
+      url = this.catalog.decryptDatabaseUrl(pool);
+      this.databaseUrls.set(pool.id, url);
+    }
+    return url;
+  }
+
   private revalidate(): void {
     // Reading the marker is a query; under load, once per millisecond is plenty (a change
     // racing a request by less than that is a race either way).
@@ -125,5 +138,6 @@ export class CatalogPoolDirectory implements PoolDirectory {
     this.keys.clear();
     this.credentials.clear();
     this.signingSecrets.clear();
+    this.databaseUrls.clear();
   }
 }
