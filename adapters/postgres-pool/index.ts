@@ -1,0 +1,17 @@
+export { BatchSession, beginSql } from "./batch-session.js";
+export { connectError, statementError } from "./database-errors.js";
+export type { PostgresPoolsOptions } from "./postgres-pools.js";
+export { PostgresPools } from "./postgres-pools.js";
+export { sendCancel } from "./send-cancel.js";
+export type {
+  SqlBatch,
+  SqlErrorFields,
+  SqlField,
+  SqlIsolation,
+  SqlParam,
+  SqlResult,
+  SqlRunner,
+  SqlStatement,
+  SqlTarget,
+} from "./types.js";
+export { SqlStatementError, THROTTLE_STATES } from "./types.js";
