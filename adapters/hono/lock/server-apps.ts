@@ -1,3 +1,4 @@
+import { PostgresPools } from "../../postgres-pool/postgres-pools.js";
 import type { ServerAppDeps } from "../../server/create-server.js";
 import type { FetchApp } from "../../server/host-router.js";
 import { createProxyApp } from "../proxy/create-proxy-app.js";
@@ -46,7 +47,8 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
 }
 
 /**
- * The pool proxy as a server app factory (for `createSluiceServer`'s `proxyApp`).
+ * The pool proxy as a server app factory (for `createSluiceServer`'s `proxyApp`); database
+ * pools are served through node-postgres connection pools, closed with the app.
  *
  * @example
  * ```ts
@@ -61,5 +63,6 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
+    sql: { runner: new PostgresPools() },
   });
 }
