@@ -22,15 +22,17 @@ const ISOLATION_SQL = {
 } as const;
 
 /**
- * The statement that opens a batch's transaction: always READ ONLY (a second fence behind
- * the role's grants), its statement timeout local to it. Both are in one simple-protocol
- * message: one round trip.
+ * The statements that open a batch's transaction, in one simple-protocol message (one round
+ * trip): READ ONLY (a second fence behind the role's grants), the statement timeout local to
+ * it, and a first query: once a transaction has taken a snapshot, PostgreSQL refuses
+ * `SET transaction_read_only = off` ("must be set before any query"), which a caller's first
+ * statement could otherwise send to turn the fence off.
  */
 export function beginSql(batch: SqlBatch): string {
   const isolation = batch.isolation ? ` ISOLATION LEVEL ${ISOLATION_SQL[batch.isolation]}` : "";
   const deferrable = batch.deferrable ? " DEFERRABLE" : "";
   const timeout = Math.max(1, Math.floor(batch.statementTimeoutMs));
-  return `BEGIN TRANSACTION${isolation} READ ONLY${deferrable}; SET LOCAL statement_timeout = ${timeout}`;
+  return `BEGIN TRANSACTION${isolation} READ ONLY${deferrable}; SET LOCAL statement_timeout = ${timeout}; SELECT 1`;
 }
 
 /**
@@ -65,10 +67,10 @@ export class BatchSession {
 
   /** Runs the batch; rejects with the cancel reason once `cancel` was called. */
   async run(): Promise<SqlResult[]> {
-    await this.execute({ text: beginSql(this.batch) });
+    await this.execute({ text: beginSql(this.batch) }, false);
     const results: SqlResult[] = [];
     for (const statement of this.batch.statements) {
-      results.push(await this.execute(statementConfig(statement)));
+      results.push(await this.execute(statementConfig(statement), true));
     }
     return results;
   }
@@ -112,14 +114,15 @@ export class BatchSession {
     this.client.release(true);
   }
 
-  private execute(config: pg.QueryConfig): Promise<SqlResult> {
+  /** Runs one query; `capped`: its rows count against the batch's caps (the caller's statements). */
+  private execute(config: pg.QueryConfig, capped: boolean): Promise<SqlResult> {
     if (this.cancelReason !== undefined) return Promise.reject(this.cancelReason);
     const arrays: pg.QueryArrayConfig = { ...config, rowMode: "array", types: TEXT_VALUES };
     const query = new pg.Query(arrays);
     const rows: (string | null)[][] = [];
     return new Promise((resolve, reject) => {
       query.on("row", (row: (string | null)[]) => {
-        if (this.cancelReason === undefined && this.counted(row)) rows.push(row);
+        if (capped && this.cancelReason === undefined && this.counted(row)) rows.push(row);
       });
       query.on("end", (result: pg.QueryResult | pg.QueryResult[]) => {
         this.active = null;
