@@ -174,13 +174,15 @@ async function runInSlot(
   }
 }
 
+const THROTTLED: OutcomeReport = { throttled: 1 };
+
 /**
- * What the database's answer teaches adaptive learning: a throttle for an overloaded or
- * contended database (as an upstream's 429 would), else the status the caller got.
+ * What the database's answer teaches adaptive learning. An overloaded or contended database
+ * is reported as a throttle without a status, as an upstream's 429 would be: the learner
+ * ignores 5xx statuses, and a 503 here means one slot fewer, not a pause.
  */
 function outcomeOf(error: unknown): OutcomeReport {
-  if (error instanceof SqlStatementError)
-    return error.throttle ? { status: 400, throttled: 1 } : { status: 400 };
-  if (error instanceof DatabaseBusyError) return { status: 503, throttled: 1 };
+  if (error instanceof DatabaseBusyError) return THROTTLED;
+  if (error instanceof SqlStatementError) return error.throttle ? THROTTLED : { status: 400 };
   return { status: statusForError(error) };
 }
