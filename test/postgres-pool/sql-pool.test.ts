@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { waitFor } from "../lock-api/harness.js";
 import { postgresUp, useSqlFixture } from "./sql-fixture.js";
 
 /** Governed read-only SQL on a postgres pool's host, against the machine's PostgreSQL. */
@@ -218,5 +219,56 @@ describe.runIf(postgresUp)("postgres pool: POST /sql", () => {
         message: "The pool's database could not be reached.",
       });
     }
+  });
+  it("refuses a body over the cap with 413, before a slot is taken", async () => {
+    const { key } = await f.addDatabasePool("big-body");
+    const reply = await f.send("big-body", key, {
+      query: "SELECT $1::text",
+      params: ["x".repeat(1024 * 1024)],
+    });
+    expect(reply.status).toBe(413);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "payload_too_large" });
+    expect(f.h.accessLog.list("big-body")).toEqual([]);
+  });
+
+  it("runs a batch at the isolation level Neon-Batch-Isolation-Level asks for, still read-only", async () => {
+    const { key } = await f.addDatabasePool("isolation");
+    const reply = await f.send(
+      "isolation",
+      key,
+      { queries: [{ query: "SELECT current_setting('transaction_isolation') AS level" }] },
+      {
+        headers: { "neon-batch-isolation-level": "Serializable", "neon-batch-read-only": "false" },
+      },
+    );
+    expect(JSON.parse(reply.body).results[0].rows).toEqual([{ level: "serializable" }]);
+    const bad = await f.send(
+      "isolation",
+      key,
+      { queries: [{ query: "SELECT 1" }] },
+      { headers: { "neon-batch-isolation-level": "Chaos" } },
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body)).toMatchObject({ error: "invalid_request" });
+  });
+
+  it("cancels at the pool's request timeout even when a batch lifts its statement timeout: 504", async () => {
+    const { key } = await f.addDatabasePool("deadline", { requestTimeoutMs: 400 });
+    const started = Date.now();
+    const reply = await f.send("deadline", key, {
+      queries: [{ query: "SET statement_timeout = 0" }, { query: "SELECT pg_sleep(10)" }],
+    });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(reply.status).toBe(504);
+    expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
+    expect(JSON.parse(reply.body)).toMatchObject({ error: "upstream_timeout" });
+    const sleeping = async () =>
+      (
+        await f.db.admin(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
+          [f.db.role],
+        )
+      ).rows[0].n;
+    await waitFor(async () => (await sleeping()) === 0, 3_000);
   });
 });
