@@ -1,6 +1,7 @@
 import type { Clock } from "../clock/clock.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import type { SecretBox } from "./encryption.js";
+import { decryptDatabaseUrl, type PoolDatabaseLimits, sealDatabase } from "./pool-database.js";
 import {
   type MintedPoolKey,
   mintPoolKey,
@@ -8,7 +9,6 @@ import {
   revokePoolKey,
   verifyPoolKey,
 } from "./pool-keys.js";
-import { decryptDatabaseUrl, type PoolDatabaseLimits, sealDatabase } from "./pool-database.js";
 import {
   decryptCredential,
   decryptSigningSecret,

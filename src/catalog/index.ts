@@ -18,6 +18,14 @@ export {
   SAFE_METHODS,
 } from "./key-access.js";
 export { MemoryCatalogStore } from "./memory-catalog-store.js";
+export type { PoolDatabaseLimits } from "./pool-database.js";
+export {
+  connectionStringIssue,
+  databaseOrigin,
+  decryptDatabaseUrl,
+  POOL_DATABASE_DEFAULTS,
+  sealDatabase,
+} from "./pool-database.js";
 export type { MintedPoolKey, NewPoolKey } from "./pool-keys.js";
 export {
   DEFAULT_KEY_LABEL,
@@ -27,14 +35,6 @@ export {
   revokePoolKey,
   verifyPoolKey,
 } from "./pool-keys.js";
-export type { PoolDatabaseLimits } from "./pool-database.js";
-export {
-  connectionStringIssue,
-  databaseOrigin,
-  decryptDatabaseUrl,
-  POOL_DATABASE_DEFAULTS,
-  sealDatabase,
-} from "./pool-database.js";
 export type { UpstreamCredential } from "./pool-secrets.js";
 export { decryptCredential, decryptSigningSecret, sealCredential } from "./pool-secrets.js";
 export {

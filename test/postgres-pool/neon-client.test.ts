@@ -1,4 +1,9 @@
-import { type NeonDbError, neon, neonConfig } from "@neondatabase/serverless";
+import {
+  type NeonDbError,
+  type NeonQueryFunction,
+  neon,
+  neonConfig,
+} from "@neondatabase/serverless";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POOL_DOMAIN } from "../lock-api/harness.js";
@@ -11,7 +16,7 @@ import { postgresUp, useSqlFixture } from "./sql-fixture.js";
  */
 describe.runIf(postgresUp)("postgres pool: the Neon serverless driver end to end", () => {
   const f = useSqlFixture("neon_client");
-  let sql: ReturnType<typeof neon>;
+  let sql: NeonQueryFunction<false, false>;
   let agent: Agent;
 
   beforeAll(async () => {

@@ -69,9 +69,10 @@ describe.runIf(postgresUp)("postgres pool: POST /sql", () => {
     ["DELETE", "DELETE FROM items"],
     ["DDL", "CREATE TABLE evil (a int)"],
     ["temporary table", "CREATE TEMP TABLE scratch (a int)"],
-  ])("has the database refuse a write (%s), in Neon's error shape", async (_, query) => {
-    const { key } = await f.addDatabasePool(`write-${_.replace(/\W/g, "").toLowerCase()}`);
-    const reply = await f.send("write-" + _.replace(/\W/g, "").toLowerCase(), key, { query });
+  ])("has the database refuse a write (%s), in Neon's error shape", async (kind, query) => {
+    const subdomain = `write-${kind.replace(/\W/g, "").toLowerCase()}`;
+    const { key } = await f.addDatabasePool(subdomain);
+    const reply = await f.send(subdomain, key, { query });
     expect(reply.status).toBe(400);
     const body = JSON.parse(reply.body);
     expect(body).toMatchObject({ code: "25006", severity: "ERROR", detail: null, position: null });

@@ -1,4 +1,4 @@
-import { PostgresPools } from "../../postgres-pool/postgres-pools.js";
+import { lazyPostgresPools } from "../../postgres-pool/lazy-postgres-pools.js";
 import type { ServerAppDeps } from "../../server/create-server.js";
 import type { FetchApp } from "../../server/host-router.js";
 import { createProxyApp } from "../proxy/create-proxy-app.js";
@@ -48,7 +48,8 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
 
 /**
  * The pool proxy as a server app factory (for `createSluiceServer`'s `proxyApp`); database
- * pools are served through node-postgres connection pools, closed with the app.
+ * pools are served through node-postgres connection pools (loaded on first use), closed
+ * with the app.
  *
  * @example
  * ```ts
@@ -63,6 +64,6 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
-    sql: { runner: new PostgresPools() },
+    sql: { runner: lazyPostgresPools() },
   });
 }
