@@ -1,18 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
 import { startPoolRequest } from "../proxy/client.js";
-import { postgresUp, useSqlFixture } from "./sql-fixture.js";
-
-/** Connections the pool's read role holds on the database, by state. */
-async function roleBackends(
-  f: ReturnType<typeof useSqlFixture>,
-): Promise<{ total: number; sleeping: number }> {
-  const result = await f.db.admin(
-    "SELECT count(*)::int AS total, count(*) FILTER (WHERE query LIKE 'SELECT pg_sleep%' AND state = 'active')::int AS sleeping FROM pg_stat_activity WHERE usename = $1",
-    [f.db.role],
-  );
-  return result.rows[0];
-}
+import { postgresUp, roleSessions, useSqlFixture } from "./sql-fixture.js";
 
 /** The slot limit as the database sees it: its own sessions of the pool's role. */
 describe.runIf(postgresUp)("postgres pool: concurrency", () => {
@@ -28,7 +17,7 @@ describe.runIf(postgresUp)("postgres pool: concurrency", () => {
     let watching = true;
     const watch = (async () => {
       while (watching) {
-        most = Math.max(most, (await roleBackends(f)).total);
+        most = Math.max(most, (await roleSessions(f.db)).total);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     })();
@@ -51,7 +40,7 @@ describe.runIf(postgresUp)("postgres pool: concurrency", () => {
       headers: { authorization: `Bearer ${key}` },
       body: JSON.stringify({ query: "SELECT pg_sleep(30)" }),
     });
-    await waitFor(async () => (await roleBackends(f)).sleeping === 1, 5_000);
+    await waitFor(async () => (await roleSessions(f.db)).sleeping === 1, 5_000);
     request.destroy();
     // The slot is free before the database has even stopped: no 429 for the next caller.
     await waitFor(async () => (await f.h.governor.status("leaver")).held === 0, 1_000);
@@ -63,6 +52,6 @@ describe.runIf(postgresUp)("postgres pool: concurrency", () => {
     );
     expect(reply.status).toBe(200);
     // The statement itself was cancelled, not left to sleep out its 30 s.
-    await waitFor(async () => (await roleBackends(f)).sleeping === 0, 3_000);
+    await waitFor(async () => (await roleSessions(f.db)).sleeping === 0, 3_000);
   });
 });

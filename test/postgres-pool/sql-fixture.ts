@@ -75,3 +75,17 @@ export function useSqlFixture(
   });
   return fixture;
 }
+
+/**
+ * Sessions of the fixture's read role on the database: all of them, and those running a
+ * `SELECT pg_sleep…` statement right now.
+ */
+export async function roleSessions(
+  db: ReadRoleDatabase,
+): Promise<{ total: number; sleeping: number }> {
+  const result = await db.admin(
+    "SELECT count(*)::int AS total, count(*) FILTER (WHERE query LIKE 'SELECT pg_sleep%' AND state = 'active')::int AS sleeping FROM pg_stat_activity WHERE usename = $1",
+    [db.role],
+  );
+  return result.rows[0];
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../lock-api/harness.js";
-import { postgresUp, useSqlFixture } from "./sql-fixture.js";
+import { postgresUp, roleSessions, useSqlFixture } from "./sql-fixture.js";
 
 /** Governed read-only SQL on a postgres pool's host, against the machine's PostgreSQL. */
 describe.runIf(postgresUp)("postgres pool: POST /sql", () => {
@@ -263,13 +263,6 @@ describe.runIf(postgresUp)("postgres pool: POST /sql", () => {
     expect(reply.status).toBe(504);
     expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(JSON.parse(reply.body)).toMatchObject({ error: "upstream_timeout" });
-    const sleeping = async () =>
-      (
-        await f.db.admin(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'",
-          [f.db.role],
-        )
-      ).rows[0].n;
-    await waitFor(async () => (await sleeping()) === 0, 3_000);
+    await waitFor(async () => (await roleSessions(f.db)).sleeping === 0, 3_000);
   });
 });

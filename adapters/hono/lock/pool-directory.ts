@@ -99,30 +99,15 @@ export class CatalogPoolDirectory implements PoolDirectory {
   }
 
   credential(pool: PoolRecord): UpstreamCredential | null {
-    let credential = this.credentials.get(pool.id);
-    if (credential === undefined) {
-      credential = this.catalog.decryptCredential(pool);
-      this.credentials.set(pool.id, credential);
-    }
-    return credential;
+    return decrypted(this.credentials, pool.id, () => this.catalog.decryptCredential(pool));
   }
 
   signingSecret(key: PoolKeyRecord): string | null {
-    let secret = this.signingSecrets.get(key.id);
-    if (secret === undefined) {
-      secret = this.catalog.decryptSigningSecret(key);
-      this.signingSecrets.set(key.id, secret);
-    }
-    return secret;
+    return decrypted(this.signingSecrets, key.id, () => this.catalog.decryptSigningSecret(key));
   }
 
   databaseUrl(pool: PoolRecord): string | null {
-    let url = this.databaseUrls.get(pool.id);
-    if (url === undefined) {
-      url = this.catalog.decryptDatabaseUrl(pool);
-      this.databaseUrls.set(pool.id, url);
-    }
-    return url;
+    return decrypted(this.databaseUrls, pool.id, () => this.catalog.decryptDatabaseUrl(pool));
   }
 
   private revalidate(): void {
@@ -140,4 +125,14 @@ export class CatalogPoolDirectory implements PoolDirectory {
     this.signingSecrets.clear();
     this.databaseUrls.clear();
   }
+}
+
+/** A secret decrypted once per catalog version: from `cache`, else `decrypt` (kept, null too). */
+function decrypted<T>(cache: Map<number, T | null>, id: number, decrypt: () => T | null): T | null {
+  let value = cache.get(id);
+  if (value === undefined) {
+    value = decrypt();
+    cache.set(id, value);
+  }
+  return value;
 }
