@@ -1,5 +1,5 @@
 import pg from "pg";
-import { ResultTooLargeError } from "../../src/errors.js";
+import { InvalidArgumentError, ResultTooLargeError } from "../../src/errors.js";
 import { statementError } from "./database-errors.js";
 import { sendCancel } from "./send-cancel.js";
 import type { SqlBatch, SqlField, SqlResult, SqlStatement } from "./types.js";
@@ -14,6 +14,15 @@ const QUERY_CANCELED = "57014";
 
 /** How long a cancelled statement may take to stop before its connection is dropped. */
 const CANCEL_GRACE_MS = 5_000;
+
+/** ReadyForQuery's transaction status of a connection outside any transaction. */
+const IDLE = "I";
+
+/** node-postgres's wire connection, for the transaction status it reports. */
+interface StatusEvents {
+  prependListener(event: "readyForQuery", listener: (message: { status: string }) => void): void;
+  off(event: "readyForQuery", listener: (message: { status: string }) => void): void;
+}
 
 const ISOLATION_SQL = {
   "read committed": "READ COMMITTED",
@@ -56,6 +65,11 @@ export class BatchSession {
   private graceTimer: NodeJS.Timeout | null = null;
   private rowsLeft: number;
   private bytesLeft: number;
+  /** The transaction status of the last ReadyForQuery (`I` idle, `T` in a transaction, `E` failed). */
+  private transactionStatus = IDLE;
+  private readonly onReady = (message: { status: string }) => {
+    this.transactionStatus = message.status;
+  };
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -63,6 +77,12 @@ export class BatchSession {
   ) {
     this.rowsLeft = batch.maxRows;
     this.bytesLeft = batch.maxResultBytes;
+    // Ahead of node-postgres's own listener, which ends the query: the status is known by then.
+    this.events.prependListener("readyForQuery", this.onReady);
+  }
+
+  private get events(): StatusEvents {
+    return (this.client as unknown as { connection: StatusEvents }).connection;
   }
 
   /** Runs the batch; rejects with the cancel reason once `cancel` was called. */
@@ -90,6 +110,7 @@ export class BatchSession {
   /** Hands the connection back: rolled back and reset when it is known clean, else dropped. */
   async finish(): Promise<void> {
     if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.events.off("readyForQuery", this.onReady);
     if (this.released) return;
     if (this.broken || this.cancelInFlight) {
       this.drop();
@@ -127,6 +148,7 @@ export class BatchSession {
       query.on("end", (result: pg.QueryResult | pg.QueryResult[]) => {
         this.active = null;
         if (this.cancelReason !== undefined) reject(this.cancelReason);
+        else if (this.transactionStatus === IDLE) reject(new TransactionEndedError());
         else resolve(resultOf(result, rows));
       });
       query.on("error", (error: Error) => {
@@ -157,6 +179,19 @@ export class BatchSession {
       return false;
     }
     return true;
+  }
+}
+
+/**
+ * A caller's statement ended the request's transaction (COMMIT, ROLLBACK, END, ABORT): the
+ * next statement would run outside the read-only transaction and its timeout, so the batch
+ * stops here (400 `invalid_request`).
+ */
+class TransactionEndedError extends InvalidArgumentError {
+  constructor() {
+    super(
+      "A statement ended the transaction (COMMIT, ROLLBACK, END or ABORT): a database pool runs each request in one read-only transaction of its own, so transaction control is not available.",
+    );
   }
 }
 

@@ -100,6 +100,23 @@ describe.runIf(postgresUp)("postgres pool: POST /sql", () => {
     expect(granted.rows[0]).toEqual({ insert: false, temp: false });
   });
 
+  it.each(["COMMIT", "ROLLBACK", "END"])(
+    "stops a batch whose statement ends the read-only transaction (%s)",
+    async (control) => {
+      const subdomain = `control-${control.toLowerCase()}`;
+      const { key } = await f.addDatabasePool(subdomain);
+      const reply = await f.send(subdomain, key, {
+        queries: [
+          { query: control },
+          { query: "SELECT current_setting('transaction_read_only') AS ro" },
+        ],
+      });
+      expect(reply.status).toBe(400);
+      expect(JSON.parse(reply.body)).toMatchObject({ error: "invalid_request" });
+      expect(JSON.parse(reply.body).message).toMatch(/ended the transaction/);
+    },
+  );
+
   it("refuses several statements in one query (the extended protocol takes one)", async () => {
     const { key } = await f.addDatabasePool("multi");
     const reply = await f.send("multi", key, { query: "SELECT 1; DROP TABLE items" });
