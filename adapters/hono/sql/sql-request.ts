@@ -26,7 +26,10 @@ const StatementSchema = v.object(
     query: v.pipe(v.string("Must be the SQL text."), v.minLength(1, "Must not be empty.")),
     params: v.optional(v.array(ParamSchema, "Must be an array of parameters."), () => []),
   },
-  'Must be { "query": "...", "params": [...] }.',
+  (issue) =>
+    issue.received === "undefined" && issue.path?.length
+      ? "Required."
+      : 'Must be { "query": "...", "params": [...] }.',
 );
 
 const BatchSchema = v.object({
