@@ -36,6 +36,12 @@ const ISOLATION_SQL = {
  * it, and a first query: once a transaction has taken a snapshot, PostgreSQL refuses
  * `SET transaction_read_only = off` ("must be set before any query"), which a caller's first
  * statement could otherwise send to turn the fence off.
+ *
+ * @example
+ * ```ts
+ * beginSql({ statements, statementTimeoutMs: 5000, maxRows: 100, maxResultBytes: 65536 });
+ * // "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = 5000; SELECT 1"
+ * ```
  */
 export function beginSql(batch: SqlBatch): string {
   const isolation = batch.isolation ? ` ISOLATION LEVEL ${ISOLATION_SQL[batch.isolation]}` : "";
@@ -54,6 +60,13 @@ export function beginSql(batch: SqlBatch): string {
  * socket, so the role never holds an extra session). A cancel that may still be in flight
  * when the statement ended on its own could hit the next statement, so such a connection is
  * dropped rather than reused.
+ *
+ * @example
+ * ```ts
+ * const session = new BatchSession(await pool.connect(), batch);
+ * signal.addEventListener("abort", () => session.cancel(signal.reason));
+ * try { return await session.run(); } finally { void session.finish(); }
+ * ```
  */
 export class BatchSession {
   private active: pg.Query | null = null;

@@ -1,9 +1,6 @@
-export { BatchSession, beginSql } from "./batch-session.js";
-export { connectError, statementError } from "./database-errors.js";
 export { lazyPostgresPools } from "./lazy-postgres-pools.js";
 export type { PostgresPoolsOptions } from "./postgres-pools.js";
 export { PostgresPools } from "./postgres-pools.js";
-export { sendCancel } from "./send-cancel.js";
 export type {
   SqlBatch,
   SqlErrorFields,

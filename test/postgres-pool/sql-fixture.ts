@@ -58,7 +58,7 @@ export function useSqlFixture(
         database: fixture.h.catalog.sealDatabase(url, { ...POOL_DATABASE_DEFAULTS, ...limits }),
         ...overrides,
       });
-      return { pool, key: fixture.h.mintKey(subdomain).plaintext };
+      return { pool, key: (await fixture.h.mintKey(subdomain)).plaintext };
     };
     fixture.send = (subdomain, key, body, init = {}) =>
       poolRequest(fixture.h.proxy.port, {
