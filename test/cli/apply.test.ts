@@ -487,6 +487,17 @@ describe("sluice apply", () => {
         database: { maxRows: 500, maxResultBytes: 10_485_760, statementTimeoutMs: 30_000 },
       });
       expect((await sluice(["apply", file], env)).stdout).toContain("Unchanged pool warehouse");
+      const status = await sluice(["status", "--team", "acme", "--json"]);
+      const [listed] = JSON.parse(status.stdout)[0].pools;
+      expect(listed.database).toEqual({
+        maxRows: 500,
+        maxResultBytes: 10_485_760,
+        statementTimeoutMs: 30_000,
+      });
+      expect(status.stdout).not.toContain(pool.database?.connectionString.data);
+      expect((await sluice(["status", "--team", "acme"])).stdout).toContain(
+        'warehouse "Warehouse" → postgresql://db.internal:5432/app: max 3 concurrent, no queue, no rpm limit, key required, read-only SQL, at most 500 rows',
+      );
       const rotated = await sluice(["apply", file], {
         WAREHOUSE_READ_URL: "postgres://reader:rotated-pw@db.internal:5432/app",
       });
