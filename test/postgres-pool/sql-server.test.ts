@@ -1,20 +1,21 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../adapters/cli/run-cli.js";
 import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer } from "../../adapters/server/create-server.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
-import { POOL_DATABASE_DEFAULTS } from "../../src/catalog/pool-database.js";
-import { poolInput } from "../catalog/fixtures.js";
+import { captureIo, sluiceIn } from "../cli/capture-io.js";
+import { CREATE_ACME } from "../cli/cli-process.js";
 import { poolRequest } from "../proxy/client.js";
 import { requirePostgres } from "../support/postgres.js";
 import { createReadRoleDatabase, type ReadRoleDatabase } from "../support/read-role.js";
 
 const postgresUp = await requirePostgres("postgres pools in sluice serve");
 
-/** `sluice serve`'s composition serves a postgres pool from its catalog, and closes its connections. */
+/** A postgres pool made with `sluice apply`, served by `sluice serve`'s composition, closed with it. */
 describe.runIf(postgresUp)("sluice serve with a postgres pool", () => {
   let dir: string;
   let db: ReadRoleDatabase;
@@ -23,26 +24,30 @@ describe.runIf(postgresUp)("sluice serve with a postgres pool", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-serve-pg-"));
     db = await createReadRoleDatabase("sql_server");
+    // The way an operator sets it up: sluice team create, then sluice apply.
+    expect(await sluiceIn(dir, CREATE_ACME)).toMatchObject({ code: 0 });
+    const file = join(dir, "pools.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        team: "acme",
+        pools: [
+          {
+            name: "Warehouse",
+            subdomain: "warehouse",
+            backend: "postgres",
+            maxConcurrent: 2,
+            database: { valueFromEnv: "WAREHOUSE_READ_URL" },
+          },
+        ],
+      }),
+    );
+    const applied = captureIo({ SLUICE_DATA_DIR: dir, WAREHOUSE_READ_URL: db.readUrl });
+    expect(await runCli(["apply", file], applied.io)).toBe(0);
     const data = openDataDir({ dataDir: dir });
     try {
-      const { team } = await data.catalog.createTeamWithOwner({
-        teamName: "Acme",
-        slug: "acme",
-        ownerName: "Ada",
-        ownerEmail: "ada@acme.test",
-      });
-      await data.catalog.store.upsertPool(
-        team.id,
-        poolInput({
-          subdomain: "warehouse",
-          backend: "postgres",
-          origin: "postgresql://127.0.0.1:5432/db",
-          maxConcurrent: 2,
-          allowAuthorizationHeader: true,
-          database: data.catalog.sealDatabase(db.readUrl, POOL_DATABASE_DEFAULTS),
-        }),
-      );
-      key = (await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "warehouse" })).plaintext;
+      const minted = await data.catalog.mintPoolKey({ teamId: 1, subdomain: "warehouse" });
+      key = minted.plaintext;
     } finally {
       data.close();
     }
