@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeBindings } from "../../adapters/hono/lock/node-bindings.js";
-import { type Listening, listen, POOL_DOMAIN } from "../lock-api/harness.js";
+import { type Listening, listen, POOL_DOMAIN, waitFor } from "../lock-api/harness.js";
 import { poolRequest } from "../proxy/client.js";
 import { postgresUp, useSqlFixture } from "./sql-fixture.js";
 
@@ -47,8 +47,8 @@ describe.runIf(postgresUp)("postgres pool: traffic records", () => {
 
   it("logs refused callers like proxy traffic (rejected when the pool is full)", async () => {
     const { key } = await f.addDatabasePool("full", { maxConcurrent: 1 });
-    const slow = f.send("full", key, { query: "SELECT pg_sleep(0.5)" });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const slow = f.send("full", key, { query: "SELECT pg_sleep(1)" });
+    await waitFor(async () => (await f.h.governor.status("full")).held === 1);
     const refused = await f.send("full", key, { query: "SELECT 1" });
     expect(refused.status).toBe(429);
     expect(refused.headers["x-svc-rejected-by"]).toBe("sluice");
