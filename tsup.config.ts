@@ -13,6 +13,7 @@ const LIBRARY_ENTRIES = {
   sqlite: "adapters/sqlite/index.ts",
   redis: "adapters/redis/index.ts",
   server: "adapters/server/index.ts",
+  postgres: "adapters/postgres-pool/index.ts",
 };
 
 /** One build for the library, its optional adapters and the CLI (`bin`: dist/cli.js). */

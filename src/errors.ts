@@ -18,7 +18,11 @@ export type SluiceErrorCode =
   | "payload_too_large"
   | "request_timeout"
   | "unsupported_media_type"
-  | "closed";
+  | "closed"
+  | "result_too_large"
+  | "bad_gateway"
+  | "database_busy"
+  | "upstream_timeout";
 
 /**
  * Marks Sluice errors across copies of the package: an app that loads both the ESM and the
@@ -340,5 +344,70 @@ export class UnsupportedMediaTypeError extends SluiceError {
 export class RequestTimeoutError extends SluiceError {
   constructor(timeoutMs: number) {
     super("request_timeout", `The request body did not arrive within ${timeoutMs} ms.`);
+  }
+}
+
+/**
+ * A database pool's query returned more than the pool allows (rows or bytes); the query was
+ * cancelled. HTTP 413.
+ *
+ * @example
+ * ```ts
+ * throw new ResultTooLargeError("rows", 10_000);
+ * ```
+ */
+export class ResultTooLargeError extends SluiceError {
+  constructor(what: "rows" | "bytes", limit: number) {
+    super(
+      "result_too_large",
+      what === "rows"
+        ? `The result has more than ${limit} rows, this pool's limit: the query was cancelled. Narrow it (WHERE, LIMIT) or page through it.`
+        : `The result is larger than ${limit} bytes, this pool's limit: the query was cancelled. Select fewer columns or rows.`,
+    );
+  }
+}
+
+/**
+ * The upstream of a pool (a database pool's database) could not be reached, refused the
+ * pool's connection, or dropped it. HTTP 502.
+ *
+ * @example
+ * ```ts
+ * throw new BadGatewayError("The pool's database could not be reached.");
+ * ```
+ */
+export class BadGatewayError extends SluiceError {
+  constructor(message: string) {
+    super("bad_gateway", message);
+  }
+}
+
+/**
+ * A database pool's database is up but takes no more work now (too many connections, starting
+ * up or shutting down): worth a retry soon. HTTP 503.
+ *
+ * @example
+ * ```ts
+ * throw new DatabaseBusyError("The database has no connection left for this pool's read role.");
+ * ```
+ */
+export class DatabaseBusyError extends SluiceError {
+  constructor(message: string) {
+    super("database_busy", message);
+  }
+}
+
+/**
+ * The upstream did not answer within the pool's request timeout (the call was cancelled).
+ * HTTP 504.
+ *
+ * @example
+ * ```ts
+ * throw new UpstreamTimeoutError("The database did not answer within the pool's request timeout.");
+ * ```
+ */
+export class UpstreamTimeoutError extends SluiceError {
+  constructor(message: string) {
+    super("upstream_timeout", message);
   }
 }

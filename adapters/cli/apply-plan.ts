@@ -1,14 +1,26 @@
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
 import { credentialValueIssue } from "../../src/catalog/credential-rules.js";
+import {
+  connectionStringIssue,
+  databaseOrigin,
+  type PoolDatabaseLimits,
+} from "../../src/catalog/pool-database.js";
 import type {
   BudgetRecord,
   CredentialRecord,
+  PoolDatabaseRecord,
   PoolInput,
   PoolRecord,
 } from "../../src/catalog/types.js";
 import { ConflictError, InvalidArgumentError } from "../../src/errors.js";
 import { checkBudgetCeilings } from "./apply-budget-check.js";
-import { type ApplyCredential, type ApplyFile, type ApplyPool, allPools } from "./apply-schema.js";
+import {
+  type ApplyCredential,
+  type ApplyDatabase,
+  type ApplyFile,
+  type ApplyPool,
+  allPools,
+} from "./apply-schema.js";
 
 /** What `sluice apply` does (or would do) to one budget or pool. */
 export interface PlannedChange {
@@ -27,12 +39,13 @@ export interface ApplyPlan {
   execute(): void;
 }
 
-type DesiredPool = Omit<PoolInput, "budgetId" | "credential"> & {
+type DesiredPool = Omit<PoolInput, "budgetId" | "credential" | "database"> & {
   budgetName: string | null;
   credential: { header: string; value: string } | null;
+  database: (PoolDatabaseLimits & { connectionString: string }) | null;
 };
 
-/** Fields compared one by one; budget and credential are compared separately. */
+/** Fields compared one by one; budget, credential and database are compared separately. */
 const COMPARED_FIELDS = [
   "name",
   "description",
@@ -186,12 +199,14 @@ function desiredPool(
   budgetName: string | null,
   env: Readonly<Record<string, string | undefined>>,
 ): DesiredPool {
+  const database = pool.database ? resolveDatabase(pool.subdomain, pool.database, env) : null;
   return {
     name: pool.name,
     description: pool.description,
     subdomain: pool.subdomain,
     backend: pool.backend,
-    origin: pool.origin,
+    // A database pool shows where it connects, never who as or with what password.
+    origin: database ? databaseOrigin(database.connectionString) : (pool.origin ?? ""),
     maxConcurrent: pool.maxConcurrent,
     queueSize: pool.queue.size,
     queueTimeoutMs: pool.queue.timeoutMs,
@@ -209,7 +224,27 @@ function desiredPool(
     metricsRetentionDays: pool.metricsRetentionDays,
     budgetName,
     credential: pool.credential ? resolveCredential(pool.subdomain, pool.credential, env) : null,
+    database,
   };
+}
+
+function resolveDatabase(
+  subdomain: string,
+  database: ApplyDatabase,
+  env: Readonly<Record<string, string | undefined>>,
+): NonNullable<DesiredPool["database"]> {
+  const limits = {
+    maxRows: database.maxRows,
+    maxResultBytes: database.maxResultBytes,
+    statementTimeoutMs: database.statementTimeoutMs,
+  };
+  if ("value" in database) return { ...limits, connectionString: database.value };
+  const value = env[database.valueFromEnv];
+  const where = `Pool "${subdomain}": the environment variable ${database.valueFromEnv} (its read role's connection string)`;
+  if (value === undefined || value === "") throw new InvalidArgumentError(`${where} is not set.`);
+  const issue = connectionStringIssue(value);
+  if (issue !== null) throw new InvalidArgumentError(`${where} is not usable. ${issue}`);
+  return { ...limits, connectionString: value };
 }
 
 function resolveCredential(
@@ -262,7 +297,42 @@ function diffPool(
           : `credential changed (${desired.credential.header})`,
     );
   }
+  fields.push(...diffDatabase(catalog, existing, desired.database));
   return fields;
+}
+
+/** The database's changes: limits by value, the connection string only as "changed". */
+function diffDatabase(
+  catalog: CatalogService,
+  existing: PoolRecord,
+  desired: DesiredPool["database"],
+): string[] {
+  if (existing.database === null || desired === null) {
+    if (existing.database === desired) return [];
+    return [desired === null ? "database removed" : "database added"];
+  }
+  const { connectionString: _stored, ...before } = existing.database;
+  const { connectionString: _wanted, ...after } = desired;
+  const fields = (Object.keys(after) as (keyof PoolDatabaseLimits)[]).flatMap((field) =>
+    diffField(`database.${field}`, before[field], after[field]),
+  );
+  if (!sameConnection(catalog, existing, desired.connectionString)) {
+    fields.push("database connection string changed");
+  }
+  return fields;
+}
+
+function sameConnection(
+  catalog: CatalogService,
+  existing: PoolRecord,
+  connectionString: string,
+): boolean {
+  try {
+    return catalog.decryptDatabaseUrl(existing) === connectionString;
+  } catch {
+    // Unreadable (for instance sealed under another key): re-seal it under the current one.
+    return false;
+  }
 }
 
 function sameCredential(
@@ -286,13 +356,28 @@ function toPoolInput(
   budgets: ReadonlyMap<string, BudgetRecord>,
   existing: PoolRecord | undefined,
 ): PoolInput {
-  const { budgetName, credential, ...fields } = pool;
+  const { budgetName, credential, database, ...fields } = pool;
   const budgetId = budgetName === null ? null : (budgets.get(budgetName)?.id ?? null);
   return {
     ...fields,
     budgetId,
     credential: sealedCredential(catalog, existing, credential),
+    database: sealedDatabase(catalog, existing, database),
   };
+}
+
+/** Keeps the stored ciphertext when the connection string is unchanged (re-applying writes nothing new). */
+function sealedDatabase(
+  catalog: CatalogService,
+  existing: PoolRecord | undefined,
+  database: DesiredPool["database"],
+): PoolDatabaseRecord | null {
+  if (database === null) return null;
+  const { connectionString, ...limits } = database;
+  if (existing?.database && sameConnection(catalog, existing, connectionString)) {
+    return { ...limits, connectionString: existing.database.connectionString };
+  }
+  return catalog.sealDatabase(connectionString, limits);
 }
 
 /** Keeps the stored ciphertext when the value is unchanged, so re-applying writes nothing new. */

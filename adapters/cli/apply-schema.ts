@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { credentialHeaderIssue, credentialValueIssue } from "../../src/catalog/credential-rules.js";
 import { hasControlCharacter, PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
+import { connectionStringIssue, POOL_DATABASE_DEFAULTS } from "../../src/catalog/pool-database.js";
 import { MAX_RPM, MAX_SETTING_MS, POOL_DEFAULTS } from "../../src/governor/settings.js";
 
 /** Defaults of the catalog-only pool fields of an apply file (governor fields use `POOL_DEFAULTS`). */
@@ -10,6 +11,7 @@ export const APPLY_POOL_DEFAULTS = {
   requireKey: true,
   allowAuthorizationHeader: true,
   credential: null,
+  database: null,
   originSigning: false,
   readMethods: [] as string[],
   readPaths: null,
@@ -44,6 +46,11 @@ const httpMethod = v.pipe(
   ),
 );
 
+const ENV_NAME = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "Must be an environment variable name."),
+);
+
 const CredentialHeaderSchema = v.pipe(
   v.string(),
   v.check(
@@ -59,10 +66,7 @@ const CredentialSchema = v.pipe(
         {
           header: CredentialHeaderSchema,
           /** Name of an environment variable holding the value when `sluice apply` runs. */
-          valueFromEnv: v.pipe(
-            v.string(),
-            v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "Must be an environment variable name."),
-          ),
+          valueFromEnv: ENV_NAME,
         },
         objectMessage,
       ),
@@ -85,6 +89,42 @@ const CredentialSchema = v.pipe(
   ),
 );
 
+/** The query limits of a database pool (`backend: "postgres"`). */
+const databaseLimits = {
+  maxRows: v.optional(positiveInt, POOL_DATABASE_DEFAULTS.maxRows),
+  maxResultBytes: v.optional(positiveInt, POOL_DATABASE_DEFAULTS.maxResultBytes),
+  statementTimeoutMs: v.optional(positiveMs, POOL_DATABASE_DEFAULTS.statementTimeoutMs),
+};
+
+/** A database pool's read role: its connection string from the environment, or given. */
+const DatabaseSchema = v.union(
+  [
+    v.strictObject(
+      {
+        /** Name of an environment variable holding the read role's connection string. */
+        valueFromEnv: ENV_NAME,
+        ...databaseLimits,
+      },
+      objectMessage,
+    ),
+    v.strictObject(
+      {
+        /** The connection string itself. Prefer `valueFromEnv`: it holds a password. */
+        value: v.pipe(
+          v.string(),
+          v.check(
+            (value) => connectionStringIssue(value) === null,
+            (issue) => connectionStringIssue(String(issue.input)) ?? "",
+          ),
+        ),
+        ...databaseLimits,
+      },
+      objectMessage,
+    ),
+  ],
+  'Must be { "valueFromEnv" } or { "value" }, with optional maxRows, maxResultBytes, statementTimeoutMs.',
+);
+
 const poolFields = {
   name: text(100),
   description: v.optional(
@@ -99,22 +139,25 @@ const poolFields = {
     ),
   ),
   backend: v.optional(v.picklist(["http", "postgres"]), APPLY_POOL_DEFAULTS.backend),
-  origin: v.pipe(
-    v.string(),
-    v.check(
-      (value) => /^https?:\/\/[^/\s]+/.test(value) && URL.canParse(value),
-      "Must be an http:// or https:// URL.",
+  /** The upstream of an http pool; a postgres pool has none (its `database` says where). */
+  origin: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (value) => /^https?:\/\/[^/\s]+/.test(value) && URL.canParse(value),
+        "Must be an http:// or https:// URL.",
+      ),
+      // The proxy sends origin + path + the caller's query: these parts would be dropped.
+      v.check(
+        (value) => !URL.canParse(value) || noUserInfo(new URL(value)),
+        'Must not hold a user name or password: put the upstream\'s auth in "credential".',
+      ),
+      v.check(
+        (value) => !URL.canParse(value) || !/[?#]/.test(value),
+        "Must not hold a ?query or #fragment: the caller's own query is sent.",
+      ),
+      v.transform((value) => value.replace(/\/+$/, "")),
     ),
-    // The proxy sends origin + path + the caller's query: these parts would be dropped.
-    v.check(
-      (value) => !URL.canParse(value) || noUserInfo(new URL(value)),
-      'Must not hold a user name or password: put the upstream\'s auth in "credential".',
-    ),
-    v.check(
-      (value) => !URL.canParse(value) || !/[?#]/.test(value),
-      "Must not hold a ?query or #fragment: the caller's own query is sent.",
-    ),
-    v.transform((value) => value.replace(/\/+$/, "")),
   ),
   maxConcurrent: positiveInt,
   queue: v.optional(
@@ -135,6 +178,7 @@ const poolFields = {
   requireKey: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.requireKey),
   allowAuthorizationHeader: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.allowAuthorizationHeader),
   credential: v.optional(v.nullable(CredentialSchema), APPLY_POOL_DEFAULTS.credential),
+  database: v.optional(v.nullable(DatabaseSchema), APPLY_POOL_DEFAULTS.database),
   originSigning: v.optional(v.boolean(), APPLY_POOL_DEFAULTS.originSigning),
   readMethods: v.optional(v.array(httpMethod), () => [...APPLY_POOL_DEFAULTS.readMethods]),
   readPaths: v.optional(
@@ -171,10 +215,43 @@ function readPathsNeedReadMethods<TPool extends ReadScoped>() {
   );
 }
 
+/** What the backend rule reads of a pool. */
+interface BackendFields {
+  backend: "http" | "postgres";
+  origin?: string | undefined;
+  credential: unknown;
+  database: unknown;
+}
+
+/** The fields an http pool needs and a postgres pool must not have, and the other way round. */
+function backendFieldIssue(pool: BackendFields): string | null {
+  if (pool.backend === "http") {
+    if (pool.origin === undefined) return "origin: Required for an http pool.";
+    if (pool.database) return 'database: Only a postgres pool has one (set "backend": "postgres").';
+    return null;
+  }
+  if (!pool.database) {
+    return 'database: Required for a postgres pool: { "valueFromEnv": "<variable holding the read role\'s connection string>" }.';
+  }
+  if (pool.origin !== undefined) {
+    return "origin: A postgres pool has no origin: its database connection says where it goes.";
+  }
+  if (pool.credential) return "credential: A postgres pool sends no credential header.";
+  return null;
+}
+
+function backendFieldsMatch<TPool extends BackendFields>() {
+  return v.check<TPool, (issue: v.CheckIssue<TPool>) => string>(
+    (pool) => backendFieldIssue(pool) === null,
+    (issue) => backendFieldIssue(issue.input) ?? "",
+  );
+}
+
 const UnbudgetedPoolObject = v.strictObject(poolFields, objectMessage);
 const UnbudgetedPoolSchema = v.pipe(
   UnbudgetedPoolObject,
   readPathsNeedReadMethods<v.InferOutput<typeof UnbudgetedPoolObject>>(),
+  backendFieldsMatch<v.InferOutput<typeof UnbudgetedPoolObject>>(),
 );
 
 const BudgetPoolObject = v.strictObject(
@@ -188,6 +265,7 @@ const BudgetPoolObject = v.strictObject(
 const BudgetPoolSchema = v.pipe(
   BudgetPoolObject,
   readPathsNeedReadMethods<v.InferOutput<typeof BudgetPoolObject>>(),
+  backendFieldsMatch<v.InferOutput<typeof BudgetPoolObject>>(),
   v.check(
     (pool) => pool.reservedConcurrent <= pool.maxConcurrent,
     "reservedConcurrent must not exceed maxConcurrent.",
@@ -278,6 +356,7 @@ export type ApplyPool = v.InferOutput<typeof UnbudgetedPoolSchema> & {
   reservedConcurrent?: number;
 };
 export type ApplyCredential = NonNullable<ApplyPool["credential"]>;
+export type ApplyDatabase = NonNullable<ApplyPool["database"]>;
 
 /**
  * Every pool of an apply file with the name of its budget (null for unbudgeted pools).

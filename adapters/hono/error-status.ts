@@ -29,6 +29,10 @@ const STATUS_BY_CODE: Readonly<Record<SluiceErrorCode, ContentfulStatusCode>> = 
   request_timeout: 408,
   unsupported_media_type: 415,
   closed: 503,
+  result_too_large: 413,
+  bad_gateway: 502,
+  database_busy: 503,
+  upstream_timeout: 504,
 };
 
 /**
@@ -69,6 +73,10 @@ const LOCK_API_ERROR_BY_CODE: Readonly<Record<SluiceErrorCode, string>> = {
   request_timeout: "request_timeout",
   unsupported_media_type: "unsupported_media_type",
   closed: "shutting_down",
+  result_too_large: "result_too_large",
+  bad_gateway: "bad_gateway",
+  database_busy: "database_busy",
+  upstream_timeout: "upstream_timeout",
 };
 
 /**

@@ -11,3 +11,4 @@ export {
   schemaRef,
 } from "./openapi.js";
 export * from "./proxy/index.js";
+export * from "./sql/index.js";

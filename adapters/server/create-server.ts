@@ -147,6 +147,7 @@ export async function createSluiceServer(
       clock,
       config,
     };
+    const proxyApp = options.proxyApp?.(deps);
     const app = createHostRouter({
       baseUrl: config.baseUrl,
       lockUrl: config.lockUrl,
@@ -158,7 +159,7 @@ export async function createSluiceServer(
         publicUrl: config.baseUrl,
       }),
       lockApp: options.lockApp?.(deps),
-      proxyApp: options.proxyApp?.(deps),
+      proxyApp,
     });
     return assemble({
       config,
@@ -171,6 +172,8 @@ export async function createSluiceServer(
       persistence,
       access,
       log,
+      // The proxy's origin and database connections, once no request uses them.
+      closeApps: () => (proxyApp as { close?: () => unknown } | undefined)?.close?.(),
     });
   } catch (error) {
     for (const cleanup of cleanups) await cleanup();
@@ -189,6 +192,7 @@ interface Parts {
   persistence: MetricsPersistence;
   access: ServerAccessLog;
   log: (line: string) => void;
+  closeApps: () => unknown;
 }
 
 function assemble(parts: Parts): SluiceServer {
@@ -212,6 +216,7 @@ function assemble(parts: Parts): SluiceServer {
           : "All requests finished",
       );
     }
+    parts.closeApps();
     persistence.stop();
     await sync.stop();
     await governor.close();

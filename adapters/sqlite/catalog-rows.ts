@@ -5,6 +5,7 @@ import type {
   EncryptedSecret,
   KeyAccess,
   PoolBackend,
+  PoolDatabaseRecord,
   PoolInput,
   PoolKeyRecord,
   PoolRecord,
@@ -47,6 +48,7 @@ export interface PoolRow {
   allow_authorization_header: number;
   credential_header: string | null;
   credential_value: string | null;
+  database_connection: string | null;
   origin_signing: number;
   read_methods: string;
   read_paths: string | null;
@@ -151,6 +153,7 @@ export function poolFromRow(row: PoolRow): PoolRecord {
       row.credential_header !== null && credentialValue !== null
         ? { header: row.credential_header, value: credentialValue }
         : null,
+    database: parseOrNull<PoolDatabaseRecord>(row.database_connection),
     originSigning: row.origin_signing === 1,
     readMethods: JSON.parse(row.read_methods) as string[],
     readPaths: parseOrNull<Record<string, string[]>>(row.read_paths),
@@ -187,6 +190,7 @@ export function poolParams(
     allow_authorization_header: bit(input.allowAuthorizationHeader),
     credential_header: input.credential?.header ?? null,
     credential_value: jsonOrNull(input.credential?.value ?? null),
+    database_connection: jsonOrNull(input.database),
     origin_signing: bit(input.originSigning),
     read_methods: JSON.stringify(input.readMethods),
     read_paths: jsonOrNull(input.readPaths),
@@ -246,6 +250,7 @@ export const POOL_WRITE_COLUMNS = [
   "allow_authorization_header",
   "credential_header",
   "credential_value",
+  "database_connection",
   "origin_signing",
   "read_methods",
   "read_paths",

@@ -172,13 +172,23 @@ CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 5.
+ * Database-backend pools: their read role's connection (encrypted) and query limits, as one
+ * JSON value (`PoolDatabaseRecord`); NULL for HTTP pools.
+ */
+const POOL_DATABASE = `
+ALTER TABLE pools ADD COLUMN database_connection TEXT
+  CHECK (database_connection IS NULL OR json_valid(database_connection));
+`;
+
+/**
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 6.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
   { version: 2, name: "metrics buckets", up: METRICS_SCHEMA },
   { version: 3, name: "access log", up: ACCESS_LOG_SCHEMA },
   { version: 4, name: "access log outcome unavailable", up: ACCESS_LOG_UNAVAILABLE },
+  { version: 5, name: "pool database connection", up: POOL_DATABASE },
 ];
 
 /** The version a fully migrated database has. */

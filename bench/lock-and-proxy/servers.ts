@@ -153,6 +153,7 @@ function pool(subdomain: string, origin: string, maxConcurrent: number): PoolInp
     requireKey: true,
     allowAuthorizationHeader: false,
     credential: null,
+    database: null,
     originSigning: false,
     readMethods: [],
     readPaths: null,

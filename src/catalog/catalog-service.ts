@@ -1,6 +1,7 @@
 import type { Clock } from "../clock/clock.js";
 import type { CatalogDeps } from "./catalog-deps.js";
 import type { SecretBox } from "./encryption.js";
+import { decryptDatabaseUrl, type PoolDatabaseLimits, sealDatabase } from "./pool-database.js";
 import {
   type MintedPoolKey,
   mintPoolKey,
@@ -35,6 +36,7 @@ import type {
   CatalogStore,
   CredentialRecord,
   MembershipRecord,
+  PoolDatabaseRecord,
   PoolKeyRecord,
   PoolRecord,
   Role,
@@ -130,5 +132,13 @@ export class CatalogService {
 
   decryptSigningSecret(key: PoolKeyRecord): string | null {
     return decryptSigningSecret(this.secretBox, key);
+  }
+
+  sealDatabase(connectionString: string, limits: PoolDatabaseLimits): PoolDatabaseRecord {
+    return sealDatabase(this.secretBox, connectionString, limits);
+  }
+
+  decryptDatabaseUrl(pool: PoolRecord): string | null {
+    return decryptDatabaseUrl(this.secretBox, pool);
   }
 }

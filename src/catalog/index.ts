@@ -18,6 +18,14 @@ export {
   SAFE_METHODS,
 } from "./key-access.js";
 export { MemoryCatalogStore } from "./memory-catalog-store.js";
+export type { PoolDatabaseLimits } from "./pool-database.js";
+export {
+  connectionStringIssue,
+  databaseOrigin,
+  decryptDatabaseUrl,
+  POOL_DATABASE_DEFAULTS,
+  sealDatabase,
+} from "./pool-database.js";
 export type { MintedPoolKey, NewPoolKey } from "./pool-keys.js";
 export {
   DEFAULT_KEY_LABEL,
@@ -62,6 +70,7 @@ export type {
   KeyExpiryPreset,
   MembershipRecord,
   PoolBackend,
+  PoolDatabaseRecord,
   PoolInput,
   PoolKeyRecord,
   PoolRecord,

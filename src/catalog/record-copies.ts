@@ -30,6 +30,9 @@ export function copyPoolFields<T extends PoolInput | PoolRecord>(pool: T): T {
     credential: pool.credential
       ? { header: pool.credential.header, value: copySecret(pool.credential.value) }
       : null,
+    database: pool.database
+      ? { ...pool.database, connectionString: copySecret(pool.database.connectionString) }
+      : null,
     readMethods: [...pool.readMethods],
     readPaths: copyReadPaths(pool.readPaths),
   };

@@ -87,6 +87,21 @@ export interface CredentialRecord {
   value: EncryptedSecret;
 }
 
+/**
+ * A database-backend pool's read role and query limits (`backend: "postgres"`). The
+ * connection string is a secret (it holds the role's password): stored encrypted, never shown.
+ */
+export interface PoolDatabaseRecord {
+  /** Encrypted `postgres://user:password@host:port/database` of the pool's read role. */
+  connectionString: EncryptedSecret;
+  /** Most rows one request may return (all statements of a batch together). */
+  maxRows: number;
+  /** Most bytes of values one request may return (their text, all statements together). */
+  maxResultBytes: number;
+  /** Longest a statement may run; the pool's request timeout caps it further. */
+  statementTimeoutMs: number;
+}
+
 export interface PoolRecord {
   id: number;
   teamId: number;
@@ -110,6 +125,8 @@ export interface PoolRecord {
   /** Whether `Authorization: Bearer|Service <key>` is accepted besides `X-Svc-Key`. */
   allowAuthorizationHeader: boolean;
   credential: CredentialRecord | null;
+  /** The read role and limits of a `postgres` pool; null for an `http` pool. */
+  database: PoolDatabaseRecord | null;
   /** Origin signing: each proxied request is signed with the key's signing secret. */
   originSigning: boolean;
   /** Extra methods the pool treats as reads (upper case), beyond GET, HEAD, OPTIONS. */

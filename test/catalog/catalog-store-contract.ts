@@ -206,6 +206,12 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           requireKey: false,
           allowAuthorizationHeader: true,
           credential: { header: "authorization", value: sealed },
+          database: {
+            connectionString: sealed,
+            maxRows: 500,
+            maxResultBytes: 65_536,
+            statementTimeoutMs: 2_000,
+          },
           originSigning: true,
           readMethods: ["POST", "QUERY"],
           readPaths: { POST: ["/v1/search", "/v1/embeddings"] },
@@ -385,6 +391,22 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
             credential: catalog.sealCredential("authorization", credential),
           }),
         );
+        const databasePassword = "pg-read-role-password-987";
+        store.upsertPool(
+          team.id,
+          poolInput({
+            subdomain: "warehouse",
+            backend: "postgres",
+            database: catalog.sealDatabase(
+              `postgres://reader:${databasePassword}@db.internal/app`,
+              {
+                maxRows: 10,
+                maxResultBytes: 1_000,
+                statementTimeoutMs: 1_000,
+              },
+            ),
+          }),
+        );
         const token = catalog.createApiToken({
           teamId: team.id,
           actorUserId: owner.id,
@@ -398,7 +420,13 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           store.listAllPools(),
           store.listPoolKeys(key.key.poolId),
         ]);
-        for (const secret of [token.plaintext, key.plaintext, key.signingSecret!, credential]) {
+        for (const secret of [
+          token.plaintext,
+          key.plaintext,
+          key.signingSecret!,
+          credential,
+          databasePassword,
+        ]) {
           expect(everything).not.toContain(secret);
         }
         expect(everything).toContain(hashSecret(token.plaintext));

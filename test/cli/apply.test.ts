@@ -454,4 +454,80 @@ describe("sluice apply", () => {
       readCatalog((data) => data.catalog.store.listBudgets(1).map((budget) => budget.name)),
     ).toEqual(["keep"]);
   });
+  describe("postgres pools", () => {
+    const READ_URL = "postgres://reader:pg-secret-pw@db.internal:5432/app";
+    const warehouse = {
+      name: "Warehouse",
+      subdomain: "warehouse",
+      backend: "postgres",
+      maxConcurrent: 3,
+      database: { valueFromEnv: "WAREHOUSE_READ_URL", maxRows: 500 },
+    };
+
+    it("stores the read role's connection string encrypted, shows only where it goes, re-applies unchanged", async () => {
+      const file = writeFile("pg.json", { team: "acme", pools: [warehouse] });
+      const env = { WAREHOUSE_READ_URL: READ_URL };
+      const result = await sluice(["apply", file], env);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      const { pool, stored, decrypted } = readCatalog((data) => {
+        const record = data.catalog.store.getPoolBySubdomain(1, "warehouse")!;
+        return {
+          pool: record,
+          stored: JSON.stringify(record),
+          decrypted: data.catalog.decryptDatabaseUrl(record),
+        };
+      });
+      expect(stored).not.toContain("pg-secret-pw");
+      expect(stored).not.toContain("reader");
+      expect(decrypted).toBe(READ_URL);
+      expect(pool).toMatchObject({
+        backend: "postgres",
+        origin: "postgresql://db.internal:5432/app",
+        credential: null,
+        database: { maxRows: 500, maxResultBytes: 10_485_760, statementTimeoutMs: 30_000 },
+      });
+      expect((await sluice(["apply", file], env)).stdout).toContain("Unchanged pool warehouse");
+      const status = await sluice(["status", "--team", "acme", "--json"]);
+      const [listed] = JSON.parse(status.stdout)[0].pools;
+      expect(listed.database).toEqual({
+        maxRows: 500,
+        maxResultBytes: 10_485_760,
+        statementTimeoutMs: 30_000,
+      });
+      expect(status.stdout).not.toContain(pool.database?.connectionString.data);
+      expect((await sluice(["status", "--team", "acme"])).stdout).toContain(
+        'warehouse "Warehouse" → postgresql://db.internal:5432/app: max 3 concurrent, no queue, no rpm limit, key required, read-only SQL, at most 500 rows',
+      );
+      const rotated = await sluice(["apply", file], {
+        WAREHOUSE_READ_URL: "postgres://reader:rotated-pw@db.internal:5432/app",
+      });
+      expect(rotated.stdout).toContain(
+        "Updated pool warehouse: database connection string changed\n",
+      );
+      expect(rotated.stdout).not.toContain("rotated-pw");
+    });
+
+    it("refuses a postgres pool without a database, with an origin, or with a bad connection string, never echoing it", async () => {
+      const { database: _, ...bare } = warehouse;
+      const missing = await sluice(["apply", writeFile("a.json", { team: "acme", pools: [bare] })]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain("database: Required for a postgres pool");
+      const withOrigin = { ...warehouse, origin: "http://127.0.0.1:9000" };
+      const origin = await sluice([
+        "apply",
+        writeFile("b.json", { team: "acme", pools: [withOrigin] }),
+      ]);
+      expect(origin.stderr).toContain("origin: A postgres pool has no origin");
+      const bad = await sluice(
+        ["apply", writeFile("c.json", { team: "acme", pools: [warehouse] })],
+        {
+          WAREHOUSE_READ_URL: "mysql://reader:leaky-pw@db/app",
+        },
+      );
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain("Must be a postgres:// or postgresql:// URL.");
+      expect(bad.stderr).not.toContain("leaky-pw");
+      expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    });
+  });
 });

@@ -40,6 +40,7 @@ export function poolInput(overrides: Partial<PoolInput> = {}): PoolInput {
     requireKey: true,
     allowAuthorizationHeader: false,
     credential: null,
+    database: null,
     originSigning: false,
     readMethods: [],
     readPaths: null,

@@ -10,6 +10,7 @@ import type { Hono } from "hono";
 import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
 import type { IpPolicy } from "../../adapters/hono/lock/lock-deps.js";
 import { createProxyApp, type ProxyApp } from "../../adapters/hono/proxy/create-proxy-app.js";
+import type { SqlServing } from "../../adapters/hono/sql/serve-sql.js";
 import { createSqliteAccessLog } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
@@ -75,6 +76,8 @@ export interface HarnessOptions {
   bodyTimeoutMs?: number;
   /** Web origins the Lock API admits besides the request's own (default none). */
   corsOrigins?: readonly string[];
+  /** How the proxy serves database pools (none: they answer 501). */
+  sql?: SqlServing;
 }
 
 /**
@@ -155,6 +158,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     poolDomain: POOL_DOMAIN,
     ipPolicy: options.ipPolicy,
     logError,
+    ...(options.sql ? { sql: options.sql } : {}),
   });
   const lock = await listen(lockApp.fetch);
   const proxy = await listen(proxyApp.fetch);

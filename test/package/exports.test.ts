@@ -183,10 +183,25 @@ describe.skipIf(!built)("the built package", () => {
     expect(staticDependencies("redis.js").has("ioredis")).toBe(true);
   });
 
+  it("serves database pools from sluice/postgres, and loads pg only there", () => {
+    const answer = node(
+      `import { createRequire } from "node:module";
+       const esm = await import("sluice/postgres");
+       const cjs = createRequire(import.meta.url)("sluice/postgres");
+       console.log(JSON.stringify([typeof esm.PostgresPools, typeof esm.lazyPostgresPools, typeof cjs.PostgresPools]));`,
+      "module",
+    );
+    expect(JSON.parse(answer)).toEqual(["function", "function", "function"]);
+    expect(staticDependencies("postgres.js").has("pg")).toBe(true);
+    for (const entry of ["index.js", "hono.js", "server.js"]) {
+      expect(staticDependencies(entry).has("pg")).toBe(false);
+    }
+  });
+
   it("ships the Redis store's Lua scripts next to the bundles and types for every entry", () => {
     const lua = readdirSync(join(dist, "lua"));
     expect(lua).toEqual(expect.arrayContaining(["acquire.lua", "release.lua", "lib.lua"]));
-    for (const entry of ["index", "testing", "hono", "sqlite", "redis", "server"]) {
+    for (const entry of ["index", "testing", "hono", "sqlite", "redis", "server", "postgres"]) {
       expect(existsSync(join(dist, `${entry}.d.ts`))).toBe(true);
       expect(existsSync(join(dist, `${entry}.d.cts`))).toBe(true);
     }

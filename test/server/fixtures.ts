@@ -26,6 +26,7 @@ export function poolInput(subdomain: string, overrides: Partial<PoolInput> = {})
     requireKey: true,
     allowAuthorizationHeader: true,
     credential: null,
+    database: null,
     originSigning: false,
     readMethods: [],
     readPaths: null,

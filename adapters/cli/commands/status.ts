@@ -16,6 +16,7 @@ function poolLine(pool: PoolRecord): string {
   if (pool.budgetId !== null) parts.push(`reserved ${pool.reservedConcurrent}`);
   parts.push(pool.requireKey ? "key required" : "open (no key)");
   if (pool.credential) parts.push(`credential in ${pool.credential.header}`);
+  if (pool.database) parts.push(`read-only SQL, at most ${pool.database.maxRows} rows`);
   return `${pool.subdomain} "${pool.name}" → ${pool.origin}: ${parts.join(", ")}`;
 }
 
@@ -54,10 +55,16 @@ function statusJson(catalog: CatalogService, team: TeamRecord) {
       ...budget,
       unallocated: budgetUnallocated(budget, pools),
     })),
-    // The credential's ciphertext stays out of the output; its header is enough to tell.
-    pools: pools.map(({ credential, ...pool }) => ({
+    // Ciphertexts stay out of the output: the credential's header and the database's
+    // limits are enough to tell.
+    pools: pools.map(({ credential, database, ...pool }) => ({
       ...pool,
       credentialHeader: credential?.header ?? null,
+      database: database && {
+        maxRows: database.maxRows,
+        maxResultBytes: database.maxResultBytes,
+        statementTimeoutMs: database.statementTimeoutMs,
+      },
     })),
   };
 }

@@ -99,7 +99,8 @@ export function serializePool(
     backend: pool.backend,
     max_concurrent: pool.maxConcurrent,
     require_key: pool.requireKey,
-    has_credential: pool.credential !== null,
+    // A database pool's read-role connection string is its managed credential.
+    has_credential: pool.credential !== null || pool.database !== null,
     budget:
       budget && budget.id === pool.budgetId
         ? { id: budget.id, name: budget.name, reserved_concurrent: pool.reservedConcurrent }

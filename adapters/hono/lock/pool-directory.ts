@@ -8,6 +8,7 @@ export interface TrafficCatalog {
   readonly store: CatalogStore;
   decryptCredential(pool: PoolRecord): UpstreamCredential | null;
   decryptSigningSecret(key: PoolKeyRecord): string | null;
+  decryptDatabaseUrl(pool: PoolRecord): string | null;
 }
 
 /**
@@ -33,6 +34,8 @@ export interface PoolDirectory {
   credential(pool: PoolRecord): UpstreamCredential | null;
   /** The key's origin-signing secret in clear, or null. */
   signingSecret(key: PoolKeyRecord): string | null;
+  /** A database pool's read-role connection string in clear, or null. */
+  databaseUrl(pool: PoolRecord): string | null;
 }
 
 const KEY_CACHE_SIZE = 10_000;
@@ -59,6 +62,7 @@ export class CatalogPoolDirectory implements PoolDirectory {
   private readonly keys = new LRUCache<string, PoolKeyRecord>({ max: KEY_CACHE_SIZE });
   private readonly credentials = new Map<number, UpstreamCredential | null>();
   private readonly signingSecrets = new Map<number, string | null>();
+  private readonly databaseUrls = new Map<number, string | null>();
 
   constructor(private readonly catalog: TrafficCatalog) {}
 
@@ -95,21 +99,15 @@ export class CatalogPoolDirectory implements PoolDirectory {
   }
 
   credential(pool: PoolRecord): UpstreamCredential | null {
-    let credential = this.credentials.get(pool.id);
-    if (credential === undefined) {
-      credential = this.catalog.decryptCredential(pool);
-      this.credentials.set(pool.id, credential);
-    }
-    return credential;
+    return decrypted(this.credentials, pool.id, () => this.catalog.decryptCredential(pool));
   }
 
   signingSecret(key: PoolKeyRecord): string | null {
-    let secret = this.signingSecrets.get(key.id);
-    if (secret === undefined) {
-      secret = this.catalog.decryptSigningSecret(key);
-      this.signingSecrets.set(key.id, secret);
-    }
-    return secret;
+    return decrypted(this.signingSecrets, key.id, () => this.catalog.decryptSigningSecret(key));
+  }
+
+  databaseUrl(pool: PoolRecord): string | null {
+    return decrypted(this.databaseUrls, pool.id, () => this.catalog.decryptDatabaseUrl(pool));
   }
 
   private revalidate(): void {
@@ -125,5 +123,16 @@ export class CatalogPoolDirectory implements PoolDirectory {
     this.keys.clear();
     this.credentials.clear();
     this.signingSecrets.clear();
+    this.databaseUrls.clear();
   }
+}
+
+/** A secret decrypted once per catalog version: from `cache`, else `decrypt` (kept, null too). */
+function decrypted<T>(cache: Map<number, T | null>, id: number, decrypt: () => T | null): T | null {
+  let value = cache.get(id);
+  if (value === undefined) {
+    value = decrypt();
+    cache.set(id, value);
+  }
+  return value;
 }

@@ -1,3 +1,4 @@
+import { lazyPostgresPools } from "../../postgres-pool/lazy-postgres-pools.js";
 import type { ServerAppDeps } from "../../server/create-server.js";
 import type { FetchApp } from "../../server/host-router.js";
 import { createProxyApp } from "../proxy/create-proxy-app.js";
@@ -46,7 +47,9 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
 }
 
 /**
- * The pool proxy as a server app factory (for `createSluiceServer`'s `proxyApp`).
+ * The pool proxy as a server app factory (for `createSluiceServer`'s `proxyApp`); database
+ * pools are served through node-postgres connection pools (loaded on first use), closed
+ * with the app.
  *
  * @example
  * ```ts
@@ -61,5 +64,6 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
+    sql: { runner: lazyPostgresPools() },
   });
 }

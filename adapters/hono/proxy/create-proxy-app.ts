@@ -3,22 +3,22 @@ import { keyAllowsMethod } from "../../../src/catalog/key-access.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
-import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { admitCaller } from "../lock/admit-caller.js";
 import { continueIfExpected } from "../lock/expect-continue.js";
 import { REJECTED_BY_HEADER, respondToError, sluiceReply } from "../lock/lock-responses.js";
-import { clientGoneSignal, nodeBindings, onClientGone } from "../lock/node-bindings.js";
+import { nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
 import { remoteAddressOf } from "../lock/remote-address.js";
 import { readBodyLimited } from "../lock/request-body.js";
 import { type HeaderLookup, requestHeaders } from "../lock/request-headers.js";
 import { waitRequest } from "../lock/wait-options.js";
+import { createSqlHandler } from "../sql/serve-sql.js";
 import { forwardInSlot } from "./forward.js";
 import { applyForwardsLeft, FORWARDED_METHODS, methodRule } from "./max-forwards.js";
 import { overriddenMethods } from "./method-override.js";
 import { type ProxyAppDeps, SIGNED_BODY_LIMIT_BYTES } from "./proxy-deps.js";
 import { upstreamRequestHeaders } from "./request-headers.js";
-import { holdSlot } from "./slot-hold.js";
+import { admitToSlot } from "./slot-admission.js";
 import { createUpstreamClient, type UpstreamBody } from "./upstream-call.js";
 import {
   parseOrigin,
@@ -36,8 +36,9 @@ export type ProxyApp = Hono & { close(): void };
  * each request goes to the pool's origin (origin URL + path + query) through the pool's
  * slots, queue and RPM gate, shared with Lock API traffic. In order:
  * 1. pool and caller checks (401 for a missing key, a key not valid for the pool and a pool
- *    that does not exist alike; 403 IP policy); a postgres pool answers 501; an ambiguous
- *    path (dot segments in any spelling, encoded slashes or backslashes) answers 400;
+ *    that does not exist alike; 403 IP policy); a postgres pool is served by the SQL handler
+ *    (`adapters/hono/sql/`, POST /sql in the Neon HTTP format), or answers 501 without one;
+ *    an ambiguous path (dot segments in any spelling, encoded slashes or backslashes) answers 400;
  * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method, itself or named
  *    by a method-override header, gets 403 before a slot is taken or the origin sees
  *    anything; TRACE (also through an override) gets 405, and an OPTIONS with
@@ -63,6 +64,9 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const signedLimit = deps.signedBodyLimitBytes ?? SIGNED_BODY_LIMIT_BYTES;
   const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
+  const sql =
+    deps.sql &&
+    createSqlHandler({ ...deps.sql, governor, clock, accessLog: deps.accessLog, directory });
 
   const onError = respondToError(logError);
   const proxy = async (request: Request, env: unknown): Promise<Response> => {
@@ -73,8 +77,11 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     }
     const remoteAddress = remoteAddressOf(env);
     const { pool, key } = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    if (pool.backend === "postgres" && sql) {
+      return sql({ request, env, headers, pool, key, remoteAddress });
+    }
     if (pool.backend !== "http") {
-      const message = "Database pools are not served by this version of the proxy.";
+      const message = "Database pools are not served by this server (it has no SQL runner).";
       return sluiceReply({ error: "not_implemented", message }, 501);
     }
     refuseAmbiguousPath(request, env);
@@ -103,27 +110,17 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     }
     const wait = waitRequest(headers);
     const signed = await signedBody(request, env, directory, pool, key, signedLimit);
-    const caller = {
-      pool: pool.subdomain,
-      keyId: key?.id ?? null,
+    const hold = await admitToSlot({
+      governor,
+      clock,
+      accessLog: deps.accessLog,
+      pool,
+      key,
       remoteAddress,
-      source: "proxy" as const,
-    };
-    const startedAt = clock.now();
-    let hold: Awaited<ReturnType<typeof holdSlot>>;
-    try {
-      // Unlike a lock acquire, a proxied request waits in the pool's queue unless it asks
-      // otherwise: a stock client that cannot add headers still gets the queue it was given.
-      const waitMs = wait.waitMs ?? (pool.queueSize > 0 ? pool.queueTimeoutMs : 0);
-      // Only a request that may queue needs a signal to leave the queue with.
-      const mayQueue = !wait.noQueue && waitMs > 0;
-      const signal = mayQueue ? clientGoneSignal(env, request) : undefined;
-      hold = await holdSlot(governor, pool.subdomain, { waitMs, noQueue: wait.noQueue, signal });
-    } catch (error) {
-      logFailed(deps.accessLog, caller, clock.now(), startedAt, error);
-      throw error;
-    }
-    logGranted(deps.accessLog, caller, clock.now(), hold.grant);
+      wait,
+      request,
+      env,
+    });
     continueIfExpected(env);
     const credential = directory.credential(pool);
     const extra =
@@ -167,7 +164,12 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     request.method === "HEAD"
       ? routed(request, env, executionContext)
       : proxy(request, env).catch(onError);
-  return Object.assign(app, { close: () => void upstreamClient.destroy().catch(() => {}) });
+  return Object.assign(app, {
+    close: () => {
+      void upstreamClient.destroy().catch(() => {});
+      void deps.sql?.runner.close();
+    },
+  });
 }
 
 /** A read-only key's request (contract 4.1 rule 2): 403 unless every method it asks is a read. */

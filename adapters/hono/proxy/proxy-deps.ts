@@ -3,6 +3,7 @@ import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
 import type { IpPolicy } from "../lock/lock-deps.js";
 import type { PoolDirectory, TrafficCatalog } from "../lock/pool-directory.js";
+import type { SqlServing } from "../sql/serve-sql.js";
 import type { createUpstreamClient, UpstreamClient } from "./upstream-call.js";
 
 /** Largest request body of a pool with origin signing (the digest needs the whole body). */
@@ -25,6 +26,11 @@ export interface ProxyAppDeps {
   signedBodyLimitBytes?: number;
   /** Origin connection pools; default a fresh {@link createUpstreamClient}, destroyed by `close()`. */
   upstreamClient?: UpstreamClient;
+  /**
+   * How database pools (`backend: "postgres"`) are served: `POST /sql` on their host, run by
+   * `sql.runner`, which `close()` closes too. None: such pools answer 501.
+   */
+  sql?: SqlServing;
   /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
   logError?: (error: unknown) => void;
 }

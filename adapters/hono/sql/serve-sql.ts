@@ -1,0 +1,188 @@
+import type { AccessLog } from "../../../src/access-log/types.js";
+import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
+import type { Clock } from "../../../src/clock/clock.js";
+import {
+  BadGatewayError,
+  DatabaseBusyError,
+  SlotCappedError,
+  UpstreamTimeoutError,
+} from "../../../src/errors.js";
+import type { Governor } from "../../../src/governor/types.js";
+import type { OutcomeReport } from "../../../src/learning/types.js";
+import { type SqlRunner, SqlStatementError } from "../../postgres-pool/types.js";
+import { statusForError } from "../error-status.js";
+import { continueIfExpected } from "../lock/expect-continue.js";
+import { grantHeaders, jsonReply, lockErrorResponse, sluiceReply } from "../lock/lock-responses.js";
+import { onClientGone } from "../lock/node-bindings.js";
+import type { PoolDirectory } from "../lock/pool-directory.js";
+import { readBodyLimited } from "../lock/request-body.js";
+import type { HeaderLookup } from "../lock/request-headers.js";
+import { waitRequest } from "../lock/wait-options.js";
+import { admitToSlot } from "../proxy/slot-admission.js";
+import type { SlotHold } from "../proxy/slot-hold.js";
+import { requestTarget } from "../proxy/upstream-target.js";
+import { stripConnectionString } from "./connection-string-header.js";
+import {
+  parseSqlBody,
+  SQL_BODY_LIMIT_BYTES,
+  type SqlBody,
+  type SqlOptions,
+  sqlOptions,
+} from "./sql-request.js";
+import { sqlErrorBody, sqlResultBody } from "./sql-response.js";
+
+/** How a proxy serves database pools (`backend: "postgres"`). */
+export interface SqlServing {
+  /** Runs the queries (`PostgresPools` from `adapters/postgres-pool`). */
+  runner: SqlRunner;
+  /** Largest `/sql` body; default 1 MiB. */
+  bodyLimitBytes?: number;
+}
+
+/** What the SQL handler shares with the proxy. */
+export interface SqlHandlerDeps extends SqlServing {
+  governor: Governor;
+  clock: Clock;
+  accessLog: AccessLog | undefined;
+  directory: PoolDirectory;
+}
+
+/** A request on a database pool's host, its caller admitted (pool, key, IP policy). */
+export interface SqlCall {
+  request: Request;
+  env: unknown;
+  headers: HeaderLookup;
+  pool: PoolRecord;
+  key: PoolKeyRecord | null;
+  remoteAddress: string | null;
+}
+
+const SQL_PATH = "/sql";
+const TIMEOUT_MESSAGE =
+  "The database did not answer within the pool's request timeout: the query was cancelled.";
+
+/**
+ * The handler of a database pool's host: `POST /sql` in Neon's HTTP format, each request
+ * inside one of the pool's slots (the same limit, queue and RPM gate as the Lock API and the
+ * proxy, taken by the same {@link admitToSlot}). In order: 404/405 for any other path or
+ * method; the body read (capped) and checked before a slot is taken; the slot; the batch on
+ * the database, read-only, cancelled when the client leaves, the slot is lost or the
+ * request timeout passes (the slot is freed at once, not when the database has stopped).
+ * Answers: 200 with the result(s); 400 with a database error in Neon's shape; Sluice's own
+ * refusals in the proxy's shape (`x-svc-rejected-by: sluice`). The outcome feeds learning:
+ * too many connections, serialization failures, deadlocks and lock timeouts count as a
+ * throttle.
+ *
+ * @example
+ * ```ts
+ * const sql = createSqlHandler({ governor, clock, accessLog, directory, runner: new PostgresPools() });
+ * if (pool.backend === "postgres") return sql({ request, env, headers, pool, key, remoteAddress });
+ * ```
+ */
+export function createSqlHandler(deps: SqlHandlerDeps): (call: SqlCall) => Promise<Response> {
+  const bodyLimit = deps.bodyLimitBytes ?? SQL_BODY_LIMIT_BYTES;
+  return async (call) => {
+    const { request, env, headers, pool } = call;
+    stripConnectionString(request, env);
+    const path = requestTarget(request.url).path;
+    if (path !== SQL_PATH) {
+      const message = `A database pool serves POST /sql only (the Neon HTTP format); ${path.slice(0, 100)} is not served here.`;
+      return sluiceReply({ error: "not_found", message }, 404);
+    }
+    if (request.method !== "POST") {
+      const message = `A database pool serves POST /sql only; ${request.method.slice(0, 20)} is not allowed.`;
+      return sluiceReply({ error: "method_not_allowed", message }, 405, { allow: "POST" });
+    }
+    const connectionString = deps.directory.databaseUrl(pool);
+    if (!pool.database || !connectionString) {
+      throw new BadGatewayError("This pool has no database connection configured.");
+    }
+    const options = sqlOptions(headers);
+    const wait = waitRequest(headers);
+    continueIfExpected(env);
+    const limits = { maxBytes: bodyLimit, timeoutMs: pool.requestTimeoutMs };
+    const body = parseSqlBody(await readBodyLimited(request, limits, env));
+    const hold = await admitToSlot({ ...deps, ...call, wait });
+    return runInSlot(deps, call, hold, { body, options, connectionString });
+  };
+}
+
+interface SqlWork {
+  body: SqlBody;
+  options: SqlOptions;
+  connectionString: string;
+}
+
+async function runInSlot(
+  deps: SqlHandlerDeps,
+  call: SqlCall,
+  hold: SlotHold,
+  work: SqlWork,
+): Promise<Response> {
+  const { clock } = deps;
+  const { pool } = call;
+  const database = pool.database as NonNullable<PoolRecord["database"]>;
+  const controller = new AbortController();
+  // The client leaving, the slot lost, the request timeout: the slot is freed now, and the
+  // runner cancels the statement on the database.
+  const stop = (reason: unknown) => {
+    if (controller.signal.aborted) return;
+    const timedOut = reason instanceof SlotCappedError;
+    controller.abort(timedOut ? new UpstreamTimeoutError(TIMEOUT_MESSAGE) : reason);
+    hold.end();
+  };
+  const remainingMs = Math.max(1, hold.grant.requestDeadline - clock.now());
+  const timer = clock.setTimeout(
+    () => stop(new UpstreamTimeoutError(TIMEOUT_MESSAGE)),
+    remainingMs,
+  );
+  const stopWatchingHold = hold.onAbort(stop);
+  const stopWatchingClient = onClientGone(call.env, call.request, stop);
+  const headers = grantHeaders(hold.grant);
+  try {
+    const results = await deps.runner.run(
+      {
+        poolId: pool.id,
+        connectionString: work.connectionString,
+        maxConnections: pool.maxConcurrent,
+      },
+      {
+        statements: work.body.statements,
+        statementTimeoutMs: Math.min(database.statementTimeoutMs, remainingMs),
+        maxRows: database.maxRows,
+        maxResultBytes: database.maxResultBytes,
+        isolation: work.body.batch ? work.options.isolation : undefined,
+        deferrable: work.body.batch && work.options.deferrable,
+      },
+      controller.signal,
+    );
+    hold.end({ status: 200 });
+    const bodies = results.map((result) => sqlResultBody(result, work.options));
+    return jsonReply(work.body.batch ? { results: bodies } : bodies[0], 200, headers);
+  } catch (error) {
+    hold.end(outcomeOf(error));
+    if (error instanceof SqlStatementError) {
+      return jsonReply(sqlErrorBody(error.fields, database.statementTimeoutMs), 400, headers);
+    }
+    const response = lockErrorResponse(error);
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+    return response;
+  } finally {
+    clock.clearTimeout(timer);
+    stopWatchingHold();
+    stopWatchingClient();
+  }
+}
+
+const THROTTLED: OutcomeReport = { throttled: 1 };
+
+/**
+ * What the database's answer teaches adaptive learning. An overloaded or contended database
+ * is reported as a throttle without a status, as an upstream's 429 would be: the learner
+ * ignores 5xx statuses, and a 503 here means one slot fewer, not a pause.
+ */
+function outcomeOf(error: unknown): OutcomeReport {
+  if (error instanceof DatabaseBusyError) return THROTTLED;
+  if (error instanceof SqlStatementError) return error.throttle ? THROTTLED : { status: 400 };
+  return { status: statusForError(error) };
+}
