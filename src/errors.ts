@@ -18,7 +18,8 @@ export type SluiceErrorCode =
   | "payload_too_large"
   | "request_timeout"
   | "unsupported_media_type"
-  | "closed";
+  | "closed"
+  | "missing_dependency";
 
 /**
  * Marks Sluice errors across copies of the package: an app that loads both the ESM and the
@@ -340,5 +341,29 @@ export class UnsupportedMediaTypeError extends SluiceError {
 export class RequestTimeoutError extends SluiceError {
   constructor(timeoutMs: number) {
     super("request_timeout", `The request body did not arrive within ${timeoutMs} ms.`);
+  }
+}
+
+/**
+ * An optional package an adapter needs is not installed (the package lists its drivers and
+ * the server's HTTP stack as optional dependencies, so a core-only install skips them).
+ * `packageName` is what to install.
+ *
+ * @example
+ * ```ts
+ * throw new MissingDependencyError("better-sqlite3", "the SQLite catalog");
+ * // "the SQLite catalog needs the package better-sqlite3, which is not installed: run `npm install better-sqlite3`."
+ * ```
+ */
+export class MissingDependencyError extends SluiceError {
+  readonly packageName: string;
+
+  constructor(packageName: string, neededBy: string, options?: { cause?: unknown }) {
+    super(
+      "missing_dependency",
+      `${neededBy} needs the package ${packageName}, which is not installed: run \`npm install ${packageName}\`.`,
+      options,
+    );
+    this.packageName = packageName;
   }
 }

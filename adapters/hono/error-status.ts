@@ -29,6 +29,7 @@ const STATUS_BY_CODE: Readonly<Record<SluiceErrorCode, ContentfulStatusCode>> = 
   request_timeout: 408,
   unsupported_media_type: 415,
   closed: 503,
+  missing_dependency: 500,
 };
 
 /**
@@ -69,6 +70,7 @@ const LOCK_API_ERROR_BY_CODE: Readonly<Record<SluiceErrorCode, string>> = {
   request_timeout: "request_timeout",
   unsupported_media_type: "unsupported_media_type",
   closed: "shutting_down",
+  missing_dependency: "internal_error",
 };
 
 /**

@@ -25,6 +25,11 @@ export interface ProxyAppDeps {
   signedBodyLimitBytes?: number;
   /** Origin connection pools; default a fresh {@link createUpstreamClient}, destroyed by `close()`. */
   upstreamClient?: UpstreamClient;
-  /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
-  logError?: (error: unknown) => void;
+  /** Receives unexpected errors (answered with a bare 500) and their request; default `console.error`. */
+  logError?: (error: unknown, request?: Request) => void;
+  /**
+   * Receives every origin failure (unreachable, too slow, a broken answer, a body cut off)
+   * with its request, for a server's log; the client's answer is the proxy's own 502 or 504.
+   */
+  onOriginFailure?: (request: Request, cause: Error) => void;
 }
