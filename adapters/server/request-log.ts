@@ -105,7 +105,8 @@ export function observeRequests(options: RequestLogOptions): RequestLog {
         const fields = fieldsOf(request, state, outgoing ? outgoing.statusCode : status);
         log.info("Request", { ...fields, durationMs: now() - state.startedAt });
       };
-      if (outgoing) outgoing.once("close", access);
+      // The proxy may have ended its response already (a small answer written in one go).
+      if (outgoing && !outgoing.writableFinished) outgoing.once("close", access);
       else access();
     }
     return response;
