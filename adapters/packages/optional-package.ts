@@ -1,10 +1,12 @@
 import { createRequire } from "node:module";
 import { MissingDependencyError } from "../../src/errors.js";
 
-// CommonJS builds have `require`; ESM builds make one next to this module, so packages
-// resolve from where Sluice is installed, not from the caller's working directory.
-const requireHere: NodeJS.Require =
-  typeof require === "function" ? require : createRequire(import.meta.url);
+// Packages resolve from where Sluice is installed, not from the caller's working directory.
+// CommonJS builds have no `import.meta.url`, ESM has no `__filename`; a bare `require` would
+// become the bundler's shim, which refuses dynamic names.
+const requireHere: NodeJS.Require = createRequire(
+  typeof __filename === "string" ? __filename : import.meta.url,
+);
 
 const loaded = new Map<string, unknown>();
 

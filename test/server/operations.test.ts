@@ -41,7 +41,11 @@ describe("the operations surface of a running server", () => {
 
   const control = (path: string, headers: Record<string, string> = {}) =>
     httpRequest({ port, path, host: `localhost:${port}`, headers });
-  const lock = (path: string, body?: unknown, headers: Record<string, string> = { "x-svc-key": key }) =>
+  const lock = (
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { "x-svc-key": key },
+  ) =>
     httpRequest({
       port,
       path,
@@ -78,7 +82,13 @@ describe("the operations surface of a running server", () => {
       const credential = data.catalog.sealCredential("x-api-key", UPSTREAM_SECRET);
       data.catalog.store.upsertPool(
         team.id,
-        poolInput({ subdomain: "chat", origin: upstream.url, maxConcurrent: 1, rpm: 600, credential }),
+        poolInput({
+          subdomain: "chat",
+          origin: upstream.url,
+          maxConcurrent: 1,
+          rpm: 600,
+          credential,
+        }),
       );
       data.catalog.store.upsertPool(
         team.id,
@@ -119,7 +129,10 @@ describe("the operations surface of a running server", () => {
     expect(sampleValue(held.samples, "sluice_pool_in_flight", { pool: "chat" })).toBe(1);
     expect((await lock("/pools/chat/lock/acquire")).status).toBe(429);
     const { slotId } = granted.json<{ slotId: string }>();
-    const released = await lock(`/pools/chat/lock/${slotId}/release`, { status: 429, throttled: 1 });
+    const released = await lock(`/pools/chat/lock/${slotId}/release`, {
+      status: 429,
+      throttled: 1,
+    });
     expect(released.json()).toEqual({ released: true });
     // Proxy: a slow answer (a measurable hold), a wrong key, and a pool no one defined.
     expect((await proxied("chat", "/v1/slow", { "x-svc-key": key })).status).toBe(200);
@@ -182,7 +195,12 @@ describe("the operations surface of a running server", () => {
       status: "ready",
       checks: { catalog: "ok", catalogSync: "ok", server: "ok" },
     });
-    const posted = await httpRequest({ port, path: "/readyz", host: `localhost:${port}`, method: "POST" });
+    const posted = await httpRequest({
+      port,
+      path: "/readyz",
+      host: `localhost:${port}`,
+      method: "POST",
+    });
     expect(posted.status).toBe(405);
     expect(posted.headers.allow).toBe("GET, HEAD");
   });
@@ -193,7 +211,9 @@ describe("the operations surface of a running server", () => {
       "x-request-id": "req-origin-down-1",
     });
     expect(failed.status).toBe(502);
-    const line = entries().find((entry) => entry.requestId === "req-origin-down-1" && entry.level === "error");
+    const line = entries().find(
+      (entry) => entry.requestId === "req-origin-down-1" && entry.level === "error",
+    );
     expect(line).toMatchObject({
       msg: "Request failed",
       method: "GET",
@@ -237,7 +257,9 @@ describe("the operations surface of a running server", () => {
     expect(Number.isNaN(Date.parse(String(access?.time)))).toBe(false);
     // A request id a client sends that could forge a line is replaced by a fresh one.
     await control("/healthz", { "x-request-id": 'bad id" injected' });
-    await expect.poll(() => entries().filter((entry) => entry.path === "/healthz").length).toBeGreaterThan(1);
+    await expect
+      .poll(() => entries().filter((entry) => entry.path === "/healthz").length)
+      .toBeGreaterThan(1);
     const ids = entries()
       .filter((entry) => entry.path === "/healthz")
       .map((entry) => String(entry.requestId));

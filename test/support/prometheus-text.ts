@@ -38,7 +38,8 @@ export function parsePrometheusText(text: string): PromSample[] {
     if (consumed !== body.length) throw new Error(`Bad labels in ${JSON.stringify(line)}`);
     const raw = match[3] as string;
     const value = raw === "+Inf" ? Infinity : raw === "-Inf" ? -Infinity : Number(raw);
-    if (Number.isNaN(value) && raw !== "NaN") throw new Error(`Bad value in ${JSON.stringify(line)}`);
+    if (Number.isNaN(value) && raw !== "NaN")
+      throw new Error(`Bad value in ${JSON.stringify(line)}`);
     samples.push({ name: match[1] as string, labels, value });
   }
   return samples;
