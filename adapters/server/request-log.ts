@@ -86,7 +86,9 @@ export function observeRequests(options: RequestLogOptions): RequestLog {
         .then((message) => log.error("Request failed", { ...fields, cause: message }));
       return;
     }
-    log.error("Request failed", { ...fields, cause: `the origin answered ${status}` });
+    // Every answer of Sluice's own carries the mark or reports its cause: this one is the origin's.
+    const cause = fields.pool === null ? "no cause reported" : `the origin answered ${status}`;
+    log.error("Request failed", { ...fields, cause });
   }
 
   function answered(request: Request, state: RequestState, response: Response): Response {

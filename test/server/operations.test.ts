@@ -234,6 +234,41 @@ describe("the operations surface of a running server", () => {
     }
   });
 
+  it("logs an origin's own 5xx, and an origin that breaks off its answer", async () => {
+    upstream.on("/v1/overloaded", (_request, response) => {
+      response.writeHead(503, { "content-type": "text/plain" });
+      response.end("busy");
+    });
+    upstream.on("/v1/broken", (_request, response) => {
+      response.writeHead(200, { "content-type": "text/plain", "content-length": "100" });
+      response.write("partial");
+      setTimeout(() => response.destroy(), 20);
+    });
+    const overloaded = await proxied("chat", "/v1/overloaded", {
+      "x-svc-key": key,
+      "x-request-id": "req-503",
+    });
+    expect(overloaded.status).toBe(503);
+    await expect
+      .poll(() =>
+        entries().find((entry) => entry.requestId === "req-503" && entry.level === "error"),
+      )
+      .toMatchObject({
+        msg: "Request failed",
+        status: 503,
+        pool: "chat",
+        cause: "the origin answered 503",
+      });
+    await proxied("chat", "/v1/broken", { "x-svc-key": key, "x-request-id": "req-cut" }).catch(
+      () => undefined,
+    );
+    await expect
+      .poll(() =>
+        entries().find((entry) => entry.requestId === "req-cut" && entry.level === "error"),
+      )
+      .toMatchObject({ msg: "Response cut off", status: 200, pool: "chat", path: "/v1/broken" });
+  });
+
   it("writes one JSON access line per request with --log-requests", async () => {
     const answered = await proxied("chat", "/v1/echo?secret=1", {
       "x-svc-key": key,
