@@ -302,4 +302,14 @@ describe("the operations surface of a running server", () => {
     // Start-up lines are JSON too.
     expect(entries().some((entry) => /^Listening on /.test(String(entry.msg)))).toBe(true);
   });
+
+  it("drops a deleted pool's series", async () => {
+    const store = server.catalog.store;
+    const down = await store.findPoolBySubdomain("down");
+    expect(await store.deletePool(down!.teamId, down!.id)).toBe(true);
+    await server.syncCatalog();
+    const { samples } = await scrape();
+    const pools = new Set(samples.flatMap((sample) => sample.labels.pool ?? []));
+    expect([...pools]).toEqual(["chat"]);
+  });
 });
