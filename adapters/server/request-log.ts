@@ -71,7 +71,13 @@ export function observeRequests(options: RequestLogOptions): RequestLog {
   function logFailure(request: Request, state: RequestState, status: number, body?: Response) {
     const fields = fieldsOf(request, state, status);
     if (state.cause !== undefined) {
-      log.error("Request failed", { ...fields, cause: describeCause(state.cause) });
+      // A 500 is a fault of Sluice's: where it happened is worth the line's length.
+      const stack = status === 500 && state.cause instanceof Error ? state.cause.stack : undefined;
+      log.error("Request failed", {
+        ...fields,
+        cause: describeCause(state.cause),
+        stack: stack && scrubSecrets(stack.split("\n").slice(1, 6).join(" | ").trim()),
+      });
       return;
     }
     if (body && body.headers.get("x-svc-rejected-by") === "sluice") {
