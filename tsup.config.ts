@@ -1,4 +1,4 @@
-import { cpSync, rmSync } from "node:fs";
+import { cpSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { defineConfig } from "tsup";
 
@@ -16,6 +16,15 @@ const LIBRARY_ENTRIES = {
   postgres: "adapters/postgres-pool/index.ts",
 };
 
+/**
+ * tsup leaves `dependencies` and `peerDependencies` as imports but would bundle the optional
+ * ones (the drivers and the server's HTTP stack): they stay imports too, resolved where the
+ * user installed them, or reported missing by name.
+ */
+const OPTIONAL_DEPENDENCIES = Object.keys(
+  JSON.parse(readFileSync("package.json", "utf8")).optionalDependencies ?? {},
+);
+
 /** One build for the library, its optional adapters and the CLI (`bin`: dist/cli.js). */
 export default defineConfig({
   entry: { ...LIBRARY_ENTRIES, cli: "adapters/cli/main.ts" },
@@ -27,6 +36,7 @@ export default defineConfig({
   target: "node20",
   splitting: true,
   treeshake: true,
+  external: OPTIONAL_DEPENDENCIES,
   // Node >= 20 knows `node:` imports; keep them, so a reader of dist/ sees what is built in.
   removeNodeProtocol: false,
   // No shims: they would put a `__dirname` helper in a chunk every entry (the core too) loads.

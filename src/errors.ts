@@ -22,7 +22,8 @@ export type SluiceErrorCode =
   | "result_too_large"
   | "bad_gateway"
   | "database_busy"
-  | "upstream_timeout";
+  | "upstream_timeout"
+  | "missing_dependency";
 
 /**
  * Marks Sluice errors across copies of the package: an app that loads both the ESM and the
@@ -409,5 +410,29 @@ export class DatabaseBusyError extends SluiceError {
 export class UpstreamTimeoutError extends SluiceError {
   constructor(message: string) {
     super("upstream_timeout", message);
+  }
+}
+
+/**
+ * An optional package an adapter needs is not installed (the package lists its drivers and
+ * the server's HTTP stack as optional dependencies, so a core-only install skips them).
+ * `packageName` is what to install.
+ *
+ * @example
+ * ```ts
+ * throw new MissingDependencyError("better-sqlite3", "the SQLite catalog");
+ * // "the SQLite catalog needs the package better-sqlite3, which is not installed: run `npm install better-sqlite3`."
+ * ```
+ */
+export class MissingDependencyError extends SluiceError {
+  readonly packageName: string;
+
+  constructor(packageName: string, neededBy: string, options?: { cause?: unknown }) {
+    super(
+      "missing_dependency",
+      `${neededBy} needs the package ${packageName}, which is not installed: run \`npm install ${packageName}\`.`,
+      options,
+    );
+    this.packageName = packageName;
   }
 }

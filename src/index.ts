@@ -42,8 +42,9 @@ export {
   validateOutcomeReport,
 } from "./learning/parse-outcome.js";
 export type { HeadersLike, OutcomeReport, ParsedOutcome, RateInfo } from "./learning/types.js";
+export type { MetricsRecorderOptions } from "./metrics/recorder.js";
 export { MetricsRecorder } from "./metrics/recorder.js";
-export type { MetricCounts, MetricsBucket } from "./metrics/types.js";
+export type { MetricCounts, MetricsBucket, MetricsObserver } from "./metrics/types.js";
 export * from "./signing/index.js";
 export { MemorySlotStore } from "./store/memory-store.js";
 export type * from "./store/types.js";

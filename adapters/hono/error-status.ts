@@ -33,6 +33,7 @@ const STATUS_BY_CODE: Readonly<Record<SluiceErrorCode, ContentfulStatusCode>> = 
   bad_gateway: 502,
   database_busy: 503,
   upstream_timeout: 504,
+  missing_dependency: 500,
 };
 
 /**
@@ -77,6 +78,7 @@ const LOCK_API_ERROR_BY_CODE: Readonly<Record<SluiceErrorCode, string>> = {
   bad_gateway: "bad_gateway",
   database_busy: "database_busy",
   upstream_timeout: "upstream_timeout",
+  missing_dependency: "internal_error",
 };
 
 /**

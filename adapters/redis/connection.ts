@@ -1,6 +1,6 @@
-import type { RedisOptions } from "ioredis";
-import { Redis } from "ioredis";
+import type { Redis, RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../../src/errors.js";
+import { optionalPackage } from "../packages/optional-package.js";
 
 /** Default bound on one Redis call, connecting included. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
@@ -51,9 +51,23 @@ export function openConnections(
   const options = boundedOptions(commandTimeoutMs);
   const command = source.redis
     ? source.redis.duplicate(options)
-    : new Redis(source.url ?? DEFAULT_REDIS_URL, options);
+    : new (redisClient())(source.url ?? DEFAULT_REDIS_URL, options);
   const subscriber = command.duplicate();
   return { command, subscriber };
+}
+
+/**
+ * The ioredis client class, loaded on first use: ioredis is an optional dependency, so
+ * importing the Redis adapter never fails where it is not installed; connecting then says
+ * which package to install.
+ *
+ * @example
+ * ```ts
+ * const client = new (redisClient())("redis://127.0.0.1:6379");
+ * ```
+ */
+export function redisClient(): typeof Redis {
+  return optionalPackage<typeof import("ioredis")>("ioredis", "The Redis slot store").Redis;
 }
 
 /** Server answers that mean "not now" rather than "this script is wrong". */

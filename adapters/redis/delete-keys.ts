@@ -1,5 +1,4 @@
-import { Redis } from "ioredis";
-import { DEFAULT_REDIS_URL } from "./connection.js";
+import { DEFAULT_REDIS_URL, redisClient } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 
 /**
@@ -13,7 +12,7 @@ import { RedisKeys } from "./keys.js";
  * ```
  */
 export async function deleteKeysUnder(prefix: string, url = DEFAULT_REDIS_URL): Promise<number> {
-  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  const client = new (redisClient())(url, { maxRetriesPerRequest: 1 });
   let deleted = 0;
   try {
     const pattern = new RedisKeys(prefix).pattern();

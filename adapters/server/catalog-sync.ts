@@ -31,6 +31,8 @@ export interface CatalogSync {
   start(intervalMs: number): void;
   /** Stops the timer and waits for a sync in progress. */
   stop(): Promise<void>;
+  /** Why the last timed sync failed; null when it succeeded (or none ran yet). */
+  lastFailure(): string | null;
 }
 
 /** Options of {@link createCatalogSync}. */
@@ -88,6 +90,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   let running: Promise<unknown> = Promise.resolve();
   let timer: TimerHandle | null = null;
   let stopped = true;
+  let failure: string | null = null;
 
   async function removePool(subdomain: string): Promise<void> {
     await governor.removePool(subdomain);
@@ -237,12 +240,16 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
         sync
           .syncIfChanged()
           .then((report) => {
+            failure = null;
             // Token use and metrics also move the marker; only real changes are worth a line.
             if (report && Object.values(report).some((names) => names.length > 0)) {
               log(describeSync(report));
             }
           })
-          .catch((error: unknown) => log(`Catalog sync failed: ${(error as Error).message}`))
+          .catch((error: unknown) => {
+            failure = (error as Error).message;
+            log(`Catalog sync failed: ${failure}`);
+          })
           .finally(() => {
             if (!stopped) timer = clock.setTimeout(tick, intervalMs);
           });
@@ -255,6 +262,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
       timer = null;
       await running;
     },
+    lastFailure: () => failure,
   };
   return sync;
 }

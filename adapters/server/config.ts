@@ -25,6 +25,8 @@ export const SERVER_CONFIG_DEFAULTS = {
   headersTimeoutMs: BODY_TIMEOUT_MS,
   keepAliveTimeoutMs: BODY_TIMEOUT_MS,
   corsOrigins: [] as readonly string[],
+  logFormat: "text",
+  logRequests: false,
 } as const;
 
 function wholeNumber(min: number, max: number) {
@@ -158,6 +160,19 @@ export function withoutCredentials(text: string): string {
   return masked.replace(/^([a-z][a-z0-9+.-]*:\/\/[^?#\s]*)\?[^#\s]*/i, "$1?***");
 }
 
+/** A switch from a flag (`--log-requests` alone is "true"), an env var or code. */
+const onOff = v.pipe(
+  v.union([v.boolean(), v.string()], 'must be "true" or "false"'),
+  v.transform((value) => {
+    if (typeof value === "boolean") return value;
+    const text = value.trim().toLowerCase();
+    if (["true", "1", "yes", "on"].includes(text)) return true;
+    if (["false", "0", "no", "off"].includes(text)) return false;
+    return null;
+  }),
+  v.boolean('must be "true" or "false"'),
+);
+
 const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1, message));
 
 /**
@@ -181,6 +196,11 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  *   `keepAliveTimeoutMs`: how long an idle keep-alive connection stays open.
  * - `corsOrigins`: web origins (`https://app.example`, comma-separated in flags and env) whose
  *   pages may call the Lock API besides the server's own base and lock URLs; `*` admits any.
+ * - `logFormat`: `text` (readable lines) or `json` (one object a line) for the server log,
+ *   access lines and error lines.
+ * - `logRequests`: one access line per request (method, host, path, status, duration, pool,
+ *   request id); 5xx answers and origin failures are logged either way.
+ * - `metricsToken`: when set, `GET /metrics` needs `Authorization: Bearer <token>` (never logged).
  * - `secretKey`: key that encrypts upstream credentials at rest (never logged).
  */
 export const ServerConfigSchema = v.pipe(
@@ -247,6 +267,18 @@ export const ServerConfigSchema = v.pipe(
       SERVER_CONFIG_DEFAULTS.keepAliveTimeoutMs,
     ),
     corsOrigins: v.optional(corsOrigins, SERVER_CONFIG_DEFAULTS.corsOrigins),
+    logFormat: v.optional(
+      v.picklist(["text", "json"], 'must be "text" or "json"'),
+      SERVER_CONFIG_DEFAULTS.logFormat,
+    ),
+    logRequests: v.optional(onOff, SERVER_CONFIG_DEFAULTS.logRequests),
+    metricsToken: v.optional(
+      v.pipe(
+        v.string(),
+        // Compared as given: spaces at either end would be lost on the way through a header.
+        v.regex(/^[\x21-\x7e]{16,512}$/, "must be 16 to 512 printable characters without spaces"),
+      ),
+    ),
     secretKey: v.optional(
       v.pipe(
         v.string(),
@@ -296,6 +328,9 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   headersTimeoutMs: { env: "SLUICE_HEADERS_TIMEOUT_MS", flag: "headers-timeout-ms" },
   keepAliveTimeoutMs: { env: "SLUICE_KEEP_ALIVE_TIMEOUT_MS", flag: "keep-alive-timeout-ms" },
   corsOrigins: { env: "SLUICE_CORS_ORIGINS", flag: "cors-origins" },
+  logFormat: { env: "SLUICE_LOG_FORMAT", flag: "log-format" },
+  logRequests: { env: "SLUICE_LOG_REQUESTS", flag: "log-requests" },
+  metricsToken: { env: "SLUICE_METRICS_TOKEN", flag: "metrics-token" },
   // Never a flag: a secret on the command line shows up in `ps`.
   secretKey: { env: "SLUICE_SECRET_KEY", flag: null },
 };
@@ -303,7 +338,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
 /** Where {@link loadServerConfig} reads settings from. */
 export interface ServerConfigSources {
   /** Values from CLI flags (or code); they win over `env`. Undefined entries are ignored. */
-  flags?: Partial<Record<ServerConfigField, string | number | undefined>>;
+  flags?: Partial<Record<ServerConfigField, string | number | boolean | undefined>>;
   /** Environment (`SLUICE_*`); empty values count as unset. Defaults to none. */
   env?: Readonly<Record<string, string | undefined>>;
 }
@@ -328,7 +363,7 @@ export function loadServerConfig(sources: ServerConfigSources = {}): ServerConfi
 }
 
 function collectInput(sources: ServerConfigSources) {
-  const input: Record<string, string | number> = {};
+  const input: Record<string, string | number | boolean> = {};
   const origins: Record<string, string> = {};
   for (const field of Object.keys(SERVER_CONFIG_SOURCES) as ServerConfigField[]) {
     const { env, flag } = SERVER_CONFIG_SOURCES[field];
@@ -347,14 +382,14 @@ function collectInput(sources: ServerConfigSources) {
 
 function describeIssue(
   issue: v.BaseIssue<unknown>,
-  input: Record<string, string | number>,
+  input: Record<string, string | number | boolean>,
   origins: Record<string, string>,
 ): string {
   const field = v.getDotPath(issue) ?? "config";
   const details: string[] = [];
   // Show what the user typed (not the half-transformed value), but never a secret: no key,
   // and no password inside a URL.
-  if (field !== "secretKey" && field in input) {
+  if (field !== "secretKey" && field !== "metricsToken" && field in input) {
     details.push(`got ${JSON.stringify(withoutCredentials(String(input[field])))}`);
   }
   if (origins[field]) details.push(`from ${origins[field]}`);

@@ -20,7 +20,13 @@ import { openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
+import { withOpsRoutes } from "./ops-routes.js";
+import { countingAccessLog, createPrometheusMetrics } from "./prometheus-metrics.js";
+import { checkReadiness } from "./readiness.js";
+import { observeRequests } from "./request-log.js";
+import { requestPoolResolver } from "./request-pool.js";
 import { createServerAccessLog, type ServerAccessLog } from "./server-access-log.js";
+import { createServerLog } from "./server-log.js";
 import { lockForServing, redisTargetOf, type ServingLock } from "./serving-lock.js";
 import { describeSlotStore, slotStoreFor } from "./slot-store.js";
 
@@ -33,6 +39,11 @@ export interface ServerAppDeps {
   accessLog: AccessLog;
   clock: Clock;
   config: ServerConfig;
+  /**
+   * Where an app reports why a request failed (a fault, an origin failure), with the request:
+   * the server logs it with the request's id and pool. Absent outside a server.
+   */
+  reportFailure?: (request: Request | undefined, cause: unknown) => void;
 }
 
 /** Builds an app (Lock API, pool proxy) from the server's parts. */
@@ -45,7 +56,11 @@ export interface SluiceServerOptions {
   /** Pool proxy app, serving `<subdomain>.<poolDomain>`; absent: those hosts answer 404. */
   proxyApp?: ServerAppFactory;
   clock?: Clock;
-  /** Readable progress lines (start-up, syncs, shutdown). Default: none. */
+  /**
+   * Log lines, formatted as `config.logFormat` says: progress (start-up, syncs, shutdown),
+   * an error line for every 5xx and origin failure, and with `config.logRequests` an access
+   * line per request. Default: none.
+   */
   log?: (line: string) => void;
 }
 
@@ -99,7 +114,8 @@ export async function createSluiceServer(
   options: SluiceServerOptions = {},
 ): Promise<SluiceServer> {
   const clock = options.clock ?? systemClock;
-  const log = options.log ?? (() => {});
+  const serverLog = createServerLog(config.logFormat, options.log ?? (() => {}));
+  const log = (line: string) => serverLog.info(line);
   const data = openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
@@ -109,7 +125,8 @@ export async function createSluiceServer(
     );
     cleanups.push(() => servingLock.release());
     log(`Data directory: ${data.dataDir}`);
-    const metrics = new MetricsRecorder();
+    const prometheus = createPrometheusMetrics(() => governor);
+    const metrics = new MetricsRecorder({ observer: prometheus.observer });
     const persistence = createMetricsPersistence({
       recorder: metrics,
       store: new SqliteMetricsStore(data.database),
@@ -135,35 +152,62 @@ export async function createSluiceServer(
       clock,
       log,
       onPoolRemoved: (subdomain) =>
-        forgetPoolEverywhere(subdomain, [persistence, access.accessLog]),
+        forgetPoolEverywhere(subdomain, [persistence, access.accessLog, prometheus]),
     });
     log(describeSync(await sync.syncNow()));
 
+    const poolOf = requestPoolResolver(config);
+    const requestLog = observeRequests({
+      log: serverLog,
+      logRequests: config.logRequests,
+      poolOf,
+      onAuthRefusal(request, status) {
+        const pool = poolOf(request);
+        if (pool) prometheus.countAuthRefusal(pool, status === 401 ? "unauthorized" : "forbidden");
+      },
+    });
     const deps: ServerAppDeps = {
       governor,
       catalog: data.catalog,
       metrics,
-      accessLog: access.accessLog,
+      accessLog: countingAccessLog(access.accessLog, prometheus.countAttempt),
       clock,
       config,
+      reportFailure: requestLog.reportFailure,
     };
     const proxyApp = options.proxyApp?.(deps);
-    const app = createHostRouter({
-      baseUrl: config.baseUrl,
-      lockUrl: config.lockUrl,
-      poolDomain: config.poolDomain,
+    const stopping = { now: false };
+    const controlApp = withOpsRoutes({
       controlApp: createControlApp({
         catalog: data.catalog,
         metrics,
         clock,
         publicUrl: config.baseUrl,
+        logError: (report) => requestLog.reportFailure(report.request, report.error),
       }),
+      metrics: prometheus,
+      metricsToken: config.metricsToken,
+      readiness: () =>
+        checkReadiness({
+          catalog: data.catalog.store,
+          slotStore: governor.store,
+          sync,
+          stopping: () => stopping.now,
+        }),
+    });
+    const app = createHostRouter({
+      baseUrl: config.baseUrl,
+      lockUrl: config.lockUrl,
+      poolDomain: config.poolDomain,
+      controlApp,
       lockApp: options.lockApp?.(deps),
       proxyApp,
     });
     return assemble({
       config,
       app,
+      served: requestLog.observe(app),
+      stopping,
       data,
       servingLock,
       governor,
@@ -184,6 +228,10 @@ export async function createSluiceServer(
 interface Parts {
   config: ServerConfig;
   app: Hono;
+  /** `app` with its answers logged: what the listener serves. */
+  served: FetchApp;
+  /** Set once shutdown begins (readiness then fails). */
+  stopping: { now: boolean };
   data: ReturnType<typeof openDataDir>;
   servingLock: ServingLock;
   governor: Governor;
@@ -202,6 +250,7 @@ function assemble(parts: Parts): SluiceServer {
   let closing: Promise<void> | null = null;
 
   async function shutdown(): Promise<void> {
+    parts.stopping.now = true;
     // Queued callers get their answer (503) now; requests holding slots may finish.
     governor.drain();
     if (listener) {
@@ -241,7 +290,7 @@ function assemble(parts: Parts): SluiceServer {
     async listen() {
       if (listener) throw new InvalidArgumentError("listen() may be called only once.");
       listener = await listenHttp({
-        app,
+        app: parts.served,
         hostname: config.host,
         port: config.port,
         headersTimeoutMs: config.headersTimeoutMs,

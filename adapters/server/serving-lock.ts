@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ConflictError, StoreUnavailableError } from "../../src/errors.js";
+import { sqliteDriver } from "../sqlite/driver.js";
 
 /** File name of the serving lock inside the data directory. */
 export const SERVING_LOCK_FILE = "serve.lock";
@@ -45,7 +46,7 @@ export function lockForServing(dataDir: string, redisTarget: string | null): Ser
   try {
     const fresh = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) === 0;
     const waits = fresh || redisTarget !== null;
-    database = new Database(file, { timeout: waits ? PEER_WRITE_WAIT_MS : 0 });
+    database = new (sqliteDriver())(file, { timeout: waits ? PEER_WRITE_WAIT_MS : 0 });
   } catch (error) {
     throw unusable(dataDir, error);
   }

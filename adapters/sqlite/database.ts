@@ -1,6 +1,7 @@
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { sqliteDriver } from "./driver.js";
 import { makeDirectory } from "./make-directory.js";
 import { MIGRATIONS, type Migration } from "./migrations.js";
 
@@ -31,7 +32,7 @@ export function openSluiceDatabase(
 ): Database.Database {
   if (filename !== ":memory:" && filename !== "") makeDirectory(dirname(filename));
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
-  const db = new Database(filename, { timeout: busyTimeoutMs });
+  const db = new (sqliteDriver())(filename, { timeout: busyTimeoutMs });
   try {
     db.pragma("journal_mode = WAL");
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);

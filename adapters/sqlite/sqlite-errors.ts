@@ -1,5 +1,6 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ConflictError, InvalidArgumentError, StoreUnavailableError } from "../../src/errors.js";
+import { sqliteDriver } from "./driver.js";
 
 /**
  * Turns SQLite failures the caller can act on into Sluice's typed errors: a unique index hit
@@ -13,7 +14,7 @@ import { ConflictError, InvalidArgumentError, StoreUnavailableError } from "../.
  * ```
  */
 export function translateSqliteError(error: unknown, what: string): unknown {
-  if (!(error instanceof Database.SqliteError)) return error;
+  if (!(error instanceof sqliteDriver().SqliteError)) return error;
   switch (error.code) {
     case "SQLITE_CONSTRAINT_UNIQUE":
     case "SQLITE_CONSTRAINT_PRIMARYKEY":

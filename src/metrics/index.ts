@@ -3,5 +3,5 @@ export type { MetricsRecorderOptions } from "./recorder.js";
 export { MetricsRecorder } from "./recorder.js";
 export type { MetricsRange, PoolMetricsSummary, SummarizePoolMetricsArgs } from "./summary.js";
 export { summarizePoolMetrics } from "./summary.js";
-export type { MetricCounts, MetricsBucket } from "./types.js";
+export type { MetricCounts, MetricsBucket, MetricsObserver } from "./types.js";
 export { emptyMetricCounts, METRIC_COUNT_FIELDS } from "./types.js";

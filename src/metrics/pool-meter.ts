@@ -1,6 +1,7 @@
 import { BucketCell } from "./bucket-cell.js";
 import type { DirtyLog } from "./dirty-log.js";
 import type { PoolSeries } from "./pool-series.js";
+import type { MetricsObserver } from "./types.js";
 
 /**
  * Records one pool's events into per-minute buckets. The governor caches one per pool
@@ -33,6 +34,7 @@ export class PoolMeter {
     private readonly series: PoolSeries,
     private readonly dirtyLog: DirtyLog,
     private readonly bucketMs: number,
+    private observer?: MetricsObserver | undefined,
   ) {
     this.pool = series.pool;
     this.cell = new BucketCell(series.pool, 0);
@@ -48,6 +50,7 @@ export class PoolMeter {
     const cell = this.cellAt(now);
     cell.admitted++;
     cell.queueWaitMs += queueWaitMs;
+    this.observer?.admitted?.(this.pool, queueWaitMs);
   }
 
   /** An attempt had to wait in the queue (counted when it starts waiting). */
@@ -68,6 +71,7 @@ export class PoolMeter {
   /** The upstream answered 429 `count` times (reported at release). */
   throttled(now: number, count: number): void {
     this.cellAt(now).throttled += count;
+    this.observer?.throttled?.(this.pool, count);
   }
 
   /** A slot was released after being held `holdMs`. */
@@ -75,6 +79,7 @@ export class PoolMeter {
     const cell = this.cellAt(now);
     cell.released++;
     cell.holdMs += holdMs;
+    this.observer?.released?.(this.pool, holdMs);
   }
 
   /** @internal Called by the recorder after pruning so the meter does not write into a dropped bucket. */
@@ -87,6 +92,7 @@ export class PoolMeter {
   /** @internal Called by the recorder on `removePool`: later events go to a private scratch cell. */
   detach(): void {
     this.detached = true;
+    this.observer = undefined;
     this.cell = new BucketCell(this.pool, 0);
     // Already dirty, so it never enters the dirty log; the infinite window never rotates.
     this.cell.dirty = true;

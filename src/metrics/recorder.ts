@@ -2,13 +2,15 @@ import { InvalidArgumentError } from "../errors.js";
 import { DirtyLog } from "./dirty-log.js";
 import { PoolMeter } from "./pool-meter.js";
 import { PoolSeries } from "./pool-series.js";
-import type { MetricCounts, MetricsBucket } from "./types.js";
+import type { MetricCounts, MetricsBucket, MetricsObserver } from "./types.js";
 import { emptyMetricCounts, METRIC_COUNT_FIELDS } from "./types.js";
 
 /** Options of {@link MetricsRecorder}. */
 export interface MetricsRecorderOptions {
   /** Bucket width in ms (a positive integer); default 60 000 (per-minute buckets). */
   bucketMs?: number;
+  /** Also told of single events (for histograms); none by default. */
+  observer?: MetricsObserver;
 }
 
 interface PoolEntry {
@@ -37,6 +39,7 @@ export class MetricsRecorder {
   readonly bucketMs: number;
   private readonly entries = new Map<string, PoolEntry>();
   private readonly dirtyLog = new DirtyLog();
+  private readonly observer: MetricsObserver | undefined;
 
   constructor(options: MetricsRecorderOptions = {}) {
     const bucketMs = options.bucketMs ?? 60_000;
@@ -44,6 +47,7 @@ export class MetricsRecorder {
       throw new InvalidArgumentError(`bucketMs must be a positive integer, got ${bucketMs}.`);
     }
     this.bucketMs = bucketMs;
+    this.observer = options.observer;
   }
 
   /** The pool's meter; the same instance on every call until `removePool`. */
@@ -140,7 +144,7 @@ export class MetricsRecorder {
     let entry = this.entries.get(pool);
     if (entry === undefined) {
       const series = new PoolSeries(pool);
-      entry = { series, meter: new PoolMeter(series, this.dirtyLog, this.bucketMs) };
+      entry = { series, meter: new PoolMeter(series, this.dirtyLog, this.bucketMs, this.observer) };
       this.entries.set(pool, entry);
     }
     return entry;

@@ -45,6 +45,24 @@ export interface MetricsBucket extends MetricCounts {
 }
 
 /**
+ * Sees single events the buckets keep only as sums, for histograms elsewhere (a Prometheus
+ * exporter). Called synchronously on the governor's hot path: keep it cheap, never throw.
+ *
+ * @example
+ * ```ts
+ * const recorder = new MetricsRecorder({ observer: { released: (pool, holdMs) => holds.observe(holdMs / 1000) } });
+ * ```
+ */
+export interface MetricsObserver {
+  /** An attempt got a slot after `queueWaitMs` in the queue (0: at once). */
+  admitted?(pool: string, queueWaitMs: number): void;
+  /** The upstream answered 429 `count` times (reported at release). */
+  throttled?(pool: string, count: number): void;
+  /** A slot was released after being held `holdMs`. */
+  released?(pool: string, holdMs: number): void;
+}
+
+/**
  * The names of every {@link MetricCounts} field, in a stable order: lets an adapter derive
  * its columns and statements without repeating the list.
  *

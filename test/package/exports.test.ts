@@ -170,7 +170,8 @@ describe.skipIf(!built)("the built package", () => {
 
   it("keeps servers and drivers out of the core's import graph", () => {
     const core = staticDependencies("index.js");
-    for (const driver of ["hono", "@hono/node-server", "ioredis", "better-sqlite3", "undici"]) {
+    const drivers = ["hono", "@hono/node-server", "ioredis", "better-sqlite3", "undici", "pg"];
+    for (const driver of [...drivers, "prom-client"]) {
       expect(core.has(driver)).toBe(false);
     }
     // Only built-ins the core uses (`node:` kept), no file-path helpers of a build shim.
@@ -180,7 +181,10 @@ describe.skipIf(!built)("the built package", () => {
     expect(core.has("path") || core.has("url") || core.has("node:url")).toBe(false);
     // The scan does see bare imports: the core's own dependencies and the adapters' drivers.
     expect(core.has("valibot")).toBe(true);
-    expect(staticDependencies("redis.js").has("ioredis")).toBe(true);
+    expect(staticDependencies("hono.js").has("hono")).toBe(true);
+    // The drivers are loaded on first use, so an adapter's entry imports without them.
+    expect(staticDependencies("redis.js").has("ioredis")).toBe(false);
+    expect(staticDependencies("sqlite.js").has("better-sqlite3")).toBe(false);
   });
 
   it("serves database pools from sluice/postgres, and loads pg only there", () => {
@@ -247,24 +251,36 @@ describe.skipIf(!built)("the built package", () => {
     expect(broken).toEqual([]);
   });
 
-  it("depends on every package its published types import", () => {
+  it("depends on every package its published types import, the core's on no optional one", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-    const dependencies = new Set(Object.keys(manifest.dependencies));
+    const required = Object.keys(manifest.dependencies);
+    // The drivers' and the server's packages (and better-sqlite3's types) are optional.
+    const dependencies = new Set([...required, ...Object.keys(manifest.optionalDependencies)]);
     const typed = readdirSync(dist).filter((file) => /\.d\.c?ts$/.test(file));
-    const imported = new Set<string>();
-    for (const file of typed) {
-      const text = readFileSync(join(dist, file), "utf8");
-      for (const match of text.matchAll(
-        /^(?:import|export)\b[^;]*?from ['"]([^'"./][^'"]*)['"]/gm,
-      )) {
-        const specifier = match[1] as string;
-        if (specifier.startsWith("node:")) continue;
-        const parts = specifier.split("/");
-        imported.add(
-          specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string),
-        );
+    /** Packages the type files import, following their relative imports (shared chunks). */
+    const importsOf = (files: readonly string[]) => {
+      const imported = new Set<string>();
+      const seen = new Set<string>();
+      for (let pending = [...files], file = pending.pop(); file; file = pending.pop()) {
+        if (seen.has(file)) continue;
+        seen.add(file);
+        const text = readFileSync(join(dist, file), "utf8");
+        for (const match of text.matchAll(/^(?:import|export)\b[^;]*?from ['"]([^'"]+)['"]/gm)) {
+          const specifier = match[1] as string;
+          if (specifier.startsWith("./")) {
+            pending.push(specifier.slice(2).replace(/\.(c?)js$/, ".d.$1ts"));
+            continue;
+          }
+          if (specifier.startsWith("node:")) continue;
+          const parts = specifier.split("/");
+          imported.add(
+            specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string),
+          );
+        }
       }
-    }
+      return imported;
+    };
+    const imported = importsOf(typed);
     expect(imported.size).toBeGreaterThan(0);
     // A user installs dependencies only: the types of an untyped driver must be one too.
     const missing = [...imported].filter(
@@ -273,6 +289,9 @@ describe.skipIf(!built)("the built package", () => {
         (name === "better-sqlite3" && !dependencies.has("@types/better-sqlite3")),
     );
     expect(missing).toEqual([]);
+    // A core-only install (`--omit=optional`) still type-checks the core.
+    const core = importsOf(["index.d.ts", "index.d.cts", "testing.d.ts", "testing.d.cts"]);
+    expect([...core].filter((name) => !required.includes(name))).toEqual([]);
   });
 
   it("gives TypeScript the right types for every subpath, from ESM and from CommonJS", () => {

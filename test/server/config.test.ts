@@ -40,6 +40,8 @@ describe("loadServerConfig defaults", () => {
       headersTimeoutMs: 10_000,
       keepAliveTimeoutMs: 10_000,
       corsOrigins: [],
+      logFormat: "text",
+      logRequests: false,
     });
     expect(SERVER_CONFIG_DEFAULTS.port).toBe(8080);
   });
@@ -94,6 +96,9 @@ describe("loadServerConfig precedence", () => {
         SLUICE_HEADERS_TIMEOUT_MS: "2000",
         SLUICE_KEEP_ALIVE_TIMEOUT_MS: "3000",
         SLUICE_CORS_ORIGINS: "https://app.test, http://localhost:3000",
+        SLUICE_LOG_FORMAT: "json",
+        SLUICE_LOG_REQUESTS: "1",
+        SLUICE_METRICS_TOKEN: "scrape-token-0123456789",
         SLUICE_SECRET_KEY: VALID_KEY,
       },
     });
@@ -114,6 +119,9 @@ describe("loadServerConfig precedence", () => {
       headersTimeoutMs: 2000,
       keepAliveTimeoutMs: 3000,
       corsOrigins: ["https://app.test", "http://localhost:3000"],
+      logFormat: "json",
+      logRequests: true,
+      metricsToken: "scrape-token-0123456789",
       secretKey: VALID_KEY,
     });
   });

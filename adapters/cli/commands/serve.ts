@@ -1,3 +1,4 @@
+import { missingPackageError } from "../../packages/optional-package.js";
 import { describeSync } from "../../server/catalog-sync.js";
 import {
   loadServerConfig,
@@ -6,6 +7,7 @@ import {
   type ServerConfigField,
 } from "../../server/config.js";
 import type { ListenResult, SluiceServer } from "../../server/create-server.js";
+import { createServerLog, type ServerLog } from "../../server/server-log.js";
 import {
   type CliIo,
   type CommandSpec,
@@ -17,7 +19,7 @@ import {
 
 type FlagField = Exclude<ServerConfigField, "secretKey">;
 
-const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }> = {
+const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }> = {
   host: {
     placeholder: "<address>",
     description: `Interface to listen on. Default ${SERVER_CONFIG_DEFAULTS.host}.`,
@@ -83,47 +85,72 @@ const FLAG_HELP: Record<FlagField, { placeholder: string; description: string }>
     description:
       "Comma-separated web origins (https://app.example) whose pages may call the Lock API; * for any. Default: only the server's own URLs.",
   },
+  logFormat: {
+    placeholder: "text|json",
+    description: `Server log, access and error lines as readable text or one JSON object a line. Default ${SERVER_CONFIG_DEFAULTS.logFormat}.`,
+  },
+  logRequests: {
+    description:
+      "Log one access line per request (5xx answers and origin failures are logged always).",
+  },
+  metricsToken: {
+    placeholder: "<token>",
+    description:
+      "GET /metrics then needs Authorization: Bearer <token> (SLUICE_METRICS_TOKEN keeps it out of ps). Default: open.",
+  },
 };
+
+/** Flags that take no value. */
+const SWITCHES: ReadonlySet<FlagField> = new Set(["logRequests"]);
 
 const FLAG_FIELDS = Object.keys(FLAG_HELP) as FlagField[];
 
 function flagOptions(): Record<string, OptionSpec> {
   const options: Record<string, OptionSpec> = {};
   for (const field of FLAG_FIELDS) {
-    options[SERVER_CONFIG_SOURCES[field].flag!] = { type: "string", ...FLAG_HELP[field] };
+    const type = SWITCHES.has(field) ? "boolean" : "string";
+    options[SERVER_CONFIG_SOURCES[field].flag!] = { type, ...FLAG_HELP[field] };
   }
   return options;
 }
 
-function flagValues(args: ParsedCommand): Partial<Record<ServerConfigField, string>> {
-  const flags: Partial<Record<ServerConfigField, string>> = {};
+function flagValues(args: ParsedCommand): Partial<Record<ServerConfigField, string | boolean>> {
+  const flags: Partial<Record<ServerConfigField, string | boolean>> = {};
   for (const field of FLAG_FIELDS) {
     const value = args.values[SERVER_CONFIG_SOURCES[field].flag!];
-    if (typeof value === "string") flags[field] = value;
+    if (typeof value === "string" || typeof value === "boolean") flags[field] = value;
   }
   return flags;
 }
 
-function printEndpoints(io: CliIo, listening: ListenResult, poolDomain: string): void {
-  io.out(`Control API: ${listening.url}/api/v1`);
-  io.out(`Lock API:    ${listening.lockUrl}/pools/<pool>/lock/acquire`);
+function printEndpoints(say: ServerLog, listening: ListenResult, poolDomain: string): void {
+  say.info(`Control API: ${listening.url}/api/v1`);
+  say.info(`Lock API:    ${listening.lockUrl}/pools/<pool>/lock/acquire`);
   // Pool hosts are reached the way the base URL is (scheme and port; behind a reverse proxy
   // that may not be the port bound here).
   const base = new URL(listening.url);
-  io.out(`Pool proxy:  ${base.protocol}//<pool>.${poolDomain}${base.port ? `:${base.port}` : ""}`);
-  io.out("Press Ctrl+C to stop.");
+  say.info(
+    `Pool proxy:  ${base.protocol}//<pool>.${poolDomain}${base.port ? `:${base.port}` : ""}`,
+  );
+  say.info(`Operations:  ${listening.url}/metrics, /healthz, /readyz`);
+  say.info("Press Ctrl+C to stop.");
 }
 
 /**
  * Resolves once the server has shut down after SIGINT or SIGTERM; SIGHUP re-reads the
  * catalog. A second SIGINT/SIGTERM during shutdown resolves at once with exit code 1.
  */
-function runUntilStopped(server: SluiceServer, signals: SignalSource, io: CliIo): Promise<number> {
+function runUntilStopped(
+  server: SluiceServer,
+  signals: SignalSource,
+  io: CliIo,
+  say: ServerLog,
+): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false;
     const stop = (signal: string) => () => {
       if (stopping) {
-        io.err(`Received ${signal} again; exiting without waiting.`);
+        say.warn(`Received ${signal} again; exiting without waiting.`);
         cleanup();
         resolve(1);
         // In-flight requests would otherwise keep the process alive until they end.
@@ -131,15 +158,15 @@ function runUntilStopped(server: SluiceServer, signals: SignalSource, io: CliIo)
         return;
       }
       stopping = true;
-      io.out(`Received ${signal}; shutting down.`);
+      say.info(`Received ${signal}; shutting down.`);
       server.close().then(
         () => {
-          io.out("Stopped.");
+          say.info("Stopped.");
           cleanup();
           resolve(0);
         },
         (error: unknown) => {
-          io.err(`Shutdown failed: ${(error as Error).message}`);
+          say.error(`Shutdown failed: ${(error as Error).message}`);
           cleanup();
           resolve(1);
         },
@@ -148,10 +175,10 @@ function runUntilStopped(server: SluiceServer, signals: SignalSource, io: CliIo)
     const onInt = stop("SIGINT");
     const onTerm = stop("SIGTERM");
     const onHup = () => {
-      io.out("Received SIGHUP; re-reading the catalog.");
+      say.info("Received SIGHUP; re-reading the catalog.");
       server.syncCatalog().then(
-        (report) => io.out(describeSync(report)),
-        (error: unknown) => io.err(`Catalog sync failed: ${(error as Error).message}`),
+        (report) => say.info(describeSync(report)),
+        (error: unknown) => say.error(`Catalog sync failed: ${(error as Error).message}`),
       );
     };
     const cleanup = () => {
@@ -190,11 +217,18 @@ export const serveCommand: CommandSpec = {
   ],
   run: async (args, io) => {
     const config = loadServerConfig({ flags: flagValues(args), env: io.env });
-    io.out("Starting Sluice.");
-    // Loaded here so the catalog commands never load the server, Hono or the governor.
-    const { createSluiceServer } = await import("../../server/create-server.js");
-    const { DEFAULT_SERVER_APPS } = await import("../../server/default-apps.js");
+    const say = createServerLog(config.logFormat, io.out, io.err);
+    say.info("Starting Sluice.");
+    // Loaded here so the catalog commands never load the server, Hono or the governor (and
+    // work where those optional packages are not installed).
+    const [{ createSluiceServer }, { DEFAULT_SERVER_APPS }] = await Promise.all([
+      import("../../server/create-server.js"),
+      import("../../server/default-apps.js"),
+    ]).catch((error: unknown) => {
+      throw missingPackageError(error, "sluice serve") ?? error;
+    });
     let quiet = false;
+    // The server formats its lines itself (config.logFormat).
     const log = (line: string) => {
       if (!quiet) io.out(line);
     };
@@ -208,7 +242,7 @@ export const serveCommand: CommandSpec = {
       await server.close();
       throw error;
     }
-    printEndpoints(io, listening, config.poolDomain);
-    return runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io);
+    printEndpoints(say, listening, config.poolDomain);
+    return runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io, say);
   },
 };

@@ -18,6 +18,8 @@ export interface ServerErrorReport {
   /** Path without the query string. */
   path: string;
   error: unknown;
+  /** The request that failed (a server's log finds its request id and pool with it). */
+  request?: Request;
 }
 
 /**

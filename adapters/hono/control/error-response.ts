@@ -72,7 +72,8 @@ export function controlErrorResponse(
     return c.json({ message: error.message || "Bad request." }, error.status);
   }
   const status: ContentfulStatusCode = error instanceof HTTPException ? 500 : statusForError(error);
-  if (status >= 500) logError({ method: c.req.method, path: c.req.path, error });
+  if (status >= 500)
+    logError({ method: c.req.method, path: c.req.path, error, request: c.req.raw });
   if (status === 500) return c.json({ message: INTERNAL_ERROR_MESSAGE }, 500);
   if (error instanceof InvalidArgumentError && status === 422) {
     return c.json(validationErrorBody(error.issues), 422);

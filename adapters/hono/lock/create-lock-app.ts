@@ -111,7 +111,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
       if (route.action === "release" && error instanceof PoolNotFoundError) {
         return jsonReply({ released: false }, 200);
       }
-      return onError(error);
+      return onError(error, request);
     }
   };
   const serve = async (route: LockRoute, request: Request, env: unknown): Promise<Response> => {
@@ -143,7 +143,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
     app.all(path, methodNotAllowed);
   }
   app.notFound(() => jsonReply({ error: "not_found", message: "No such Lock API route." }, 404));
-  app.onError(onError);
+  app.onError((error, c) => onError(error, c.req.raw));
   // The three routes skip Hono's router and Context (a measurable share of a lock call);
   // anything else (other methods, escaped paths, unknown routes) goes through Hono.
   const routed = app.fetch;

@@ -30,6 +30,6 @@ export interface LockAppDeps {
    * request's own; `*` admits any. Default none. Requests without `Origin` always pass.
    */
   corsOrigins?: readonly string[];
-  /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
-  logError?: (error: unknown) => void;
+  /** Receives unexpected errors (answered with a bare 500) and their request; default `console.error`. */
+  logError?: (error: unknown, request?: Request) => void;
 }

@@ -126,10 +126,12 @@ function addRefusalFigures(headers: HeaderRecord, effectiveLimit: number | undef
  * app.onError(respondToError((error) => console.error("Lock API error:", error)));
  * ```
  */
-export function respondToError(logError: (error: unknown) => void): (error: unknown) => Response {
-  return (error) => {
+export function respondToError(
+  logError: (error: unknown, request?: Request) => void,
+): (error: unknown, request?: Request) => Response {
+  return (error, request) => {
     const response = lockErrorResponse(error);
-    if (response.status === 500) logError(error);
+    if (response.status === 500) logError(error, request);
     return response;
   };
 }

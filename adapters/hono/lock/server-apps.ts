@@ -21,6 +21,16 @@ function sharedDirectory(deps: TrafficServerDeps): PoolDirectory {
   return directory;
 }
 
+/** Faults and origin failures go to the server's log, with their request. */
+function failureReporting(deps: TrafficServerDeps) {
+  const report = deps.reportFailure;
+  if (!report) return {};
+  return {
+    logError: (error: unknown, request?: Request) => report(request, error),
+    onOriginFailure: (request: Request, cause: Error) => report(request, cause),
+  };
+}
+
 /**
  * The Lock API as a server app factory (for `createSluiceServer`'s `lockApp`).
  *
@@ -43,6 +53,7 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
       new URL(deps.config.lockUrl).origin,
       ...deps.config.corsOrigins,
     ],
+    ...failureReporting(deps),
   });
 }
 
@@ -65,5 +76,6 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
     sql: { runner: lazyPostgresPools() },
+    ...failureReporting(deps),
   });
 }

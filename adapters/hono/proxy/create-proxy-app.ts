@@ -143,6 +143,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       credential,
       nodeResponse,
       watchClient: (listener) => onClientGone(env, request, listener),
+      onOriginFailure: deps.onOriginFailure && ((cause) => deps.onOriginFailure?.(request, cause)),
       call: {
         origin: parseOrigin(pool.origin),
         method,
@@ -156,14 +157,14 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
 
   const app = new Hono();
   app.all("*", (c) => proxy(c.req.raw, c.env));
-  app.onError(onError);
+  app.onError((error, c) => onError(error, c.req.raw));
   // Every proxied request skips Hono's router and Context; HEAD still goes through Hono,
   // which drops the body of Sluice's own error answers to it.
   const routed = app.fetch;
   app.fetch = (request, env, executionContext) =>
     request.method === "HEAD"
       ? routed(request, env, executionContext)
-      : proxy(request, env).catch(onError);
+      : proxy(request, env).catch((error: unknown) => onError(error, request));
   return Object.assign(app, {
     close: () => {
       void upstreamClient.destroy().catch(() => {});

@@ -45,6 +45,8 @@ export interface ForwardInput {
   watchClient: (listener: (reason: Error) => void) => () => void;
   /** On `@hono/node-server`: the response to write the origin's answer into directly. */
   nodeResponse?: ServerResponse | undefined;
+  /** Told why the origin failed (not when the client left or the slot was taken back). */
+  onOriginFailure?: ((cause: Error) => void) | undefined;
 }
 
 /**
@@ -150,6 +152,12 @@ class ProxiedExchange implements UpstreamSink {
   }
 
   fail(error: Error): void {
+    const reason = this.abortReason;
+    const originsFault =
+      reason instanceof UpstreamTimeoutError || reason instanceof SlotCappedError;
+    if (reason === undefined || originsFault) {
+      this.input.onOriginFailure?.(reason ?? error);
+    }
     if (!this.answered) {
       this.finish();
       const { hold, clock, nodeResponse } = this.input;

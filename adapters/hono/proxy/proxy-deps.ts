@@ -31,6 +31,11 @@ export interface ProxyAppDeps {
    * `sql.runner`, which `close()` closes too. None: such pools answer 501.
    */
   sql?: SqlServing;
-  /** Receives unexpected errors (answered with a bare 500); default `console.error`. */
-  logError?: (error: unknown) => void;
+  /** Receives unexpected errors (answered with a bare 500) and their request; default `console.error`. */
+  logError?: (error: unknown, request?: Request) => void;
+  /**
+   * Receives every origin failure (unreachable, too slow, a broken answer, a body cut off)
+   * with its request, for a server's log; the client's answer is the proxy's own 502 or 504.
+   */
+  onOriginFailure?: (request: Request, cause: Error) => void;
 }

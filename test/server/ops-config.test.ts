@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { loadServerConfig } from "../../adapters/server/config.js";
+import { formatLogLine, scrubSecrets } from "../../adapters/server/server-log.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+
+describe("the operations settings", () => {
+  it("reads --log-requests as a switch and refuses what is not on or off", () => {
+    expect(loadServerConfig({ flags: { logRequests: true } }).logRequests).toBe(true);
+    expect(loadServerConfig({ env: { SLUICE_LOG_REQUESTS: "off" } }).logRequests).toBe(false);
+    expect(() => loadServerConfig({ env: { SLUICE_LOG_REQUESTS: "maybe" } })).toThrow(
+      'logRequests: must be "true" or "false" (got "maybe", from SLUICE_LOG_REQUESTS)',
+    );
+  });
+
+  it("accepts text or json as the log format only", () => {
+    expect(loadServerConfig({ flags: { logFormat: "json" } }).logFormat).toBe("json");
+    expect(() => loadServerConfig({ flags: { logFormat: "yaml" } })).toThrow(
+      'logFormat: must be "text" or "json" (got "yaml", from --log-format)',
+    );
+  });
+
+  it("refuses a short metrics token without showing it", () => {
+    let thrown: unknown;
+    try {
+      loadServerConfig({ env: { SLUICE_METRICS_TOKEN: "short-secret" } });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InvalidArgumentError);
+    expect((thrown as Error).message).toBe(
+      "Invalid configuration:\n  metricsToken: must be 16 to 512 printable characters without spaces (from SLUICE_METRICS_TOKEN)",
+    );
+  });
+});
+
+describe("log lines", () => {
+  it("quote text values that could forge a line or a field", () => {
+    expect(
+      formatLogLine(
+        "text",
+        "error",
+        "Request failed",
+        { pool: "chat", path: "/a b\nstatus=200", status: 502 },
+        0,
+      ),
+    ).toBe('Request failed pool=chat path="/a b\\nstatus=200" status=502');
+    expect(JSON.parse(formatLogLine("json", "info", "Started", { port: 8080 }, 0))).toEqual({
+      time: "1970-01-01T00:00:00.000Z",
+      level: "info",
+      msg: "Started",
+      port: 8080,
+    });
+  });
+
+  it("hide secrets inside a cause", () => {
+    expect(
+      scrubSecrets(
+        "fetch http://user:pw@10.0.0.5/x?key=abc failed with Bearer sk-upstream and slc_key_AbC-12",
+      ),
+    ).toBe("fetch http://***@10.0.0.5/x?*** failed with Bearer *** and slc_***");
+  });
+});
