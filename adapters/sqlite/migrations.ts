@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { OAUTH_SCHEMA } from "./oauth-schema.js";
 
 /**
  * One schema step. `version` is what `PRAGMA user_version` holds once it is applied.
@@ -181,7 +182,7 @@ ALTER TABLE pools ADD COLUMN database_connection TEXT
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 6.
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 7.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
@@ -189,6 +190,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "access log", up: ACCESS_LOG_SCHEMA },
   { version: 4, name: "access log outcome unavailable", up: ACCESS_LOG_UNAVAILABLE },
   { version: 5, name: "pool database connection", up: POOL_DATABASE },
+  { version: 6, name: "oauth grants and tokens", up: OAUTH_SCHEMA },
 ];
 
 /** The version a fully migrated database has. */
