@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import type { Hono } from "hono";
 import type { AccessLog } from "../../src/access-log/types.js";
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
@@ -8,6 +9,7 @@ import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { createControlApp } from "../hono/control/index.js";
 import { SqliteMetricsStore } from "../sqlite/index.js";
+import { withAssistantApp } from "./assistant-app.js";
 import {
   type CatalogSync,
   createCatalogSync,
@@ -44,6 +46,8 @@ export interface ServerAppDeps {
    * the server logs it with the request's id and pool. Absent outside a server.
    */
   reportFailure?: (request: Request | undefined, cause: unknown) => void;
+  /** The server's SQLite database (migrated; the server closes it). */
+  database: Database.Database;
 }
 
 /** Builds an app (Lock API, pool proxy) from the server's parts. */
@@ -55,6 +59,8 @@ export interface SluiceServerOptions {
   lockApp?: ServerAppFactory;
   /** Pool proxy app, serving `<subdomain>.<poolDomain>`; absent: those hosts answer 404. */
   proxyApp?: ServerAppFactory;
+  /** MCP endpoint and its OAuth server on the base URL (`/mcp`, `/oauth/*`, `/.well-known/oauth-*`). */
+  assistantApp?: ServerAppFactory;
   clock?: Clock;
   /**
    * Log lines, formatted as `config.logFormat` says: progress (start-up, syncs, shutdown),
@@ -174,6 +180,7 @@ export async function createSluiceServer(
       clock,
       config,
       reportFailure: requestLog.reportFailure,
+      database: data.database,
     };
     const proxyApp = options.proxyApp?.(deps);
     const stopping = { now: false };
@@ -199,7 +206,7 @@ export async function createSluiceServer(
       baseUrl: config.baseUrl,
       lockUrl: config.lockUrl,
       poolDomain: config.poolDomain,
-      controlApp,
+      controlApp: withAssistantApp(controlApp, options.assistantApp?.(deps)),
       lockApp: options.lockApp?.(deps),
       proxyApp,
     });

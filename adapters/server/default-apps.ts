@@ -1,4 +1,5 @@
 import { lockAppForServer, proxyAppForServer } from "../hono/lock/server-apps.js";
+import { assistantAppForServer, NO_SESSIONS } from "./assistant-app.js";
 import type { SluiceServerOptions } from "./create-server.js";
 
 /**
@@ -10,8 +11,13 @@ import type { SluiceServerOptions } from "./create-server.js";
  * const server = await createSluiceServer(config, { ...DEFAULT_SERVER_APPS, log });
  * ```
  */
-export const DEFAULT_SERVER_APPS: Pick<SluiceServerOptions, "lockApp" | "proxyApp"> = {
+export const DEFAULT_SERVER_APPS: Pick<
+  SluiceServerOptions,
+  "lockApp" | "proxyApp" | "assistantApp"
+> = {
   // Lock API and pool proxy (issue 4).
   lockApp: lockAppForServer,
   proxyApp: proxyAppForServer,
+  // MCP server and its OAuth sign-in (issue 17); sessions come from the dashboard.
+  assistantApp: assistantAppForServer({ sessions: NO_SESSIONS }),
 };

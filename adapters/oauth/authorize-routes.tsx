@@ -1,0 +1,149 @@
+import { type Context, Hono } from "hono";
+import type { CatalogStore } from "../../src/catalog/types.js";
+import type { Clock } from "../../src/clock/clock.js";
+import {
+  AuthorizeError,
+  authorizationResponseUrl,
+  checkAuthorizationRequest,
+} from "./authorization-request.js";
+import { type ClientResolverDeps, resolveClient } from "./clients.js";
+import { ConsentPage } from "./consent-page.js";
+import type { ConsentTickets } from "./consent-ticket.js";
+import type { GrantService } from "./grant-service.js";
+import { OAuthProtocolError } from "./oauth-error.js";
+import { ErrorPage, PAGE_HEADERS } from "./page-layout.js";
+import type { OAuthSessions } from "./session.js";
+
+export interface AuthorizeRouteDeps {
+  grants: GrantService;
+  clients: ClientResolverDeps;
+  catalog: CatalogStore;
+  sessions: OAuthSessions;
+  tickets: ConsentTickets;
+  clock: Clock;
+  issuer: string;
+  resource: string;
+}
+
+/**
+ * `GET /oauth/authorize` (sign in first, then the consent page) and `POST /oauth/authorize`
+ * (the Allow / Deny form, behind the app's CSRF check and the signed ticket). The session is
+ * checked before the client is looked up, so nobody signed out can make the server fetch a
+ * metadata document.
+ *
+ * @example
+ * ```ts
+ * app.route("/oauth", authorizeRoutes(deps));
+ * ```
+ */
+export function authorizeRoutes(deps: AuthorizeRouteDeps) {
+  const routes = new Hono();
+
+  routes.get("/authorize", async (c) => {
+    const user = await deps.sessions.currentUser(c);
+    if (!user) {
+      const url = new URL(c.req.url);
+      return c.redirect(deps.sessions.signInUrl(url.pathname + url.search), 302);
+    }
+    const params = new URL(c.req.url).searchParams;
+    const clientId = params.get("client_id");
+    if (!clientId || params.getAll("client_id").length > 1) {
+      return errorPage(c, "Unknown application", "The request names no single client_id.");
+    }
+    let request: ReturnType<typeof checkAuthorizationRequest>;
+    try {
+      request = checkAuthorizationRequest(
+        params,
+        await resolveClient(deps.clients, clientId),
+        deps.resource,
+      );
+    } catch (error) {
+      if (error instanceof OAuthProtocolError) {
+        return errorPage(c, "Unknown application", error.description);
+      }
+      if (!(error instanceof AuthorizeError)) throw error;
+      if (!error.redirect) return errorPage(c, "Invalid request", error.description);
+      const { uri, state } = error.redirect;
+      return c.redirect(errorUrl(deps.issuer, uri, state, error.error, error.description), 302);
+    }
+    const allowed = await deps.grants.allowedScopes(user.teamId, user.userId);
+    const granted = request.scopes.filter((scope) => allowed.includes(scope));
+    if (granted.length === 0) {
+      const why = "Your role in this team allows none of the requested scopes.";
+      return c.redirect(
+        errorUrl(deps.issuer, request.redirectUri, request.state, "invalid_scope", why),
+      );
+    }
+    const [account, team] = [
+      await deps.catalog.getUser(user.userId),
+      await deps.catalog.getTeam(user.teamId),
+    ];
+    const page = (
+      <ConsentPage
+        request={request}
+        ticket={deps.tickets.issue(request, user, deps.clock.now())}
+        userName={account?.name ?? "you"}
+        teamName={team?.name ?? "your team"}
+        granted={granted}
+        withheld={request.scopes.filter((scope) => !allowed.includes(scope))}
+      />
+    );
+    return c.html(page, 200, PAGE_HEADERS);
+  });
+
+  routes.post("/authorize", async (c) => {
+    const user = await deps.sessions.currentUser(c);
+    const form = await c.req.parseBody();
+    const ticket = typeof form.ticket === "string" ? form.ticket : "";
+    const request = user ? deps.tickets.open(ticket, user, deps.clock.now()) : null;
+    if (!user || !request) {
+      const why =
+        "This consent form has expired or belongs to another session. Start again from the application.";
+      return errorPage(c, "Consent expired", why);
+    }
+    if (form.decision !== "approve") {
+      const why = "The user denied the request.";
+      return c.redirect(
+        errorUrl(deps.issuer, request.redirectUri, request.state, "access_denied", why),
+        303,
+      );
+    }
+    try {
+      const code = await deps.grants.approve(request, user);
+      const url = authorizationResponseUrl(
+        request.redirectUri,
+        { code },
+        request.state,
+        deps.issuer,
+      );
+      return c.redirect(url, 303);
+    } catch (error) {
+      if (!(error instanceof OAuthProtocolError)) throw error;
+      return c.redirect(
+        errorUrl(deps.issuer, request.redirectUri, request.state, error.error, error.description),
+        303,
+      );
+    }
+  });
+
+  return routes;
+}
+
+function errorUrl(
+  issuer: string,
+  redirectUri: string,
+  state: string | null,
+  error: string,
+  description: string,
+): string {
+  return authorizationResponseUrl(
+    redirectUri,
+    { error, error_description: description },
+    state,
+    issuer,
+  );
+}
+
+function errorPage(c: Context, title: string, message: string) {
+  return c.html(<ErrorPage title={title} message={message} />, 400, PAGE_HEADERS);
+}

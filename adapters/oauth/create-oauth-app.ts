@@ -1,0 +1,98 @@
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import type { CatalogStore } from "../../src/catalog/types.js";
+import type { Clock } from "../../src/clock/clock.js";
+import { authorizeRoutes } from "./authorize-routes.js";
+import { connectedAppsRoutes } from "./connected-apps-routes.js";
+import { ConsentTickets } from "./consent-ticket.js";
+import { GrantService } from "./grant-service.js";
+import { authorizationServerMetadata } from "./metadata.js";
+import { oauthErrorResponse } from "./oauth-error.js";
+import { createSafeJsonFetcher, type SafeFetchOptions } from "./safe-fetch.js";
+import type { OAuthSessions } from "./session.js";
+import { tokenRoutes } from "./token-routes.js";
+import type { OAuthStore } from "./types.js";
+
+/** Dependencies of {@link createOAuthApp}. */
+export interface OAuthAppDeps {
+  store: OAuthStore;
+  /** The catalog: memberships and roles decide what a user may grant. */
+  catalog: CatalogStore;
+  /** The dashboard's sign-in. */
+  sessions: OAuthSessions;
+  clock: Clock;
+  /** The server's public base URL; the issuer, and `{issuer}/mcp` the only resource. */
+  issuer: string;
+  /** How client metadata documents are fetched (private addresses and http are off by default). */
+  clientMetadata?: SafeFetchOptions;
+  /** Where unexpected errors are reported (they are answered 400, never 5xx); default console. */
+  logError?: (error: unknown) => void;
+}
+
+/** The authorization server app and the grant service the MCP endpoint verifies tokens with. */
+export interface OAuthApp {
+  app: Hono;
+  grants: GrantService;
+  issuer: string;
+  resource: string;
+}
+
+/**
+ * The OAuth 2.1 authorization server of the MCP endpoint (issue 17), as a Hono app to mount
+ * at the base URL: `/.well-known/oauth-authorization-server`, `/oauth/authorize` (consent),
+ * `/oauth/token`, `/oauth/revoke`, `/oauth/register` and `/oauth/connected-apps`.
+ *
+ * @example
+ * ```ts
+ * const oauth = createOAuthApp({ store, catalog: catalog.store, sessions, clock, issuer: "https://sluice.example" });
+ * app.route("/", oauth.app);
+ * ```
+ */
+export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
+  const issuer = deps.issuer.replace(/\/+$/, "");
+  const resource = `${issuer}/mcp`;
+  const grants = new GrantService({
+    store: deps.store,
+    catalog: deps.catalog,
+    clock: deps.clock,
+    issuer,
+    resource,
+  });
+  const logError = deps.logError ?? ((error: unknown) => console.error(error));
+  const issuerOrigin = new URL(issuer).origin;
+
+  const app = new Hono();
+  app.get(
+    "/.well-known/oauth-authorization-server",
+    cors({ origin: "*", allowMethods: ["GET"] }),
+    (c) => c.json(authorizationServerMetadata(issuer)),
+  );
+  // Forms of the pages here post back to this server only (the consent page's origin).
+  const sameOrigin = csrf({
+    origin: (origin, c) => origin === issuerOrigin || origin === new URL(c.req.url).origin,
+  });
+  app.post("/oauth/authorize", sameOrigin);
+  app.post("/oauth/connected-apps/*", sameOrigin);
+  app.route(
+    "/oauth",
+    authorizeRoutes({
+      grants,
+      clients: { store: deps.store, fetchJson: createSafeJsonFetcher(deps.clientMetadata) },
+      catalog: deps.catalog,
+      sessions: deps.sessions,
+      tickets: new ConsentTickets(),
+      clock: deps.clock,
+      issuer,
+      resource,
+    }),
+  );
+  app.route("/oauth", connectedAppsRoutes({ grants, sessions: deps.sessions }));
+  app.route("/oauth", tokenRoutes({ grants, store: deps.store, clock: deps.clock }));
+  app.onError((error) => {
+    if (error instanceof HTTPException) return error.getResponse();
+    return oauthErrorResponse(error, logError);
+  });
+  return { app, grants, issuer, resource };
+}

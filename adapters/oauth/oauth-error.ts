@@ -1,0 +1,48 @@
+/**
+ * An OAuth error response (RFC 6749 §5.2, RFC 7591 §3.2.2, RFC 8707 §2): the `error` code,
+ * a description for the developer, and the HTTP status (400 unless the RFC says otherwise,
+ * e.g. 401 for `invalid_client`). Never carries a token or a code.
+ *
+ * @example
+ * ```ts
+ * throw new OAuthProtocolError("invalid_grant", "The authorization code has expired.");
+ * ```
+ */
+export class OAuthProtocolError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly status: 400 | 401 = error === "invalid_client" ? 401 : 400,
+  ) {
+    super(description);
+    this.name = "OAuthProtocolError";
+  }
+
+  /** The JSON body of the RFCs. */
+  toJSON(): { error: string; error_description: string } {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+/** Headers every token-bearing or error answer of the authorization server carries. */
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+
+/**
+ * The JSON answer for an OAuth error; anything else thrown is a bug and becomes a 400
+ * `invalid_request` too (never a 5xx), logged without request data.
+ *
+ * @example
+ * ```ts
+ * app.onError((error) => oauthErrorResponse(error));
+ * ```
+ */
+export function oauthErrorResponse(error: unknown, logError: (error: unknown) => void): Response {
+  const known =
+    error instanceof OAuthProtocolError
+      ? error
+      : new OAuthProtocolError("invalid_request", "The request could not be processed.");
+  if (!(error instanceof OAuthProtocolError)) logError(error);
+  const headers: Record<string, string> = { ...NO_STORE };
+  if (known.status === 401) headers["WWW-Authenticate"] = 'Basic realm="sluice"';
+  return Response.json(known.toJSON(), { status: known.status, headers });
+}

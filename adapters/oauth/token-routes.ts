@@ -1,0 +1,82 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import type { Clock } from "../../src/clock/clock.js";
+import { registerClient } from "./clients.js";
+import type { GrantService } from "./grant-service.js";
+import { NO_STORE, OAuthProtocolError } from "./oauth-error.js";
+import type { OAuthStore } from "./types.js";
+
+const MAX_BODY_BYTES = 16_384;
+
+/**
+ * `POST /oauth/token`, `/oauth/revoke` (RFC 7009) and `/oauth/register` (RFC 7591), open to
+ * browser-based clients (CORS without credentials: nothing here rides on cookies).
+ *
+ * @example
+ * ```ts
+ * app.route("/oauth", tokenRoutes({ grants, store, clock }));
+ * ```
+ */
+export function tokenRoutes(deps: { grants: GrantService; store: OAuthStore; clock: Clock }) {
+  const routes = new Hono();
+  routes.use(cors({ origin: "*", allowMethods: ["POST"], maxAge: 600 }));
+  routes.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new OAuthProtocolError("invalid_request", "The request body is too large.");
+      },
+    }),
+  );
+
+  routes.post("/token", async (c) => {
+    const form = await readForm(c.req.raw);
+    const grantType = form.get("grant_type");
+    const body =
+      grantType === "authorization_code"
+        ? await deps.grants.exchangeCode(form)
+        : grantType === "refresh_token"
+          ? await deps.grants.refresh(form)
+          : unsupportedGrant(grantType);
+    return c.json(body, 200, NO_STORE);
+  });
+
+  routes.post("/revoke", async (c) => {
+    await deps.grants.revokeToken(await readForm(c.req.raw));
+    return c.body(null, 200, NO_STORE);
+  });
+
+  routes.post("/register", async (c) => {
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw new OAuthProtocolError("invalid_client_metadata", "The body must be a JSON object.");
+    }
+    return c.json(await registerClient(deps.store, deps.clock, body), 201, NO_STORE);
+  });
+
+  return routes;
+}
+
+/** The form body of a token or revocation request (`application/x-www-form-urlencoded`). */
+async function readForm(request: Request): Promise<URLSearchParams> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
+    throw new OAuthProtocolError(
+      "invalid_request",
+      "Send the parameters as application/x-www-form-urlencoded.",
+    );
+  }
+  return new URLSearchParams(await request.text());
+}
+
+function unsupportedGrant(grantType: string | null): never {
+  throw new OAuthProtocolError(
+    "unsupported_grant_type",
+    grantType === null
+      ? "grant_type is required."
+      : "Only authorization_code and refresh_token are supported.",
+  );
+}

@@ -1,0 +1,94 @@
+import { packageVersion } from "../cli/version.js";
+import { createMcpApp } from "../mcp/create-mcp-app.js";
+import { createOAuthApp } from "../oauth/create-oauth-app.js";
+import type { SafeFetchOptions } from "../oauth/safe-fetch.js";
+import type { OAuthSessions } from "../oauth/session.js";
+import { SqliteOAuthStore } from "../sqlite/sqlite-oauth-store.js";
+import type { ServerAppFactory } from "./create-server.js";
+import type { FetchApp } from "./host-router.js";
+
+/** Options of {@link assistantAppForServer}. */
+export interface AssistantAppOptions {
+  /** The dashboard's sign-in, which the consent and Connected apps pages rely on. */
+  sessions: OAuthSessions;
+  /** Fetching of clients' metadata documents (private addresses and http off by default). */
+  clientMetadata?: SafeFetchOptions;
+}
+
+/**
+ * Until the dashboard's sessions are wired in, nobody is signed in: `/oauth/authorize` sends
+ * people to the dashboard's sign-in page and the MCP endpoint still refuses unknown tokens.
+ */
+export const NO_SESSIONS: OAuthSessions = {
+  currentUser: async () => null,
+  signInUrl: (returnTo) => `/sign-in?return_to=${encodeURIComponent(returnTo)}`,
+};
+
+/**
+ * The MCP endpoint and its OAuth authorization server (issue 17) as `sluice serve` mounts
+ * them on the base URL, with grants and tokens in the server's SQLite database.
+ *
+ * @example
+ * ```ts
+ * await createSluiceServer(config, { assistantApp: assistantAppForServer({ sessions }) });
+ * ```
+ */
+export function assistantAppForServer(options: AssistantAppOptions): ServerAppFactory {
+  return (deps) => {
+    const logError = (error: unknown) => console.error(error);
+    const oauth = createOAuthApp({
+      store: new SqliteOAuthStore(deps.database),
+      catalog: deps.catalog.store,
+      sessions: options.sessions,
+      clock: deps.clock,
+      issuer: deps.config.baseUrl,
+      clientMetadata: options.clientMetadata,
+      logError,
+    });
+    const mcp = createMcpApp({
+      catalog: deps.catalog,
+      governor: deps.governor,
+      metrics: deps.metrics,
+      accessLog: deps.accessLog,
+      clock: deps.clock,
+      logError,
+      grants: oauth.grants,
+      issuer: oauth.issuer,
+      resource: oauth.resource,
+      version: packageVersion(),
+    });
+    return {
+      fetch: (request, env) =>
+        isMcpPath(pathOf(request.url)) ? mcp.fetch(request, env) : oauth.app.fetch(request, env),
+    };
+  };
+}
+
+const ASSISTANT_PATH = /^\/(?:mcp$|oauth\/|\.well-known\/oauth-)/;
+
+/**
+ * The control app with the assistant app in front of it for `/mcp`, `/oauth/*` and the
+ * OAuth `/.well-known/` documents; the control app for everything else.
+ *
+ * @example
+ * ```ts
+ * controlApp: withAssistantApp(createControlApp(deps), options.assistantApp?.(serverDeps)),
+ * ```
+ */
+export function withAssistantApp(control: FetchApp, assistant: FetchApp | undefined): FetchApp {
+  if (!assistant) return control;
+  return {
+    fetch: (request, env) =>
+      ASSISTANT_PATH.test(pathOf(request.url))
+        ? assistant.fetch(request, env)
+        : control.fetch(request, env),
+  };
+}
+
+function isMcpPath(path: string): boolean {
+  return path === "/mcp" || path.startsWith("/.well-known/oauth-protected-resource");
+}
+
+function pathOf(url: string): string {
+  return new URL(url).pathname;
+}
