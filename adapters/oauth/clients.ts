@@ -66,7 +66,7 @@ function checkMetadata(input: unknown, errorCode?: string): ClientMetadata {
       "grant_types may only list authorization_code and refresh_token.",
     );
   }
-  if (metadata.response_types && metadata.response_types.some((type) => type !== "code")) {
+  if (metadata.response_types?.some((type) => type !== "code")) {
     throw new OAuthProtocolError(
       errorCode ?? "invalid_client_metadata",
       'response_types may only list "code".',

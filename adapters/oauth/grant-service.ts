@@ -137,7 +137,7 @@ export class GrantService {
     const now = this.deps.clock.now();
     const hash = hashSecret(presented);
     const token = await this.deps.store.findToken(hash);
-    if (!token || token.kind !== "refresh") throw invalidGrant("The refresh token is unknown.");
+    if (token?.kind !== "refresh") throw invalidGrant("The refresh token is unknown.");
     const grant = await this.liveGrant(token.grantId);
     if (grant.clientId !== clientId) throw invalidGrant("The token was issued to another client.");
     if (now >= token.expiresAt) throw invalidGrant("The refresh token has expired.");
@@ -162,7 +162,7 @@ export class GrantService {
     const invalid = (why: string) => new OAuthProtocolError("invalid_token", why, 401);
     if (!presented.startsWith(ACCESS_TOKEN_PREFIX)) throw invalid("Not a Sluice MCP token.");
     const token = await this.deps.store.findToken(hashSecret(presented));
-    if (!token || token.kind !== "access") throw invalid("The access token is unknown or revoked.");
+    if (token?.kind !== "access") throw invalid("The access token is unknown or revoked.");
     const now = this.deps.clock.now();
     if (now >= token.expiresAt) throw invalid("The access token has expired.");
     const grant = await this.deps.store.getGrant(token.grantId);

@@ -9,6 +9,9 @@
  * await server.listen();
  * ```
  */
+export type { OAuthSessions, SessionUser } from "../oauth/session.js";
+export type { AssistantAppOptions } from "./assistant-app.js";
+export { assistantAppForServer, NO_SESSIONS, withAssistantApp } from "./assistant-app.js";
 export type { CatalogSync, CatalogSyncOptions, SyncReport } from "./catalog-sync.js";
 export { createCatalogSync, describeSync } from "./catalog-sync.js";
 export type {

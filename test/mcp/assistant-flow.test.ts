@@ -5,6 +5,7 @@ import {
   connectMcp,
   discover,
   INSECURE,
+  postToolsList,
   serveClientMetadata,
   signInClient,
   startAssistantServer,
@@ -18,11 +19,11 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 /** The structured result of a tool call that must succeed. */
-// biome-ignore lint/suspicious/noExplicitAny: tests read fields of the tools' documented shapes.
 async function call(
   client: Awaited<ReturnType<typeof connectMcp>>,
   name: string,
   args = {},
+  // biome-ignore lint/suspicious/noExplicitAny: tests read fields of the tools' documented shapes.
 ): Promise<any> {
   const result = await client.callTool({ name, arguments: args });
   expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
@@ -32,14 +33,7 @@ async function call(
 describe("an assistant given only {base_url}/mcp", () => {
   it("without a token gets 401 and the resource metadata URL to sign in from", async () => {
     // The node-server trap: a helper checking `instanceof Response` would let this through.
-    const response = await fetch(env.resource, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-    });
+    const response = await postToolsList(env.resource);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(
       new RegExp(
@@ -248,15 +242,7 @@ describe("an assistant given only {base_url}/mcp", () => {
       await (await fetch(`${env.baseUrl}/oauth/connected-apps`, { headers: { cookie } })).text(),
     ).not.toContain("Claude Desktop");
     await expect(mcp.callTool({ name: "whoami", arguments: {} })).rejects.toThrow();
-    const after = await fetch(env.resource, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${accessToken}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-    });
+    const after = await postToolsList(env.resource, accessToken);
     expect(after.status).toBe(401);
     expect(after.headers.get("www-authenticate")).toContain('error="invalid_token"');
     await mcp.close();

@@ -55,8 +55,10 @@ describe.skipIf(!existsSync(CHROMIUM))("the consent page in a browser", () => {
       resource: env.resource,
     }).toString();
     await page.goto(url.toString());
-    expect(await page.getByRole("heading").innerText()).toBe("Allow Claude Desktop to use Sluice?");
-    const text = await page.locator("main").innerText();
+    expect(await page.getByRole("heading").textContent()).toBe(
+      "Allow Claude Desktop to use Sluice?",
+    );
+    const text = await page.locator("main").textContent();
     expect(text).toContain("Signed in as Ada in Acme.");
     expect(text).toContain(`sent back to ${new URL(callbackUrl).host}`);
     expect(text).toContain("Mint and revoke pool keys (keys:write)");

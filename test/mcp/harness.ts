@@ -149,13 +149,23 @@ export async function startAssistantServer(
 /** oauth4webapi talks plain http to the test server. */
 export const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
 
-/** Discovery as a client does it: 401 → resource metadata → authorization server metadata. */
-export async function discover(resource: string) {
-  const challenge = await fetch(resource, {
+/** A bare `tools/list` POST to the MCP endpoint, with a bearer token when given. */
+export function postToolsList(resource: string, accessToken?: string): Promise<Response> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  if (accessToken !== undefined) headers.authorization = `Bearer ${accessToken}`;
+  return fetch(resource, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    headers,
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
   });
+}
+
+/** Discovery as a client does it: 401 → resource metadata → authorization server metadata. */
+export async function discover(resource: string) {
+  const challenge = await postToolsList(resource);
   const header = challenge.headers.get("www-authenticate") ?? "";
   const metadataUrl = /resource_metadata="([^"]+)"/.exec(header)?.[1];
   if (challenge.status !== 401 || !metadataUrl)
@@ -275,7 +285,7 @@ export async function connectMcp(resource: string, token: () => string): Promise
 export async function serveClientMetadata(
   document: (origin: string) => unknown,
 ): Promise<{ clientId: string; redirectUri: string; server: Server }> {
-  const server = createHttpServer((request, response) => {
+  const server = createHttpServer((_request, response) => {
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     response.setHeader("content-type", "application/json");
     response.end(JSON.stringify(document(origin)));

@@ -12,6 +12,7 @@ import {
   discover,
   INSECURE,
   openConsent,
+  postToolsList,
   signInClient,
   startAssistantServer,
 } from "./harness.js";
@@ -42,19 +43,13 @@ async function token(params: Record<string, string>) {
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(params),
   });
-  return { status: response.status, body: await response.json() };
+  // biome-ignore lint/suspicious/noExplicitAny: tests read the RFC fields of the body.
+  const body: any = await response.json();
+  return { status: response.status, body };
 }
 
-async function mcpStatus(accessToken: string): Promise<Response> {
-  return fetch(env.resource, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${accessToken}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-  });
+function mcpStatus(accessToken: string): Promise<Response> {
+  return postToolsList(env.resource, accessToken);
 }
 
 /** An approved consent's code, not yet exchanged. */

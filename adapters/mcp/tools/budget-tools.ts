@@ -3,6 +3,7 @@ import { BudgetNotFoundError } from "../../../src/errors.js";
 import { BudgetSchema } from "../../hono/control/resource-schemas.js";
 import { serializeBudget } from "../../hono/control/serializers.js";
 import { defineTool, READ_ONLY } from "../tool-kit.js";
+import { wholeNumberArgument } from "./schemas.js";
 
 /** `list_budgets`: the team's capacity budgets. */
 export const listBudgetsTool = defineTool({
@@ -29,11 +30,11 @@ export const getBudgetTool = defineTool({
   scope: "budgets:read",
   annotations: READ_ONLY,
   input: v.object({
-    budget_id: v.pipe(
-      v.number("budget_id must be a number"),
-      v.safeInteger("budget_id must be a whole number"),
-      v.minValue(1, "budget_id must be positive"),
-      v.description("The budget's id, as list_budgets shows it."),
+    budget_id: wholeNumberArgument(
+      "budget_id",
+      1,
+      Number.MAX_SAFE_INTEGER,
+      "The budget's id, as list_budgets shows it.",
     ),
   }),
   output: v.object({ budget: BudgetSchema }),

@@ -4,7 +4,7 @@ import { PoolKeyCreateRequestSchema } from "../../hono/control/request-schemas.j
 import { PoolKeySchema } from "../../hono/control/resource-schemas.js";
 import { serializeMintedPoolKey, serializePoolKey } from "../../hono/control/serializers.js";
 import { defineTool, READ_ONLY } from "../tool-kit.js";
-import { PoolArgument } from "./schemas.js";
+import { PoolArgument, wholeNumberArgument } from "./schemas.js";
 import { teamPool } from "./team-pool.js";
 
 /** `list_pool_keys`: a pool's keys, metadata only (never a key or a secret). */
@@ -67,11 +67,11 @@ export const revokePoolKeyTool = defineTool({
   },
   input: v.object({
     pool: PoolArgument,
-    key_id: v.pipe(
-      v.number("key_id must be a number"),
-      v.safeInteger("key_id must be a whole number"),
-      v.minValue(1, "key_id must be positive"),
-      v.description("The key's id, as list_pool_keys shows it."),
+    key_id: wholeNumberArgument(
+      "key_id",
+      1,
+      Number.MAX_SAFE_INTEGER,
+      "The key's id, as list_pool_keys shows it.",
     ),
   }),
   output: v.object({ key: PoolKeySchema }),

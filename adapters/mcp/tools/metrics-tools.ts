@@ -3,7 +3,7 @@ import { parseIsoDateTime } from "../../../src/catalog/validation.js";
 import { summarizePoolMetrics } from "../../../src/metrics/summary.js";
 import { PoolMetricsSummarySchema } from "../../hono/control/resource-schemas.js";
 import { defineTool, READ_ONLY, ToolRefusal } from "../tool-kit.js";
-import { PoolArgument } from "./schemas.js";
+import { PoolArgument, wholeNumberArgument } from "./schemas.js";
 import { teamPool } from "./team-pool.js";
 
 const DateTimeArgument = v.pipe(
@@ -65,23 +65,14 @@ export const queryAccessLogTool = defineTool({
       ),
     ),
     minutes: v.optional(
-      v.pipe(
-        v.number("minutes must be a number"),
-        v.safeInteger("minutes must be a whole number"),
-        v.minValue(1, "minutes must be at least 1"),
-        v.maxValue(10_080, "minutes may be at most 10080 (7 days)"),
-        v.description("How far back to look; default 60."),
+      wholeNumberArgument(
+        "minutes",
+        1,
+        10_080,
+        "How far back to look (at most 7 days); default 60.",
       ),
     ),
-    limit: v.optional(
-      v.pipe(
-        v.number("limit must be a number"),
-        v.safeInteger("limit must be a whole number"),
-        v.minValue(1, "limit must be at least 1"),
-        v.maxValue(500, "limit may be at most 500"),
-        v.description("Most entries to return; default 50."),
-      ),
-    ),
+    limit: v.optional(wholeNumberArgument("limit", 1, 500, "Most entries to return; default 50.")),
   }),
   output: v.object({
     pool: v.string(),

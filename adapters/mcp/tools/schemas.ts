@@ -9,6 +9,24 @@ export const PoolArgument = v.pipe(
   v.description("The pool's subdomain, as list_pools shows it."),
 );
 
+/**
+ * A whole-number argument within bounds, with messages naming it.
+ *
+ * @example
+ * ```ts
+ * v.object({ limit: v.optional(wholeNumberArgument("limit", 1, 500, "Most entries to return.")) });
+ * ```
+ */
+export function wholeNumberArgument(name: string, min: number, max: number, description: string) {
+  return v.pipe(
+    v.number(`${name} must be a number`),
+    v.safeInteger(`${name} must be a whole number`),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} may be at most ${max}`),
+    v.description(description),
+  );
+}
+
 /** A pool with its limits: the Control API's Pool plus queue, RPM and timeouts. */
 export const PoolDetailSchema = v.object({
   ...PoolSchema.entries,
