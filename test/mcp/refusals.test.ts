@@ -380,3 +380,52 @@ describe("MCP endpoint refusals", () => {
     }
   });
 });
+
+describe("older clients", () => {
+  it("a 2025-era client (initialize, then tools/call without a session) is served statelessly", async () => {
+    const { tokens } = await signInClient({ as, client, redirectUri, cookie, scope: "pools:read" });
+    const post = async (body: unknown, version?: string) => {
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${tokens.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      };
+      if (version) headers["mcp-protocol-version"] = version;
+      const response = await fetch(env.resource, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+      });
+      const text = await response.text();
+      // An SSE answer carries the JSON-RPC message on its data line.
+      const json = text.startsWith("{") ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? "null");
+      return { status: response.status, body: JSON.parse(json) };
+    };
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "old", version: "1" },
+      },
+    });
+    expect(init.status).toBe(200);
+    expect(init.body.result).toMatchObject({
+      protocolVersion: "2025-06-18",
+      serverInfo: { name: "sluice" },
+    });
+    const called = await post(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "get_pool", arguments: { pool: "embed" } },
+      },
+      "2025-06-18",
+    );
+    expect(called.status).toBe(200);
+    expect(called.body.result.structuredContent.pool).toMatchObject({ subdomain: "embed" });
+  });
+});
