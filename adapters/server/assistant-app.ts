@@ -4,8 +4,8 @@ import { createOAuthApp } from "../oauth/create-oauth-app.js";
 import type { SafeFetchOptions } from "../oauth/safe-fetch.js";
 import type { OAuthSessions } from "../oauth/session.js";
 import { SqliteOAuthStore } from "../sqlite/sqlite-oauth-store.js";
+import { pathOf } from "./assistant-routing.js";
 import type { ServerAppFactory } from "./create-server.js";
-import type { FetchApp } from "./host-router.js";
 
 /** Options of {@link assistantAppForServer}. */
 export interface AssistantAppOptions {
@@ -64,31 +64,6 @@ export function assistantAppForServer(options: AssistantAppOptions): ServerAppFa
   };
 }
 
-const ASSISTANT_PATH = /^\/(?:mcp$|oauth\/|\.well-known\/oauth-)/;
-
-/**
- * The control app with the assistant app in front of it for `/mcp`, `/oauth/*` and the
- * OAuth `/.well-known/` documents; the control app for everything else.
- *
- * @example
- * ```ts
- * controlApp: withAssistantApp(createControlApp(deps), options.assistantApp?.(serverDeps)),
- * ```
- */
-export function withAssistantApp(control: FetchApp, assistant: FetchApp | undefined): FetchApp {
-  if (!assistant) return control;
-  return {
-    fetch: (request, env) =>
-      ASSISTANT_PATH.test(pathOf(request.url))
-        ? assistant.fetch(request, env)
-        : control.fetch(request, env),
-  };
-}
-
 function isMcpPath(path: string): boolean {
   return path === "/mcp" || path.startsWith("/.well-known/oauth-protected-resource");
-}
-
-function pathOf(url: string): string {
-  return new URL(url).pathname;
 }

@@ -9,7 +9,7 @@ import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { createControlApp } from "../hono/control/index.js";
 import { SqliteMetricsStore } from "../sqlite/index.js";
-import { withAssistantApp } from "./assistant-app.js";
+import { withAssistantApp } from "./assistant-routing.js";
 import {
   type CatalogSync,
   createCatalogSync,

@@ -11,7 +11,8 @@
  */
 export type { OAuthSessions, SessionUser } from "../oauth/session.js";
 export type { AssistantAppOptions } from "./assistant-app.js";
-export { assistantAppForServer, NO_SESSIONS, withAssistantApp } from "./assistant-app.js";
+export { assistantAppForServer, NO_SESSIONS } from "./assistant-app.js";
+export { withAssistantApp } from "./assistant-routing.js";
 export type { CatalogSync, CatalogSyncOptions, SyncReport } from "./catalog-sync.js";
 export { createCatalogSync, describeSync } from "./catalog-sync.js";
 export type {

@@ -1,0 +1,34 @@
+import type { FetchApp } from "./host-router.js";
+
+const ASSISTANT_PATH = /^\/(?:mcp$|oauth\/|\.well-known\/oauth-)/;
+
+/**
+ * The control app with the assistant app in front of it for `/mcp`, `/oauth/*` and the
+ * OAuth `/.well-known/` documents; the control app for everything else.
+ *
+ * @example
+ * ```ts
+ * controlApp: withAssistantApp(createControlApp(deps), options.assistantApp?.(serverDeps)),
+ * ```
+ */
+export function withAssistantApp(control: FetchApp, assistant: FetchApp | undefined): FetchApp {
+  if (!assistant) return control;
+  return {
+    fetch: (request, env) =>
+      ASSISTANT_PATH.test(pathOf(request.url))
+        ? assistant.fetch(request, env)
+        : control.fetch(request, env),
+  };
+}
+
+/**
+ * The path of a request URL.
+ *
+ * @example
+ * ```ts
+ * pathOf("http://localhost:8080/mcp?x=1"); // "/mcp"
+ * ```
+ */
+export function pathOf(url: string): string {
+  return new URL(url).pathname;
+}
