@@ -427,5 +427,12 @@ describe("older clients", () => {
     );
     expect(called.status).toBe(200);
     expect(called.body.result.structuredContent.pool).toMatchObject({ subdomain: "embed" });
+    // A tool without parameters may be called without `arguments` at all.
+    const bare = await post(
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "list_pools" } },
+      "2025-06-18",
+    );
+    expect(bare.body.result.isError).toBeFalsy();
+    expect(bare.body.result.structuredContent.pools).toHaveLength(2);
   });
 });
