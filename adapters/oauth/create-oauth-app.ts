@@ -53,13 +53,7 @@ export interface OAuthApp {
 export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
   const issuer = deps.issuer.replace(/\/+$/, "");
   const resource = `${issuer}/mcp`;
-  const grants = new GrantService({
-    store: deps.store,
-    catalog: deps.catalog,
-    clock: deps.clock,
-    issuer,
-    resource,
-  });
+  const grants = new GrantService({ store: deps.store, catalog: deps.catalog, clock: deps.clock });
   const logError = deps.logError ?? ((error: unknown) => console.error(error));
   const issuerOrigin = new URL(issuer).origin;
 

@@ -43,8 +43,6 @@ export interface GrantServiceDeps {
   store: OAuthStore;
   catalog: CatalogStore;
   clock: Clock;
-  issuer: string;
-  resource: string;
 }
 
 /**
@@ -54,7 +52,7 @@ export interface GrantServiceDeps {
  *
  * @example
  * ```ts
- * const grants = new GrantService({ store, catalog: catalog.store, clock, issuer, resource });
+ * const grants = new GrantService({ store, catalog: catalog.store, clock });
  * const access = await grants.verifyAccessToken(bearer);
  * ```
  */

@@ -20,15 +20,15 @@ const MAX_BODY_BYTES = 16_384;
  */
 export function tokenRoutes(deps: { grants: GrantService; store: OAuthStore; clock: Clock }) {
   const routes = new Hono();
-  routes.use(cors({ origin: "*", allowMethods: ["POST"], maxAge: 600 }));
-  routes.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new OAuthProtocolError("invalid_request", "The request body is too large.");
-      },
-    }),
-  );
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new OAuthProtocolError("invalid_request", "The request body is too large.");
+    },
+  });
+  for (const path of ["/token", "/revoke", "/register"]) {
+    routes.use(path, cors({ origin: "*", allowMethods: ["POST"], maxAge: 600 }), limit);
+  }
 
   routes.post("/token", async (c) => {
     const form = await readForm(c.req.raw);

@@ -293,6 +293,19 @@ describe("token endpoint refusals", () => {
     });
     expect(json.status).toBe(400);
     expect(json.headers.get("cache-control")).toBe("no-store");
+    const huge = await fetch(`${env.baseUrl}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `grant_type=authorization_code&code=${"x".repeat(20_000)}`,
+    });
+    expect(huge.status).toBe(400);
+    expect(await huge.json()).toMatchObject({ error: "invalid_request" });
+    // Browser-based clients may call the token endpoint from their own origin.
+    const preflight = await fetch(`${env.baseUrl}/oauth/token`, {
+      method: "OPTIONS",
+      headers: { origin: "http://localhost:6274", "access-control-request-method": "POST" },
+    });
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
     const registration = await fetch(`${env.baseUrl}/oauth/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
