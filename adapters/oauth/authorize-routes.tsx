@@ -11,7 +11,7 @@ import { ConsentPage } from "./consent-page.js";
 import type { ConsentTickets } from "./consent-ticket.js";
 import type { GrantService } from "./grant-service.js";
 import { OAuthProtocolError } from "./oauth-error.js";
-import { ErrorPage, PAGE_HEADERS } from "./page-layout.js";
+import { ErrorPage, htmlPage } from "./page-layout.js";
 import type { OAuthSessions } from "./session.js";
 
 export interface AuthorizeRouteDeps {
@@ -88,7 +88,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
         withheld={request.scopes.filter((scope) => !allowed.includes(scope))}
       />
     );
-    return c.html(page, 200, PAGE_HEADERS);
+    return htmlPage(c, page);
   });
 
   routes.post("/authorize", async (c) => {
@@ -145,5 +145,5 @@ function errorUrl(
 }
 
 function errorPage(c: Context, title: string, message: string) {
-  return c.html(<ErrorPage title={title} message={message} />, 400, PAGE_HEADERS);
+  return htmlPage(c, <ErrorPage title={title} message={message} />, 400);
 }

@@ -11,7 +11,7 @@ function when(epochMs: number | null): string {
  *
  * @example
  * ```tsx
- * c.html(<ConnectedAppsPage grants={grants} csrfToken={token} />)
+ * htmlPage(c, <ConnectedAppsPage grants={grants} />)
  * ```
  */
 export function ConnectedAppsPage(props: { grants: OAuthGrantRecord[]; notice?: string }) {

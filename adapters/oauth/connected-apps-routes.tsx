@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { ConnectedAppsPage } from "./connected-apps-page.js";
 import type { GrantService } from "./grant-service.js";
-import { ErrorPage, PAGE_HEADERS } from "./page-layout.js";
+import { ErrorPage, htmlPage } from "./page-layout.js";
 import type { OAuthSessions } from "./session.js";
 
 /** Where the Connected apps page is served (the dashboard links here). */
@@ -25,7 +25,7 @@ export function connectedAppsRoutes(deps: { grants: GrantService; sessions: OAut
     if (!user) return c.redirect(deps.sessions.signInUrl(CONNECTED_APPS_PATH), 302);
     const notice = c.req.query("revoked") === "1" ? "Access revoked." : undefined;
     const grants = await deps.grants.listGrants(user);
-    return c.html(<ConnectedAppsPage grants={grants} notice={notice} />, 200, PAGE_HEADERS);
+    return htmlPage(c, <ConnectedAppsPage grants={grants} notice={notice} />);
   });
 
   routes.post("/connected-apps/:grant/revoke", async (c) => {
@@ -35,7 +35,7 @@ export function connectedAppsRoutes(deps: { grants: GrantService; sessions: OAut
     const revoked = Number.isSafeInteger(grantId) && (await deps.grants.revokeGrant(user, grantId));
     if (!revoked) {
       const page = <ErrorPage title="Not found" message="No such connected app." />;
-      return c.html(page, 404, PAGE_HEADERS);
+      return htmlPage(c, page, 404);
     }
     return c.redirect(`${CONNECTED_APPS_PATH}?revoked=1`, 303);
   });

@@ -22,7 +22,7 @@ export interface ConsentView {
  *
  * @example
  * ```tsx
- * c.html(<ConsentPage {...view} />)
+ * htmlPage(c, <ConsentPage {...view} />)
  * ```
  */
 export function ConsentPage(props: ConsentView) {

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 
 const STYLE = `
@@ -15,13 +16,25 @@ td,th{text-align:left;padding:.4rem .3rem;border-bottom:1px solid #e4e7eb;vertic
 `;
 
 /** Security headers of every page here: no framing (clickjacking of consent), no scripts. */
-export const PAGE_HEADERS = {
+const PAGE_HEADERS = {
   "Content-Security-Policy":
     "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   "X-Frame-Options": "DENY",
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
 } as const;
+
+/**
+ * Answers a page (standards mode, with the security headers above).
+ *
+ * @example
+ * ```tsx
+ * return htmlPage(c, <ErrorPage title="Not found" message="No such connected app." />, 404);
+ * ```
+ */
+export function htmlPage(c: Context, page: Child, status: 200 | 400 | 404 = 200) {
+  return c.html(`<!DOCTYPE html>${page}`, status, PAGE_HEADERS);
+}
 
 /**
  * The small, self-contained page frame of the authorization pages (consent, errors,
@@ -54,7 +67,7 @@ export function PageLayout(props: { title: string; children?: Child }) {
  *
  * @example
  * ```tsx
- * c.html(<ErrorPage title="Unknown application" message="…" />, 400)
+ * htmlPage(c, <ErrorPage title="Unknown application" message="…" />, 400)
  * ```
  */
 export function ErrorPage(props: { title: string; message: string }) {

@@ -82,6 +82,7 @@ describe("an assistant given only {base_url}/mcp", () => {
 
     const cookie = env.sessions.signIn(env.seeded.adaId, env.seeded.acmeId, "owner");
     const { tokens, consent, params } = await signInClient({ as, client, redirectUri, cookie });
+    expect(consent.html).toMatch(/^<!DOCTYPE html><html lang="en">/);
     expect(consent.html).toContain("Allow <strong>Claude Desktop</strong> to use Sluice?");
     expect(consent.html).toContain("<code>127.0.0.1:33418</code>");
     for (const scope of ["budgets:read", "pools:read", "keys:write", "metrics:read"]) {
