@@ -133,6 +133,7 @@ function printEndpoints(say: ServerLog, listening: ListenResult, poolDomain: str
     `Pool proxy:  ${base.protocol}//<pool>.${poolDomain}${base.port ? `:${base.port}` : ""}`,
   );
   say.info(`Operations:  ${listening.url}/metrics, /healthz, /readyz`);
+  say.info(`MCP server:  ${listening.url}/mcp (for AI assistants; see docs/mcp.md)`);
   say.info("Press Ctrl+C to stop.");
 }
 
