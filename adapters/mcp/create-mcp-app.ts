@@ -81,12 +81,14 @@ export function createMcpApp(deps: McpAppDeps): Hono {
       registerSluiceTools(server, SLUICE_TOOLS, toolAccessOf(authInfo), deps);
       return server;
     },
+    // Malformed requests are answered to their client; the server log has no use for them.
     { legacy: "stateless", onerror: () => {} },
   );
 
   const app = new Hono();
   // Browser-based clients (the MCP inspector) call from other origins with bearer tokens,
-  // never cookies, so any origin may.
+  // never cookies, so any origin may. DNS rebinding cannot reach this app: the host router
+  // serves only the configured host names.
   app.use(
     "*",
     cors({

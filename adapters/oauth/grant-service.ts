@@ -1,6 +1,7 @@
 import { hashSecret, secretsEqual } from "../../src/catalog/secrets.js";
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
+import { StoreUnavailableError } from "../../src/errors.js";
 import { type AuthorizationRequest, sameResource } from "./authorization-request.js";
 import { OAuthProtocolError } from "./oauth-error.js";
 import {
@@ -168,7 +169,10 @@ export class GrantService {
     const allowed = await this.allowedScopes(grant.teamId, grant.userId);
     if (allowed.length === 0) throw invalid("The user is no longer a member of the team.");
     if (grant.lastUsedAt === null || now - grant.lastUsedAt >= TOUCH_INTERVAL_MS) {
-      await this.deps.store.touchGrant(grant.id, now);
+      // lastUsedAt is informational: a database busy with another writer must not fail a call.
+      await this.deps.store.touchGrant(grant.id, now).catch((error: unknown) => {
+        if (!(error instanceof StoreUnavailableError)) throw error;
+      });
     }
     const scopes = token.scopes.filter((scope) => allowed.includes(scope));
     return { grant, scopes, expiresAt: token.expiresAt };
