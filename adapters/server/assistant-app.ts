@@ -11,7 +11,7 @@ import type { ServerAppFactory } from "./create-server.js";
 export interface AssistantAppOptions {
   /** The dashboard's sign-in, which the consent and Connected apps pages rely on. */
   sessions: OAuthSessions;
-  /** Fetching of clients' metadata documents (private addresses and http off by default). */
+  /** Fetching of clients' metadata documents; default: as `--client-metadata-network` says. */
   clientMetadata?: SafeFetchOptions;
 }
 
@@ -42,7 +42,7 @@ export function assistantAppForServer(options: AssistantAppOptions): ServerAppFa
       sessions: options.sessions,
       clock: deps.clock,
       issuer: deps.config.baseUrl,
-      clientMetadata: options.clientMetadata,
+      clientMetadata: options.clientMetadata ?? metadataPolicy(deps.config.clientMetadataNetwork),
       logError,
     });
     const mcp = createMcpApp({
@@ -62,6 +62,12 @@ export function assistantAppForServer(options: AssistantAppOptions): ServerAppFa
         isMcpPath(pathOf(request.url)) ? mcp.fetch(request, env) : oauth.app.fetch(request, env),
     };
   };
+}
+
+/** `private` lets metadata documents come from private networks and plain http (development). */
+function metadataPolicy(network: "public" | "private"): SafeFetchOptions {
+  const open = network === "private";
+  return { allowPrivateAddresses: open, allowHttp: open };
 }
 
 function isMcpPath(path: string): boolean {

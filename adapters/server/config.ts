@@ -27,6 +27,7 @@ export const SERVER_CONFIG_DEFAULTS = {
   corsOrigins: [] as readonly string[],
   logFormat: "text",
   logRequests: false,
+  clientMetadataNetwork: "public",
 } as const;
 
 function wholeNumber(min: number, max: number) {
@@ -201,6 +202,9 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  * - `logRequests`: one access line per request (method, host, path, status, duration, pool,
  *   request id); 5xx answers and origin failures are logged either way.
  * - `metricsToken`: when set, `GET /metrics` needs `Authorization: Bearer <token>` (never logged).
+ * - `clientMetadataNetwork`: where the MCP authorization server may fetch a client's metadata
+ *   document: `public` (https, public addresses only) or `private` (also http and private or
+ *   loopback addresses: development, private networks).
  * - `secretKey`: key that encrypts upstream credentials at rest (never logged).
  */
 export const ServerConfigSchema = v.pipe(
@@ -279,6 +283,10 @@ export const ServerConfigSchema = v.pipe(
         v.regex(/^[\x21-\x7e]{16,512}$/, "must be 16 to 512 printable characters without spaces"),
       ),
     ),
+    clientMetadataNetwork: v.optional(
+      v.picklist(["public", "private"], 'must be "public" or "private"'),
+      SERVER_CONFIG_DEFAULTS.clientMetadataNetwork,
+    ),
     secretKey: v.optional(
       v.pipe(
         v.string(),
@@ -331,6 +339,10 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   logFormat: { env: "SLUICE_LOG_FORMAT", flag: "log-format" },
   logRequests: { env: "SLUICE_LOG_REQUESTS", flag: "log-requests" },
   metricsToken: { env: "SLUICE_METRICS_TOKEN", flag: "metrics-token" },
+  clientMetadataNetwork: {
+    env: "SLUICE_CLIENT_METADATA_NETWORK",
+    flag: "client-metadata-network",
+  },
   // Never a flag: a secret on the command line shows up in `ps`.
   secretKey: { env: "SLUICE_SECRET_KEY", flag: null },
 };

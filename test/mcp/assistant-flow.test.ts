@@ -288,3 +288,31 @@ describe("an assistant given only {base_url}/mcp", () => {
     }
   });
 });
+
+describe("a server with the default --client-metadata-network public", () => {
+  it("refuses a metadata document on a loopback address, naming why, without redirecting", async () => {
+    const strict = await startAssistantServer("public");
+    const document = await serveClientMetadata((origin) => ({
+      client_id: `${origin}/client.json`,
+      redirect_uris: [`${origin}/callback`],
+    }));
+    try {
+      const cookie = strict.sessions.signIn(strict.seeded.adaId, strict.seeded.acmeId, "owner");
+      const url = new URL(`${strict.baseUrl}/oauth/authorize`);
+      url.search = new URLSearchParams({
+        response_type: "code",
+        client_id: document.clientId,
+        redirect_uri: document.redirectUri,
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+      }).toString();
+      const response = await fetch(url, { headers: { cookie }, redirect: "manual" });
+      expect(response.status).toBe(400);
+      expect(response.headers.get("location")).toBeNull();
+      expect(await response.text()).toContain("its client_id must be an https URL");
+    } finally {
+      document.server.close();
+      await strict.close();
+    }
+  });
+});

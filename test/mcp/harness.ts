@@ -5,7 +5,6 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import * as oauth from "oauth4webapi";
-import type { SafeFetchOptions } from "../../adapters/oauth/safe-fetch.js";
 import type { OAuthSessions, SessionUser } from "../../adapters/oauth/session.js";
 import { assistantAppForServer } from "../../adapters/server/assistant-app.js";
 import { loadServerConfig } from "../../adapters/server/config.js";
@@ -120,7 +119,7 @@ export interface AssistantServer {
  * place of the dashboard and a seeded catalog in its own data directory.
  */
 export async function startAssistantServer(
-  clientMetadata: SafeFetchOptions = { allowPrivateAddresses: true, allowHttp: true },
+  clientMetadataNetwork: "public" | "private" = "private",
 ): Promise<AssistantServer> {
   const { dir, cleanup } = tempDir("sluice-mcp-");
   const seeded = await seed(dir);
@@ -128,8 +127,16 @@ export async function startAssistantServer(
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = await createSluiceServer(
-    loadServerConfig({ flags: { port: String(port), host: "127.0.0.1", dataDir: dir, baseUrl } }),
-    { ...DEFAULT_SERVER_APPS, assistantApp: assistantAppForServer({ sessions, clientMetadata }) },
+    loadServerConfig({
+      flags: {
+        port: String(port),
+        host: "127.0.0.1",
+        dataDir: dir,
+        baseUrl,
+        clientMetadataNetwork,
+      },
+    }),
+    { ...DEFAULT_SERVER_APPS, assistantApp: assistantAppForServer({ sessions }) },
   );
   await server.listen();
   return {

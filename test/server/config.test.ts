@@ -42,6 +42,7 @@ describe("loadServerConfig defaults", () => {
       corsOrigins: [],
       logFormat: "text",
       logRequests: false,
+      clientMetadataNetwork: "public",
     });
     expect(SERVER_CONFIG_DEFAULTS.port).toBe(8080);
   });
@@ -99,6 +100,7 @@ describe("loadServerConfig precedence", () => {
         SLUICE_LOG_FORMAT: "json",
         SLUICE_LOG_REQUESTS: "1",
         SLUICE_METRICS_TOKEN: "scrape-token-0123456789",
+        SLUICE_CLIENT_METADATA_NETWORK: "private",
         SLUICE_SECRET_KEY: VALID_KEY,
       },
     });
@@ -122,6 +124,7 @@ describe("loadServerConfig precedence", () => {
       logFormat: "json",
       logRequests: true,
       metricsToken: "scrape-token-0123456789",
+      clientMetadataNetwork: "private",
       secretKey: VALID_KEY,
     });
   });

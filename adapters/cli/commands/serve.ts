@@ -98,6 +98,11 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     description:
       "GET /metrics then needs Authorization: Bearer <token> (SLUICE_METRICS_TOKEN keeps it out of ps). Default: open.",
   },
+  clientMetadataNetwork: {
+    placeholder: "public|private",
+    description:
+      "Where an MCP client's metadata document may be fetched from: public (https, public addresses) or private (also http, private and loopback addresses). Default public.",
+  },
 };
 
 /** Flags that take no value. */
