@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -11,6 +12,8 @@ import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer, type SluiceServer } from "../../adapters/server/create-server.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
+import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
+import { SqliteOAuthStore } from "../../adapters/sqlite/sqlite-oauth-store.js";
 import type { Role } from "../../src/catalog/types.js";
 import { tempDir } from "../cli/cli-process.js";
 import { poolInput } from "../server/fixtures.js";
@@ -300,4 +303,23 @@ export async function serveClientMetadata(
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { clientId: `${origin}/client.json`, redirectUri: `${origin}/callback`, server };
+}
+
+/** A client registered with DCR, as an assistant starts, and the server's metadata. */
+export async function registeredClient(env: AssistantServer, redirectUri: string) {
+  const { as } = await discover(env.resource);
+  const client = await oauth.processDynamicClientRegistrationResponse(
+    await oauth.dynamicClientRegistrationRequest(
+      as,
+      { redirect_uris: [redirectUri], client_name: "Inspector" },
+      INSECURE,
+    ),
+  );
+  return { as, client };
+}
+
+/** Another process's view of the server's OAuth tables, to plant records a test needs. */
+export function plantingStore(env: AssistantServer): { store: SqliteOAuthStore; close(): void } {
+  const database = openSluiceDatabase(join(env.dataDir, "sluice.db"));
+  return { store: new SqliteOAuthStore(database), close: () => database.close() };
 }
