@@ -32,8 +32,8 @@ export class AuthorizeError extends Error {
 
 /**
  * Checks an authorization request's parameters against its client: the redirect URI first
- * (an untrusted one is never redirected to), then the code flow, PKCE S256, the scopes and
- * the resource, which must be `resource` (RFC 8707) when given.
+ * (required, and an unregistered one is never redirected to), then the code flow, PKCE S256,
+ * the scopes and the resource, which must be `resource` (RFC 8707) when given.
  *
  * @example
  * ```ts
@@ -45,19 +45,16 @@ export function checkAuthorizationRequest(
   client: ResolvedClient,
   resource: string,
 ): AuthorizationRequest {
-  const redirectUri = params.get("redirect_uri");
-  if (redirectUri === null) {
-    if (client.redirectUris.length !== 1) {
-      throw new AuthorizeError("invalid_request", "redirect_uri is required.", null);
-    }
-  } else if (!client.redirectUris.includes(redirectUri)) {
+  // Always required (as OAuth 2.1 has it), so the token request can always be held to it.
+  const uri = params.get("redirect_uri");
+  if (uri === null) throw new AuthorizeError("invalid_request", "redirect_uri is required.", null);
+  if (!client.redirectUris.includes(uri)) {
     throw new AuthorizeError(
       "invalid_request",
       "redirect_uri is not one of the client's registered redirect URIs.",
       null,
     );
   }
-  const uri = redirectUri ?? (client.redirectUris[0] as string);
   const state = params.get("state");
   const fail = (error: string, description: string) =>
     new AuthorizeError(error, description, { uri, state });

@@ -91,6 +91,14 @@ describe("authorization endpoint refusals", () => {
     });
     expect(unknown.response.status).toBe(400);
     expect(unknown.html).toContain("Unknown client_id.");
+    const url = new URL(as.authorization_endpoint as string);
+    url.search = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+    }).toString();
+    const omitted = await fetch(url, { headers: { cookie }, redirect: "manual" });
+    expect(omitted.status).toBe(400);
+    expect(await omitted.text()).toContain("redirect_uri is required.");
   });
 
   it("another resource, no PKCE, plain PKCE or an unknown scope go back to the client as errors", async () => {
