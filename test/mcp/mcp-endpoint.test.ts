@@ -108,6 +108,31 @@ describe("MCP endpoint refusals", () => {
   });
 });
 
+describe("browser-based clients", () => {
+  it("get CORS answers: a preflight, and the challenge header readable from another origin", async () => {
+    const preflight = await fetch(env.resource, {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://localhost:6274",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type, mcp-protocol-version",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase()).toContain(
+      "authorization",
+    );
+    const challenge = await fetch(env.resource, {
+      method: "POST",
+      headers: { origin: "http://localhost:6274", "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(challenge.status).toBe(401);
+    expect(challenge.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
+  });
+});
+
 describe("older clients", () => {
   it("a 2025-era client (initialize, then tools/call without a session) is served statelessly", async () => {
     const { tokens } = await signInClient({ as, client, redirectUri, cookie, scope: "pools:read" });
