@@ -140,10 +140,9 @@ export class GrantService {
     const grant = await this.liveGrant(token.grantId);
     if (grant.clientId !== clientId) throw invalidGrant("The token was issued to another client.");
     if (now >= token.expiresAt) throw invalidGrant("The refresh token has expired.");
-    if (!(await this.deps.store.useToken(hash, now))) {
-      await this.deps.store.revokeGrant(grant.id, now);
-      throw invalidGrant("The refresh token was already used; its grant is revoked.");
-    }
+    if (token.usedAt !== null) return this.refreshReused(grant.id, now);
+    // Everything that can refuse the request is checked before the token is spent, so a
+    // client that asked wrongly can try again with the same token.
     this.checkResource(form, grant);
     let scopes = token.scopes;
     if (form.has("scope")) {
@@ -153,7 +152,15 @@ export class GrantService {
       }
       scopes = asked.scopes;
     }
-    return this.issueTokens(grant, await this.currentScopes(grant, scopes));
+    const current = await this.currentScopes(grant, scopes);
+    if (!(await this.deps.store.useToken(hash, now))) return this.refreshReused(grant.id, now);
+    return this.issueTokens(grant, current);
+  }
+
+  /** A refresh token used twice was copied: the grant goes, for both holders. */
+  private async refreshReused(grantId: number, now: number): Promise<never> {
+    await this.deps.store.revokeGrant(grantId, now);
+    throw invalidGrant("The refresh token was already used; its grant is revoked.");
   }
 
   /** Resolves a bearer access token; `invalid_token` for anything that is not usable now. */
