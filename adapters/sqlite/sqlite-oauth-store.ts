@@ -45,9 +45,9 @@ interface TokenRow {
 }
 
 /**
- * The {@link OAuthStore} on a Sluice database opened with `openSluiceDatabase` (tables of
- * migration 5; the caller closes the database). Single-use checks are one conditional
- * UPDATE each, so two processes on one file never both use a code or a refresh token.
+ * The {@link OAuthStore} on a Sluice database opened with `openSluiceDatabase` (its OAuth
+ * tables; the caller closes the database). Single-use checks are one conditional UPDATE
+ * each, so two processes on one file never both use a code or a refresh token.
  *
  * @example
  * ```ts
