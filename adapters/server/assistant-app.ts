@@ -35,7 +35,9 @@ export const NO_SESSIONS: OAuthSessions = {
  */
 export function assistantAppForServer(options: AssistantAppOptions): ServerAppFactory {
   return (deps) => {
-    const logError = (error: unknown) => console.error(error);
+    // Faults (never tokens or request bodies) go to the server's error log.
+    const logError = (error: unknown) =>
+      deps.reportFailure ? deps.reportFailure(undefined, error) : console.error(error);
     const oauth = createOAuthApp({
       store: new SqliteOAuthStore(deps.database),
       catalog: deps.catalog.store,
