@@ -305,8 +305,16 @@ export async function serveClientMetadata(
   return { clientId: `${origin}/client.json`, redirectUri: `${origin}/callback`, server };
 }
 
+/** A server, a client registered with DCR on it, and Ada (Acme's owner) signed in. */
+export async function startWithRegisteredClient(redirectUri: string) {
+  const env = await startAssistantServer();
+  const { as, client } = await registeredClient(env, redirectUri);
+  const cookie = env.sessions.signIn(env.seeded.adaId, env.seeded.acmeId, "owner");
+  return { env, as, client, cookie };
+}
+
 /** A client registered with DCR, as an assistant starts, and the server's metadata. */
-export async function registeredClient(env: AssistantServer, redirectUri: string) {
+async function registeredClient(env: AssistantServer, redirectUri: string) {
   const { as } = await discover(env.resource);
   const client = await oauth.processDynamicClientRegistrationResponse(
     await oauth.dynamicClientRegistrationRequest(

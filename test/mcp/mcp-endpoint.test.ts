@@ -8,9 +8,8 @@ import {
   INSECURE,
   plantingStore,
   postToolsList,
-  registeredClient,
   signInClient,
-  startAssistantServer,
+  startWithRegisteredClient,
 } from "./harness.js";
 
 let env: AssistantServer;
@@ -20,9 +19,7 @@ let cookie: string;
 const redirectUri = "http://127.0.0.1:40124/cb";
 
 beforeAll(async () => {
-  env = await startAssistantServer();
-  ({ as, client } = await registeredClient(env, redirectUri));
-  cookie = env.sessions.signIn(env.seeded.adaId, env.seeded.acmeId, "owner");
+  ({ env, as, client, cookie } = await startWithRegisteredClient(redirectUri));
 });
 afterAll(() => env.close());
 

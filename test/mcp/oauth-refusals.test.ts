@@ -8,8 +8,7 @@ import {
   openConsent,
   plantingStore,
   postToolsList,
-  registeredClient,
-  startAssistantServer,
+  startWithRegisteredClient,
 } from "./harness.js";
 
 let env: AssistantServer;
@@ -19,9 +18,7 @@ let cookie: string;
 const redirectUri = "http://127.0.0.1:40123/cb";
 
 beforeAll(async () => {
-  env = await startAssistantServer();
-  ({ as, client } = await registeredClient(env, redirectUri));
-  cookie = env.sessions.signIn(env.seeded.adaId, env.seeded.acmeId, "owner");
+  ({ env, as, client, cookie } = await startWithRegisteredClient(redirectUri));
 });
 afterAll(() => env.close());
 
