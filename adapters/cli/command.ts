@@ -15,6 +15,8 @@ export interface CliIo {
    * connections); absent in tests, where the command just returns its exit code.
    */
   readonly exitNow?: (code: number) => void;
+  /** Reads a secret (a password) from stdin or a prompt that does not echo; absent: none can be read. */
+  readonly readSecret?: (prompt: string) => Promise<string>;
 }
 
 /** Lets `serve` wait for SIGINT/SIGTERM/SIGHUP without touching `process` in tests. */

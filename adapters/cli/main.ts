@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { type CliIo, PROCESS_SIGNALS } from "./command.js";
+import { readSecretFromStdin } from "./read-secret.js";
 import { runCli } from "./run-cli.js";
 
 /**
@@ -24,6 +25,7 @@ const io: CliIo = {
   env: process.env,
   signals: PROCESS_SIGNALS,
   exitNow: (code) => process.exit(code),
+  readSecret: readSecretFromStdin,
 };
 
 // No top-level await: the entry must also build as CommonJS.

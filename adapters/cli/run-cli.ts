@@ -7,6 +7,7 @@ import { statusCommand } from "./commands/status.js";
 import { teamCreateCommand } from "./commands/team.js";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./commands/token.js";
 import { userAddCommand } from "./commands/user.js";
+import { userSetPasswordCommand } from "./commands/user-password.js";
 import { printableIo } from "./printable.js";
 import { packageVersion } from "./version.js";
 
@@ -15,6 +16,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   serveCommand,
   teamCreateCommand,
   userAddCommand,
+  userSetPasswordCommand,
   tokenCreateCommand,
   tokenRevokeCommand,
   tokenListCommand,

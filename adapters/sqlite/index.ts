@@ -11,6 +11,7 @@ export {
   SECRET_KEY_ENV,
   SECRET_KEY_FILE,
 } from "./secret-key.js";
+export { SqliteAuthStore } from "./sqlite-auth-store.js";
 export type { SqliteCatalogStoreOptions } from "./sqlite-catalog-store.js";
 export { SqliteCatalogStore } from "./sqlite-catalog-store.js";
 export { translateSqliteError } from "./sqlite-errors.js";

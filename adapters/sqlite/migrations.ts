@@ -182,6 +182,39 @@ ALTER TABLE pools ADD COLUMN database_connection TEXT
 `;
 
 /**
+ * Dashboard sign-in (issue 21): password hashes, sessions and one-time links (stored by the
+ * SHA-256 of their secret, never the secret), and failed sign-ins per fixed window.
+ */
+const SIGN_IN_SCHEMA = `
+CREATE TABLE user_passwords (
+  user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  hash TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE sessions (
+  id_hash TEXT PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  team_id INTEGER NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sessions_by_user ON sessions (user_id, team_id);
+CREATE TABLE sign_in_links (
+  token_hash TEXT PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  team_id INTEGER NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE sign_in_failures (
+  key TEXT PRIMARY KEY,
+  window_start INTEGER NOT NULL,
+  count INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
  * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 7.
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -191,6 +224,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "access log outcome unavailable", up: ACCESS_LOG_UNAVAILABLE },
   { version: 5, name: "pool database connection", up: POOL_DATABASE },
   { version: 6, name: "oauth grants and tokens", up: OAUTH_SCHEMA },
+  { version: 7, name: "dashboard sign-in", up: SIGN_IN_SCHEMA },
 ];
 
 /** The version a fully migrated database has. */

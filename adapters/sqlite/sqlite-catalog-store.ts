@@ -152,6 +152,16 @@ export class SqliteCatalogStore implements CatalogStore {
     return rows.map((row) => ({ teamId, userId: row.userId, role: row.role }));
   }
 
+  async removeMembership(teamId: number, userId: number): Promise<boolean> {
+    return this.write("membership", () => {
+      const { changes } = this.sql("DELETE FROM memberships WHERE team_id = ? AND user_id = ?").run(
+        teamId,
+        userId,
+      );
+      return changes > 0;
+    });
+  }
+
   insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord {
     return this.write("API token", () => {
       this.requireTeam(input.teamId);

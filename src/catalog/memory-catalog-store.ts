@@ -105,6 +105,12 @@ export class MemoryCatalogStore implements CatalogStore {
       .map((membership) => ({ ...membership }));
   }
 
+  async removeMembership(teamId: number, userId: number): Promise<boolean> {
+    const removed = this.memberships.delete(membershipKey(teamId, userId));
+    if (removed) this.changed(null);
+    return removed;
+  }
+
   insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord {
     this.requireTeam(input.teamId);
     if (!this.users.has(input.userId)) throw new InvalidArgumentError("Unknown user.");

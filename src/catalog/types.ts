@@ -178,6 +178,8 @@ export interface CatalogStore {
   getMembership(teamId: number, userId: number): MembershipRecord | undefined;
   /** The team's memberships, by user id. */
   listMemberships(teamId: number): MembershipRecord[];
+  /** Ends a membership; false when the user was not in the team. */
+  removeMembership(teamId: number, userId: number): Promise<boolean>;
 
   insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord;
   findApiTokenByHash(tokenHash: string): ApiTokenRecord | undefined;

@@ -120,6 +120,23 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         expect(store.listMemberships(9_999)).toEqual([]);
       });
 
+      it("removes one team's membership only, and says whether there was one", async () => {
+        const { a, b, user } = twoTeams();
+        await store.setMembership({ teamId: b.id, userId: user.id, role: "member" });
+        const before = await store.changeMarker();
+        expect(await store.removeMembership(a.id, user.id)).toBe(true);
+        expect(await store.changeMarker()).not.toBe(before);
+        expect(await store.getMembership(a.id, user.id)).toBeUndefined();
+        expect(await store.listMemberships(a.id)).toEqual([]);
+        expect(await store.getMembership(b.id, user.id)).toEqual({
+          teamId: b.id,
+          userId: user.id,
+          role: "member",
+        });
+        expect(await store.getUser(user.id)).toEqual(user);
+        expect(await store.removeMembership(a.id, user.id)).toBe(false);
+      });
+
       it("refuses a membership in an unknown team or of an unknown user", () => {
         const { a, user } = twoTeams();
         expect(() =>

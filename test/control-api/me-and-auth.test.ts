@@ -81,6 +81,28 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
       expectErrorBody(await api.call("GET", "/api/v1/me", { token: created.plaintext }), 401);
     });
 
+    it("refuses the token of a user no longer in the team, on every endpoint", async () => {
+      const leaver = api.catalog.addMember(
+        api.acme.team.id,
+        { name: "Lee", email: `lee-${kind}@acme.test` },
+        "admin",
+      ).user;
+      const { plaintext } = api.catalog.createApiToken({
+        teamId: api.acme.team.id,
+        actorUserId: leaver.id,
+        name: "leaver's",
+        abilities: ["pools:read", "budgets:read"],
+        lifetime: "1y",
+      });
+      expect((await api.call("GET", "/api/v1/me", { token: plaintext })).status).toBe(200);
+      expect((await api.call("GET", "/api/v1/pools", { token: plaintext })).status).toBe(200);
+      // The membership alone goes, the token stays unrevoked: the token check must refuse it.
+      expect(await api.store.removeMembership(api.acme.team.id, leaver.id)).toBe(true);
+      expectErrorBody(await api.call("GET", "/api/v1/me", { token: plaintext }), 401);
+      expectErrorBody(await api.call("GET", "/api/v1/pools", { token: plaintext }), 401);
+      expectErrorBody(await api.call("GET", "/api/v1/budgets", { token: plaintext }), 401);
+    });
+
     it("never echoes the presented token", async () => {
       const response = await api.call("GET", "/api/v1/me", {
         headers: { authorization: `Bearer ${wellFormedUnknown}` },

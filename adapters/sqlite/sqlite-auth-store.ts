@@ -1,0 +1,134 @@
+import type Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
+import type { AuthStore, SessionRecord, SignInLinkRecord } from "../../src/auth/types.js";
+import { guardedWrite } from "./sqlite-errors.js";
+
+const SESSION_COLUMNS =
+  "id_hash AS idHash, user_id AS userId, team_id AS teamId, created_at AS createdAt, last_seen_at AS lastSeenAt, expires_at AS expiresAt";
+
+/**
+ * The persistent {@link AuthStore} on the Sluice database (migration 5). Sessions and
+ * sign-in writes are not catalog changes: they do not move the catalog's change marker.
+ *
+ * @example
+ * ```ts
+ * const auth = new AuthService({ store: new SqliteAuthStore(db), catalog: catalogStore, clock });
+ * ```
+ */
+export class SqliteAuthStore implements AuthStore {
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly database: Database.Database) {}
+
+  async getPasswordHash(userId: number): Promise<string | undefined> {
+    const row = this.sql("SELECT hash FROM user_passwords WHERE user_id = ?").get(userId) as
+      | { hash: string }
+      | undefined;
+    return row?.hash;
+  }
+
+  async setPasswordHash(userId: number, hash: string, at: number): Promise<void> {
+    this.write("password", () =>
+      this.sql(
+        `INSERT INTO user_passwords (user_id, hash, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET hash = excluded.hash, updated_at = excluded.updated_at`,
+      ).run(userId, hash, at),
+    );
+  }
+
+  async insertSession(session: SessionRecord): Promise<void> {
+    this.write("session", () =>
+      this.sql(
+        `INSERT INTO sessions (id_hash, user_id, team_id, created_at, last_seen_at, expires_at)
+         VALUES (@idHash, @userId, @teamId, @createdAt, @lastSeenAt, @expiresAt)`,
+      ).run(session),
+    );
+  }
+
+  async findSession(idHash: string): Promise<SessionRecord | undefined> {
+    return this.sql(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id_hash = ?`).get(idHash) as
+      | SessionRecord
+      | undefined;
+  }
+
+  async touchSession(idHash: string, at: number): Promise<void> {
+    this.write("session", () =>
+      this.sql("UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?").run(at, idHash),
+    );
+  }
+
+  async deleteSession(idHash: string): Promise<boolean> {
+    return this.write(
+      "session",
+      () => this.sql("DELETE FROM sessions WHERE id_hash = ?").run(idHash).changes > 0,
+    );
+  }
+
+  async deleteUserSessions(userId: number, teamId?: number): Promise<number> {
+    return this.write("session", () =>
+      teamId === undefined
+        ? this.sql("DELETE FROM sessions WHERE user_id = ?").run(userId).changes
+        : this.sql("DELETE FROM sessions WHERE user_id = ? AND team_id = ?").run(userId, teamId)
+            .changes,
+    );
+  }
+
+  async insertSignInLink(link: SignInLinkRecord): Promise<void> {
+    this.write("sign-in link", () =>
+      this.sql(
+        `INSERT INTO sign_in_links (token_hash, user_id, team_id, created_at, expires_at)
+         VALUES (@tokenHash, @userId, @teamId, @createdAt, @expiresAt)`,
+      ).run(link),
+    );
+  }
+
+  async consumeSignInLink(tokenHash: string, at: number): Promise<SignInLinkRecord | undefined> {
+    // DELETE … RETURNING: of two requests racing for one link, only one gets the row.
+    const row = this.write("sign-in link", () =>
+      this.sql(
+        `DELETE FROM sign_in_links WHERE token_hash = ? RETURNING token_hash AS tokenHash,
+           user_id AS userId, team_id AS teamId, created_at AS createdAt, expires_at AS expiresAt`,
+      ).get(tokenHash),
+    ) as SignInLinkRecord | undefined;
+    return row && at < row.expiresAt ? row : undefined;
+  }
+
+  async recordFailure(key: string, at: number, windowMs: number): Promise<number> {
+    const row = this.write("sign-in throttle", () =>
+      this.sql(
+        `INSERT INTO sign_in_failures (key, window_start, count) VALUES (@key, @at, 1)
+         ON CONFLICT (key) DO UPDATE SET
+           count = CASE WHEN @at < window_start + @windowMs THEN count + 1 ELSE 1 END,
+           window_start = CASE WHEN @at < window_start + @windowMs THEN window_start ELSE @at END
+         RETURNING count`,
+      ).get({ key, at, windowMs }),
+    ) as { count: number };
+    return row.count;
+  }
+
+  async failureCount(key: string, at: number, windowMs: number): Promise<number> {
+    const row = this.sql("SELECT window_start, count FROM sign_in_failures WHERE key = ?").get(
+      key,
+    ) as { window_start: number; count: number } | undefined;
+    return row && at < row.window_start + windowMs ? row.count : 0;
+  }
+
+  async clearFailures(key: string): Promise<void> {
+    this.write("sign-in throttle", () =>
+      this.sql("DELETE FROM sign_in_failures WHERE key = ?").run(key),
+    );
+  }
+
+  private write<T>(what: string, body: () => T): T {
+    return guardedWrite(what, body);
+  }
+
+  private sql(source: string): Statement {
+    let statement = this.statements.get(source);
+    if (!statement) {
+      statement = this.database.prepare(source);
+      this.statements.set(source, statement);
+    }
+    return statement;
+  }
+}

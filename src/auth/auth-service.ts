@@ -1,0 +1,227 @@
+import { randomBytes } from "node:crypto";
+import { hashSecret, hasSecretShape, secretsEqual } from "../catalog/secrets.js";
+import { normalizeEmail } from "../catalog/teams.js";
+import type { CatalogStore, Role, TeamRecord, UserRecord } from "../catalog/types.js";
+import type { Clock } from "../clock/clock.js";
+import { InvalidArgumentError, UnauthorizedError } from "../errors.js";
+import { SignInThrottledError } from "./auth-errors.js";
+import { type AuthPolicy, DEFAULT_AUTH_POLICY, SESSION_TOUCH_INTERVAL_MS } from "./auth-policy.js";
+import {
+  DEFAULT_PASSWORD_COST,
+  hashPassword,
+  type PasswordCost,
+  verifyPassword,
+} from "./passwords.js";
+import type { AuthStore, SessionRecord } from "./types.js";
+
+export const SESSION_ID_PREFIX = "slc_ses_";
+export const SIGN_IN_LINK_PREFIX = "slc_sil_";
+
+/** Dependencies of {@link AuthService}. */
+export interface AuthServiceDeps {
+  store: AuthStore;
+  /** Users, teams and memberships (a session ends when its membership does). */
+  catalog: CatalogStore;
+  clock: Clock;
+  policy?: Partial<AuthPolicy>;
+  /** scrypt cost of new hashes; default N=2^17, r=8, p=1. */
+  passwordCost?: PasswordCost;
+}
+
+/** A signed-in person: who, in which team, with which role. */
+export interface SignedIn {
+  session: SessionRecord;
+  user: UserRecord;
+  team: TeamRecord;
+  role: Role;
+}
+
+/** A new session: `sessionId` goes in the cookie, once; only its hash is stored. */
+export interface StartedSession extends SignedIn {
+  sessionId: string;
+}
+
+function newSecret(prefix: string): string {
+  return prefix + randomBytes(32).toString("base64url");
+}
+
+/**
+ * Dashboard sign-in over an {@link AuthStore}: passwords (scrypt), one-time sign-in links,
+ * server-side sessions with idle and absolute expiry, and failed sign-ins throttled per
+ * account and per address. Session ids and link tokens are stored hashed and compared in
+ * constant time. The MCP consent page (issue 17) signs people in through the same sessions.
+ *
+ * @example
+ * ```ts
+ * const auth = new AuthService({ store: new MemoryAuthStore(), catalog: store, clock: systemClock });
+ * const { sessionId } = await auth.signIn({ email: "ada@acme.test", password, address: "127.0.0.1" });
+ * const signedIn = await auth.authenticate(sessionId); // { user, team, role, session }
+ * ```
+ */
+export class AuthService {
+  readonly policy: AuthPolicy;
+  private readonly store: AuthStore;
+  private readonly catalog: CatalogStore;
+  private readonly clock: Clock;
+  private readonly cost: PasswordCost;
+
+  constructor(deps: AuthServiceDeps) {
+    this.store = deps.store;
+    this.catalog = deps.catalog;
+    this.clock = deps.clock;
+    this.policy = { ...DEFAULT_AUTH_POLICY, ...deps.policy };
+    this.cost = deps.passwordCost ?? DEFAULT_PASSWORD_COST;
+  }
+
+  /** Sets (or replaces) a user's password; InvalidArgumentError `password: …` when too weak. */
+  async setPassword(userId: number, password: string): Promise<void> {
+    if (!(await this.catalog.getUser(userId))) throw new InvalidArgumentError("Unknown user.");
+    await this.store.setPasswordHash(
+      userId,
+      await hashPassword(password, this.cost),
+      this.clock.now(),
+    );
+  }
+
+  async hasPassword(userId: number): Promise<boolean> {
+    return (await this.store.getPasswordHash(userId)) !== undefined;
+  }
+
+  /** A one-time link token for a member of the team; expires after `policy.linkTtlMs`. */
+  async createSignInLink(
+    teamId: number,
+    userId: number,
+  ): Promise<{ token: string; expiresAt: number }> {
+    if (!(await this.catalog.getMembership(teamId, userId))) {
+      throw new InvalidArgumentError("The user is not a member of the team.");
+    }
+    const token = newSecret(SIGN_IN_LINK_PREFIX);
+    const createdAt = this.clock.now();
+    const expiresAt = createdAt + this.policy.linkTtlMs;
+    await this.store.insertSignInLink({
+      tokenHash: hashSecret(token),
+      userId,
+      teamId,
+      createdAt,
+      expiresAt,
+    });
+    return { token, expiresAt };
+  }
+
+  /** Signs in with a link token; it then no longer works. UnauthorizedError when used, expired or unknown. */
+  async redeemSignInLink(token: string): Promise<StartedSession> {
+    const refused = new UnauthorizedError(
+      "This sign-in link does not work: it was used already, has expired, or was mistyped.",
+    );
+    if (!hasSecretShape(token, SIGN_IN_LINK_PREFIX)) throw refused;
+    const hash = hashSecret(token);
+    const link = await this.store.consumeSignInLink(hash, this.clock.now());
+    if (!link || !secretsEqual(link.tokenHash, hash)) throw refused;
+    const started = await this.startSession(link.userId, link.teamId);
+    if (!started) throw refused;
+    return started;
+  }
+
+  /**
+   * Signs in with email and password. Failures count per account and per address; past the
+   * policy's limits a SignInThrottledError is thrown before the password is even checked.
+   * A wrong email and a wrong password give the same UnauthorizedError, in the same time.
+   */
+  async signIn(input: {
+    email: string;
+    password: string;
+    address: string | null;
+  }): Promise<StartedSession> {
+    const now = this.clock.now();
+    const email = normalizeEmail(input.email);
+    const keys = [`account:${email}`, ...(input.address ? [`address:${input.address}`] : [])];
+    const limits = [this.policy.accountLimit, this.policy.addressLimit];
+    for (const [index, key] of keys.entries()) {
+      if ((await this.store.failureCount(key, now, this.policy.windowMs)) >= limits[index]!) {
+        throw new SignInThrottledError(this.policy.windowMs);
+      }
+    }
+    const user = email === "" ? undefined : await this.catalog.findUserByEmail(email);
+    const stored = user && (await this.store.getPasswordHash(user.id));
+    const valid = await verifyPassword(input.password, stored, this.cost);
+    const team = valid && user ? await this.firstTeamOf(user.id) : undefined;
+    if (!user || !valid || !team) {
+      for (const key of keys) await this.store.recordFailure(key, now, this.policy.windowMs);
+      throw new UnauthorizedError("Wrong email or password.");
+    }
+    await this.store.clearFailures(keys[0]!);
+    return (await this.startSession(user.id, team.id))!;
+  }
+
+  /**
+   * The person behind a session id, or null when it is malformed, unknown, past its idle or
+   * absolute expiry, or their membership of the team has ended (the session is then deleted).
+   */
+  async authenticate(sessionId: string | undefined | null): Promise<SignedIn | null> {
+    if (typeof sessionId !== "string" || !hasSecretShape(sessionId, SESSION_ID_PREFIX)) return null;
+    const hash = hashSecret(sessionId);
+    const session = await this.store.findSession(hash);
+    if (!session || !secretsEqual(session.idHash, hash)) return null;
+    const now = this.clock.now();
+    const member = await this.memberOf(session.userId, session.teamId);
+    if (now >= session.expiresAt || now >= session.lastSeenAt + this.policy.idleMs || !member) {
+      await this.store.deleteSession(hash);
+      return null;
+    }
+    if (now - session.lastSeenAt >= SESSION_TOUCH_INTERVAL_MS) {
+      await this.store.touchSession(hash, now);
+      session.lastSeenAt = now;
+    }
+    return { session, ...member };
+  }
+
+  /** Ends one session (sign out here). */
+  async signOut(sessionId: string): Promise<void> {
+    if (hasSecretShape(sessionId, SESSION_ID_PREFIX))
+      await this.store.deleteSession(hashSecret(sessionId));
+  }
+
+  /** Ends every session of the user, in every team (sign out everywhere); answers how many. */
+  signOutEverywhere(userId: number): Promise<number> {
+    return this.store.deleteUserSessions(userId);
+  }
+
+  /** Ends the user's sessions in one team (removed from it, or lowered to member). */
+  endSessionsIn(teamId: number, userId: number): Promise<number> {
+    return this.store.deleteUserSessions(userId, teamId);
+  }
+
+  private async startSession(userId: number, teamId: number): Promise<StartedSession | null> {
+    const member = await this.memberOf(userId, teamId);
+    if (!member) return null;
+    const sessionId = newSecret(SESSION_ID_PREFIX);
+    const now = this.clock.now();
+    const session: SessionRecord = {
+      idHash: hashSecret(sessionId),
+      userId,
+      teamId,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + this.policy.absoluteMs,
+    };
+    await this.store.insertSession(session);
+    return { sessionId, session, ...member };
+  }
+
+  private async memberOf(userId: number, teamId: number) {
+    const [user, team, membership] = await Promise.all([
+      this.catalog.getUser(userId),
+      this.catalog.getTeam(teamId),
+      this.catalog.getMembership(teamId, userId),
+    ]);
+    return user && team && membership ? { user, team, role: membership.role } : null;
+  }
+
+  /** The team a password sign-in lands in: the user's first (by id). */
+  private async firstTeamOf(userId: number): Promise<TeamRecord | undefined> {
+    for (const team of await this.catalog.listTeams()) {
+      if (await this.catalog.getMembership(team.id, userId)) return team;
+    }
+    return undefined;
+  }
+}

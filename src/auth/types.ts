@@ -1,0 +1,64 @@
+/**
+ * Dashboard sign-in records. Like API tokens, session ids and sign-in link tokens are never
+ * stored in clear: only their SHA-256 hashes (`hashSecret`). Passwords are stored as scrypt
+ * hashes (`passwords.ts`), which carry their own salt and cost.
+ */
+
+/** A signed-in browser: one user acting within one team. */
+export interface SessionRecord {
+  /** Hex SHA-256 of the session id the cookie carries. */
+  idHash: string;
+  userId: number;
+  teamId: number;
+  createdAt: number;
+  /** Last request seen (written at most once a minute); idle expiry counts from it. */
+  lastSeenAt: number;
+  /** Absolute expiry: the session ends then however active it is. */
+  expiresAt: number;
+}
+
+/** A one-time sign-in link (printed by `sluice serve` for a team without passwords). */
+export interface SignInLinkRecord {
+  /** Hex SHA-256 of the link's token. */
+  tokenHash: string;
+  userId: number;
+  teamId: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Persistence of sign-in state. Every method returns a Promise, so a store over a network
+ * database fits the same interface. Two implementations pass one contract suite
+ * (`test/auth/auth-store-contract.ts`): memory (`memory-auth-store.ts`) and SQLite
+ * (`adapters/sqlite/sqlite-auth-store.ts`).
+ */
+export interface AuthStore {
+  /** The user's password hash, or undefined when they have none. */
+  getPasswordHash(userId: number): Promise<string | undefined>;
+  setPasswordHash(userId: number, hash: string, at: number): Promise<void>;
+
+  insertSession(session: SessionRecord): Promise<void>;
+  findSession(idHash: string): Promise<SessionRecord | undefined>;
+  touchSession(idHash: string, at: number): Promise<void>;
+  /** Deletes one session; false when there was none. */
+  deleteSession(idHash: string): Promise<boolean>;
+  /** Deletes the user's sessions (only those in `teamId` when given); answers how many went. */
+  deleteUserSessions(userId: number, teamId?: number): Promise<number>;
+
+  insertSignInLink(link: SignInLinkRecord): Promise<void>;
+  /**
+   * Takes the link out of the store and answers it, if it exists and has not expired at `at`:
+   * a link works once, even when two requests race for it.
+   */
+  consumeSignInLink(tokenHash: string, at: number): Promise<SignInLinkRecord | undefined>;
+
+  /**
+   * Counts a failed sign-in under `key` in a fixed window of `windowMs` (a new window starts
+   * when the last one is over) and answers the count in the current window.
+   */
+  recordFailure(key: string, at: number, windowMs: number): Promise<number>;
+  /** Failures under `key` in the window running at `at` (0 when it is over). */
+  failureCount(key: string, at: number, windowMs: number): Promise<number>;
+  clearFailures(key: string): Promise<void>;
+}

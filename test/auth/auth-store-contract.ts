@@ -1,0 +1,103 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import type { AuthStore, SessionRecord } from "../../src/auth/types.js";
+import type { CatalogStore } from "../../src/catalog/types.js";
+
+export type AuthStoreFactory = () => Promise<{ store: AuthStore; catalog: CatalogStore }>;
+
+/**
+ * The behaviour every AuthStore must have; run from each implementation's test file with a
+ * factory giving the store and the catalog store its users and teams live in.
+ */
+export function describeAuthStoreContract(name: string, factory: AuthStoreFactory): void {
+  describe(`AuthStore contract: ${name}`, () => {
+    let store: AuthStore;
+    let userId: number;
+    let otherUserId: number;
+    let teamId: number;
+    let otherTeamId: number;
+
+    beforeEach(async () => {
+      const made = await factory();
+      store = made.store;
+      const catalog = made.catalog;
+      teamId = (await catalog.createTeam({ name: "A", slug: "team-a" })).id;
+      otherTeamId = (await catalog.createTeam({ name: "B", slug: "team-b" })).id;
+      userId = (await catalog.createUser({ name: "Ada", email: "ada@a.test" })).id;
+      otherUserId = (await catalog.createUser({ name: "Bo", email: "bo@a.test" })).id;
+    });
+
+    function session(idHash: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+      return {
+        idHash,
+        userId,
+        teamId,
+        createdAt: 1_000,
+        lastSeenAt: 1_000,
+        expiresAt: 9_000,
+        ...overrides,
+      };
+    }
+
+    it("stores and replaces password hashes per user", async () => {
+      expect(await store.getPasswordHash(userId)).toBeUndefined();
+      await store.setPasswordHash(userId, "scrypt$1", 1_000);
+      await store.setPasswordHash(userId, "scrypt$2", 2_000);
+      expect(await store.getPasswordHash(userId)).toBe("scrypt$2");
+      expect(await store.getPasswordHash(otherUserId)).toBeUndefined();
+    });
+
+    it("finds, touches and deletes sessions by id hash", async () => {
+      await store.insertSession(session("a".repeat(64)));
+      expect(await store.findSession("a".repeat(64))).toEqual(session("a".repeat(64)));
+      expect(await store.findSession("b".repeat(64))).toBeUndefined();
+      await store.touchSession("a".repeat(64), 5_000);
+      expect((await store.findSession("a".repeat(64)))?.lastSeenAt).toBe(5_000);
+      expect(await store.deleteSession("a".repeat(64))).toBe(true);
+      expect(await store.deleteSession("a".repeat(64))).toBe(false);
+      expect(await store.findSession("a".repeat(64))).toBeUndefined();
+    });
+
+    it("deletes a user's sessions in one team or in all, and nobody else's", async () => {
+      await store.insertSession(session("1".repeat(64)));
+      await store.insertSession(session("2".repeat(64), { teamId: otherTeamId }));
+      await store.insertSession(session("3".repeat(64), { userId: otherUserId }));
+      expect(await store.deleteUserSessions(userId, teamId)).toBe(1);
+      expect(await store.findSession("2".repeat(64))).toBeDefined();
+      await store.insertSession(session("4".repeat(64)));
+      expect(await store.deleteUserSessions(userId)).toBe(2);
+      expect(await store.findSession("3".repeat(64))).toBeDefined();
+    });
+
+    it("hands out a sign-in link once, and never after it expired", async () => {
+      const link = {
+        tokenHash: "c".repeat(64),
+        userId,
+        teamId,
+        createdAt: 1_000,
+        expiresAt: 2_000,
+      };
+      await store.insertSignInLink(link);
+      const [first, second] = await Promise.all([
+        store.consumeSignInLink(link.tokenHash, 1_500),
+        store.consumeSignInLink(link.tokenHash, 1_500),
+      ]);
+      expect([first, second].filter(Boolean)).toEqual([link]);
+      await store.insertSignInLink({ ...link, tokenHash: "d".repeat(64) });
+      expect(await store.consumeSignInLink("d".repeat(64), 2_000)).toBeUndefined();
+      expect(await store.consumeSignInLink("d".repeat(64), 1_000)).toBeUndefined();
+    });
+
+    it("counts failures in a fixed window per key, and clears them", async () => {
+      expect(await store.failureCount("account:ada", 0, 100)).toBe(0);
+      expect(await store.recordFailure("account:ada", 0, 100)).toBe(1);
+      expect(await store.recordFailure("account:ada", 50, 100)).toBe(2);
+      expect(await store.recordFailure("address:1.2.3.4", 50, 100)).toBe(1);
+      expect(await store.failureCount("account:ada", 99, 100)).toBe(2);
+      expect(await store.failureCount("account:ada", 100, 100)).toBe(0);
+      expect(await store.recordFailure("account:ada", 100, 100)).toBe(1);
+      await store.clearFailures("account:ada");
+      expect(await store.failureCount("account:ada", 100, 100)).toBe(0);
+      expect(await store.failureCount("address:1.2.3.4", 60, 100)).toBe(1);
+    });
+  });
+}
