@@ -262,7 +262,11 @@ const BudgetPoolObject = v.strictObject(
   },
   objectMessage,
 );
-const BudgetPoolSchema = v.pipe(
+/**
+ * One pool of an apply file inside a budget: every field the file knows about a pool. The
+ * dashboard's pool form is checked with it, so a pool is valid in both or in neither.
+ */
+export const BudgetPoolSchema = v.pipe(
   BudgetPoolObject,
   readPathsNeedReadMethods<v.InferOutput<typeof BudgetPoolObject>>(),
   backendFieldsMatch<v.InferOutput<typeof BudgetPoolObject>>(),
@@ -276,12 +280,20 @@ function noUserInfo(url: URL): boolean {
   return url.username === "" && url.password === "";
 }
 
+/** A budget's own fields (the dashboard's budget form checks them with this too). */
+export const BUDGET_FIELDS = {
+  name: text(100),
+  /** Shared ceiling over the budget's pools; null (the default) for none. */
+  originMaxConcurrent: v.optional(v.nullable(nonNegativeInt), null),
+};
+
+/** A pool's share of its budget's ceiling. */
+export const ReservedConcurrentSchema = nonNegativeInt;
+
 const BudgetSchema = v.pipe(
   v.strictObject(
     {
-      name: text(100),
-      /** Shared ceiling over the budget's pools; null (the default) for none. */
-      originMaxConcurrent: v.optional(v.nullable(nonNegativeInt), null),
+      ...BUDGET_FIELDS,
       pools: v.optional(v.array(BudgetPoolSchema), () => []),
     },
     objectMessage,

@@ -1,0 +1,47 @@
+/**
+ * The dashboard's own script, served as a file (the CSP allows no inline script): copy
+ * buttons and the uPlot charts. Everything else is plain HTML forms and htmx attributes.
+ */
+export const DASHBOARD_JS = `"use strict";
+document.addEventListener("click", function (event) {
+  var button = event.target.closest("[data-copy]");
+  if (!button) return;
+  var source = document.getElementById(button.getAttribute("data-copy"));
+  if (!source || !navigator.clipboard) return;
+  navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+    button.textContent = "Copied";
+  });
+});
+
+var SERIES = [
+  { label: "requests", stroke: "#4e79a7" },
+  { label: "admitted", stroke: "#59a14f" },
+  { label: "queued", stroke: "#f28e2b" },
+  { label: "rejected", stroke: "#e15759" },
+];
+
+function drawChart(element) {
+  if (element.getAttribute("data-drawn") === "yes" || typeof uPlot === "undefined") return;
+  element.setAttribute("data-drawn", "yes");
+  fetch(element.getAttribute("data-series-url"), { headers: { accept: "application/json" } })
+    .then(function (response) { return response.json(); })
+    .then(function (data) {
+      var options = {
+        width: Math.max(320, element.clientWidth),
+        height: 260,
+        series: [{}].concat(SERIES.map(function (s) {
+          return { label: s.label, stroke: s.stroke, width: 2 };
+        })),
+        axes: [{}, { label: "per minute" }],
+      };
+      element.textContent = "";
+      new uPlot(options, [data.time, data.requests, data.admitted, data.queued, data.rejected], element);
+    });
+}
+
+function drawCharts(root) {
+  (root || document).querySelectorAll("[data-series-url]").forEach(drawChart);
+}
+document.addEventListener("DOMContentLoaded", function () { drawCharts(document); });
+document.addEventListener("htmx:afterSwap", function (event) { drawCharts(event.target); });
+`;

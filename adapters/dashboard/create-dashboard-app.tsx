@@ -1,0 +1,93 @@
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { SluiceError } from "../../src/errors.js";
+import { statusForError } from "../hono/error-status.js";
+import { ASSETS_PREFIX, assetRoutes } from "./assets.js";
+import type { DashboardDeps, DashboardEnv } from "./dashboard-env.js";
+import { MessagePage } from "./pages/message-page.js";
+import { accountRoutes } from "./routes/account-routes.js";
+import { budgetRoutes } from "./routes/budget-routes.js";
+import { overviewRoutes } from "./routes/overview-routes.js";
+import { poolDetailRoutes } from "./routes/pool-detail-routes.js";
+import { poolRoutes } from "./routes/pool-routes.js";
+import { settingsRoutes } from "./routes/settings-routes.js";
+import { signInRoutes } from "./routes/sign-in-routes.js";
+import { dashboardCsrf, dashboardSecureHeaders } from "./security.js";
+import { sessionCookieFor } from "./session-cookie.js";
+import { onlyManagersChange, requireSignIn } from "./session-middleware.js";
+
+/**
+ * The web dashboard (issue 21): server-rendered pages (hono/jsx) with htmx for live
+ * figures, served at the root of the base URL beside the Control API. Every change goes
+ * through the catalog service the CLI and Control API use and reaches the governor at once
+ * (`deps.syncCatalog`). Forms work without JavaScript.
+ *
+ * Order matters: sign-in pages are public; everything registered after `requireSignIn`
+ * needs a session; everything after `onlyManagersChange` refuses members' writes.
+ *
+ * @example
+ * ```ts
+ * const dashboard = createDashboardApp({ catalog, auth, governor, metrics, accessLog, clock, baseUrl, lockUrl, poolDomain });
+ * const response = await dashboard.request("/sign-in");
+ * ```
+ */
+export function createDashboardApp(deps: DashboardDeps): Hono<DashboardEnv> {
+  const cookie = sessionCookieFor(deps.baseUrl);
+  const logError = deps.logError ?? ((error: unknown) => console.error(error));
+  const app = new Hono<DashboardEnv>();
+  app.use(dashboardSecureHeaders());
+  app.route(ASSETS_PREFIX, assetRoutes());
+  app.use(dashboardCsrf(deps.baseUrl));
+  app.route("/", signInRoutes(deps, cookie));
+
+  app.use(requireSignIn(deps.auth, cookie));
+  app.route("/", accountRoutes(deps, cookie));
+  app.route("/", overviewRoutes(deps));
+
+  app.use(onlyManagersChange());
+  app.route("/", budgetRoutes(deps));
+  app.route("/", poolRoutes(deps));
+  app.route("/", poolDetailRoutes(deps));
+  app.route("/", settingsRoutes(deps));
+
+  app.notFound((c) =>
+    c.html(
+      <MessagePage
+        title="Not found"
+        signedIn={c.get("signedIn")}
+        message="Nothing here: it may have been deleted, or belong to another team."
+      />,
+      404,
+    ),
+  );
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) {
+      if (error.status !== 403) return error.getResponse();
+      return c.html(
+        <MessagePage
+          title="Refused"
+          message="This form was not sent from the dashboard itself (cross-site request refused)."
+        />,
+        403,
+      );
+    }
+    const status = statusForError(error);
+    if (status >= 500 || !(error instanceof SluiceError)) {
+      logError(error);
+      return c.html(
+        <MessagePage
+          title="Something went wrong"
+          signedIn={c.get("signedIn")}
+          message="The server could not do that; it has been logged. Try again in a moment."
+        />,
+        500,
+      );
+    }
+    const title = status === 403 ? "Not allowed" : status === 404 ? "Not found" : "Refused";
+    return c.html(
+      <MessagePage title={title} signedIn={c.get("signedIn")} message={error.message} />,
+      status,
+    );
+  });
+  return app;
+}

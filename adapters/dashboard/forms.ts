@@ -1,0 +1,70 @@
+import type { Context } from "hono";
+import { groupIssuesByField } from "../../src/catalog/validation.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+
+/** A posted form: text fields by name (repeated names as lists). */
+export type FormBody = Record<string, string | string[]>;
+
+/**
+ * The posted form's text fields (files are ignored: no dashboard form uploads).
+ *
+ * @example
+ * ```ts
+ * const form = await readForm(c); formText(form, "name");
+ * ```
+ */
+export async function readForm(c: Context): Promise<FormBody> {
+  const parsed = await c.req.parseBody({ all: true });
+  const form: FormBody = {};
+  for (const [name, value] of Object.entries(parsed)) {
+    if (typeof value === "string") form[name] = value;
+    else if (Array.isArray(value)) {
+      form[name] = value.filter((item): item is string => typeof item === "string");
+    }
+  }
+  return form;
+}
+
+/** One text field ("" when absent; the first of repeated ones). */
+export function formText(form: FormBody, name: string): string {
+  const value = form[name];
+  if (Array.isArray(value)) return value[0] ?? "";
+  return value ?? "";
+}
+
+/** Every value of a repeated field (checkboxes). */
+export function formList(form: FormBody, name: string): string[] {
+  const value = form[name];
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** Field errors of a validation failure, by field name ("" for the form as a whole). */
+export type FieldErrorMap = Record<string, string[]>;
+
+/**
+ * Runs a write and answers its field errors instead of throwing when the input was invalid
+ * (any other error is thrown on, for the error page).
+ *
+ * @example
+ * ```ts
+ * const errors = await fieldErrorsOf(() => catalog.createApiToken(input));
+ * if (errors) return c.html(<TokenPage errors={errors} />, 422);
+ * ```
+ */
+export async function fieldErrorsOf(write: () => unknown): Promise<FieldErrorMap | null> {
+  try {
+    await write();
+    return null;
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) return groupIssuesByField(error.issues);
+    throw error;
+  }
+}
+
+/** Adds a message to a field's errors. */
+export function addFieldError(errors: FieldErrorMap, field: string, message: string): void {
+  const list = errors[field];
+  if (!list) errors[field] = [message];
+  else if (!list.includes(message)) list.push(message);
+}

@@ -1,0 +1,51 @@
+import type { SignedIn } from "../../../src/auth/auth-service.js";
+import type { FieldErrorMap } from "../forms.js";
+import { Field, Layout } from "./layout.js";
+
+export function AccountPage(props: {
+  signedIn: SignedIn;
+  hasPassword: boolean;
+  welcome?: boolean;
+  saved?: boolean;
+  errors?: FieldErrorMap;
+}) {
+  const { user } = props.signedIn;
+  return (
+    <Layout title="Account" signedIn={props.signedIn}>
+      <h1>Account</h1>
+      <p>
+        {user.name} &lt;{user.email}&gt;
+      </p>
+      {props.welcome && !props.hasPassword ? (
+        <p class="notice">
+          Signed in with the one-time link. Set a password now: the link works only once.
+        </p>
+      ) : null}
+      {props.saved ? <p class="notice">Password saved.</p> : null}
+      <section class="card">
+        <h2>{props.hasPassword ? "Change password" : "Set a password"}</h2>
+        <form class="stack" method="post" action="/account/password">
+          <Field
+            label="New password"
+            name="password"
+            type="password"
+            errors={props.errors}
+            hint="At least 12 characters."
+            required
+          />
+          <Field label="Repeat it" name="repeat" type="password" errors={props.errors} required />
+          <div class="actions">
+            <button type="submit">Save password</button>
+          </div>
+        </form>
+      </section>
+      <section class="card">
+        <h2>Sessions</h2>
+        <p>Signs you out in every browser, this one included.</p>
+        <form method="post" action="/account/sign-out-everywhere">
+          <button type="submit">Sign out everywhere</button>
+        </form>
+      </section>
+    </Layout>
+  );
+}

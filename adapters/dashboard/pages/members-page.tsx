@@ -1,0 +1,115 @@
+import type { SignedIn } from "../../../src/auth/auth-service.js";
+import type { Role, UserRecord } from "../../../src/catalog/types.js";
+import type { FieldErrorMap } from "../forms.js";
+import { Field, FieldErrors, FormErrors, Layout } from "./layout.js";
+
+export interface MemberRow {
+  user: UserRecord;
+  role: Role;
+}
+
+const ROLES: readonly Role[] = ["owner", "admin", "member"];
+
+function RoleSelect(props: { selected: string; label: string }) {
+  return (
+    <select name="role" aria-label={props.label}>
+      {ROLES.map((role) => (
+        <option value={role} selected={props.selected === role}>
+          {role}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** Organization settings → members. */
+export function MembersPage(props: {
+  signedIn: SignedIn;
+  members: MemberRow[];
+  errors?: FieldErrorMap | undefined;
+  added?: { name: string; email: string; role: string } | undefined;
+}) {
+  const manager = props.signedIn.role !== "member";
+  return (
+    <Layout title="Members" signedIn={props.signedIn}>
+      <h1>Members of {props.signedIn.team.name}</h1>
+      <p class="muted">
+        Owners and admins change budgets, pools, keys, tokens and members; members see everything
+        and change nothing. Removing someone, or lowering them to member, ends their sessions and
+        revokes their API tokens at once.
+      </p>
+      <FormErrors errors={props.errors} />
+      <FieldErrors errors={props.errors} name="userId" />
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Role</th>
+            <th></th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.members.map(({ user, role }) => (
+            <tr data-user-id={String(user.id)}>
+              <td>{user.name}</td>
+              <td>{user.email}</td>
+              <td>
+                {manager ? (
+                  <form method="post" action={`/settings/members/${user.id}/role`} class="inline">
+                    <RoleSelect selected={role} label={`Role of ${user.email}`} />{" "}
+                    <button type="submit">Change role</button>
+                  </form>
+                ) : (
+                  role
+                )}
+              </td>
+              <td>
+                {manager ? (
+                  <form method="post" action={`/settings/members/${user.id}/remove`} class="inline">
+                    <button type="submit" class="danger">
+                      Remove
+                    </button>
+                  </form>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <FieldErrors errors={props.errors} name="role" />
+      {manager ? (
+        <section class="card">
+          <h2>Add a member</h2>
+          <form class="stack" method="post" action="/settings/members">
+            <Field
+              label="Name"
+              name="name"
+              value={props.added?.name}
+              errors={props.errors}
+              required
+            />
+            <Field
+              label="Email"
+              name="email"
+              type="email"
+              value={props.added?.email}
+              errors={props.errors}
+              required
+            />
+            <div>
+              Role <RoleSelect selected={props.added?.role ?? "member"} label="Role" />
+            </div>
+            <p class="muted">
+              They sign in once they have a password:{" "}
+              <code>sluice user set-password --email …</code>
+            </p>
+            <div class="actions">
+              <button type="submit">Add member</button>
+            </div>
+          </form>
+        </section>
+      ) : null}
+    </Layout>
+  );
+}

@@ -1,0 +1,52 @@
+import { Hono } from "hono";
+import type { DashboardDeps, DashboardEnv } from "../dashboard-env.js";
+import { type FieldErrorMap, fieldErrorsOf, formText, readForm } from "../forms.js";
+import { AccountPage } from "../pages/account-page.js";
+import { clearSessionCookie, readSessionCookie, type SessionCookie } from "../session-cookie.js";
+
+/** The signed-in person's own account: password, sign out here or everywhere. */
+export function accountRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono<DashboardEnv> {
+  const routes = new Hono<DashboardEnv>();
+
+  routes.get("/account", async (c) => {
+    const signedIn = c.var.signedIn;
+    const hasPassword = await deps.auth.hasPassword(signedIn.user.id);
+    return c.html(
+      <AccountPage
+        signedIn={signedIn}
+        hasPassword={hasPassword}
+        welcome={c.req.query("welcome") === "1"}
+      />,
+    );
+  });
+
+  routes.post("/account/password", async (c) => {
+    const signedIn = c.var.signedIn;
+    const form = await readForm(c);
+    const password = formText(form, "password");
+    let errors: FieldErrorMap | null =
+      password === formText(form, "repeat") ? null : { repeat: ["The two passwords differ."] };
+    errors ??= await fieldErrorsOf(() => deps.auth.setPassword(signedIn.user.id, password));
+    if (errors) {
+      const hasPassword = await deps.auth.hasPassword(signedIn.user.id);
+      return c.html(
+        <AccountPage signedIn={signedIn} hasPassword={hasPassword} errors={errors} />,
+        422,
+      );
+    }
+    return c.html(<AccountPage signedIn={signedIn} hasPassword={true} saved={true} />);
+  });
+
+  routes.post("/sign-out", async (c) => {
+    await deps.auth.signOut(readSessionCookie(c, cookie) ?? "");
+    clearSessionCookie(c, cookie);
+    return c.redirect("/sign-in", 303);
+  });
+
+  routes.post("/account/sign-out-everywhere", async (c) => {
+    await deps.auth.signOutEverywhere(c.var.signedIn.user.id);
+    clearSessionCookie(c, cookie);
+    return c.redirect("/sign-in", 303);
+  });
+  return routes;
+}

@@ -1,0 +1,172 @@
+import { randomBytes } from "node:crypto";
+import { createDashboardApp } from "../../adapters/dashboard/index.js";
+import { createCatalogSync } from "../../adapters/server/catalog-sync.js";
+import { createSqliteAccessLog } from "../../adapters/sqlite/access-log-store.js";
+import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
+import { SqliteAuthStore } from "../../adapters/sqlite/sqlite-auth-store.js";
+import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
+import { AuthService } from "../../src/auth/auth-service.js";
+import { CatalogService } from "../../src/catalog/catalog-service.js";
+import { SecretBox } from "../../src/catalog/encryption.js";
+import { ManualClock } from "../../src/clock/manual-clock.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
+import { MetricsRecorder } from "../../src/metrics/recorder.js";
+import { MemorySlotStore } from "../../src/store/memory-store.js";
+import { TEST_PASSWORD_COST } from "../auth/fixtures.js";
+import { poolInput } from "../control-api/harness.js";
+
+export const BASE_URL = "http://localhost:8080";
+export const PASSWORD = "correct horse battery";
+
+/** A parsed page response. */
+export interface PageResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  location: string | null;
+}
+
+export interface PageOptions {
+  cookie?: string;
+  /** Posted as a form (`application/x-www-form-urlencoded`) with the dashboard's Origin. */
+  form?: Record<string, string | string[]>;
+  headers?: Record<string, string>;
+  method?: string;
+}
+
+/**
+ * The dashboard over a real (in-memory) SQLite catalog and auth store, a governor kept in
+ * sync with the catalog, and a manual clock. Two teams: Acme (owner Ada, admin Bo, member
+ * Cy; budget LLM with pool `llm`, pool `open` in no budget) and Globex (owner Gus, pool
+ * `globex-llm`).
+ */
+export async function startDashboard() {
+  const clock = new ManualClock(Date.UTC(2030, 0, 15, 12));
+  const database = openSluiceDatabase(":memory:");
+  const store = new SqliteCatalogStore({ database, clock });
+  const catalog = new CatalogService({ store, secretBox: new SecretBox(randomBytes(32)), clock });
+  const auth = new AuthService({
+    store: new SqliteAuthStore(database),
+    catalog: store,
+    clock,
+    passwordCost: TEST_PASSWORD_COST,
+  });
+  const metrics = new MetricsRecorder();
+  const governor = createGovernor({ store: new MemorySlotStore({ clock }), clock, metrics });
+  const accessLog = createSqliteAccessLog(database, { clock });
+  const sync = createCatalogSync({ store, governor, clock });
+
+  const acme = catalog.createTeamWithOwner({
+    teamName: "Acme",
+    slug: "acme",
+    ownerName: "Ada",
+    ownerEmail: "ada@acme.test",
+  });
+  const admin = catalog.addMember(
+    acme.team.id,
+    { name: "Bo", email: "bo@acme.test" },
+    "admin",
+  ).user;
+  const member = catalog.addMember(
+    acme.team.id,
+    { name: "Cy", email: "cy@acme.test" },
+    "member",
+  ).user;
+  const budget = store.upsertBudget(acme.team.id, { name: "LLM", originMaxConcurrent: 10 });
+  const llm = store.upsertPool(
+    acme.team.id,
+    poolInput({ name: "LLM", subdomain: "llm", budgetId: budget.id, reservedConcurrent: 4 }),
+  );
+  const open = store.upsertPool(
+    acme.team.id,
+    poolInput({ name: "Open", subdomain: "open", requireKey: false, maxConcurrent: 2 }),
+  );
+  const globex = catalog.createTeamWithOwner({
+    teamName: "Globex",
+    slug: "globex",
+    ownerName: "Gus",
+    ownerEmail: "gus@globex.test",
+  });
+  const globexPool = store.upsertPool(
+    globex.team.id,
+    poolInput({ name: "Globex", subdomain: "globex-llm" }),
+  );
+  await sync.syncNow();
+
+  const app = createDashboardApp({
+    catalog,
+    auth,
+    governor,
+    metrics,
+    accessLog,
+    clock,
+    baseUrl: BASE_URL,
+    lockUrl: BASE_URL,
+    poolDomain: "pools.localhost",
+    syncCatalog: () => sync.syncNow(),
+    remoteAddress: (c) => c.req.header("x-test-address") ?? null,
+    logError: (error) => {
+      throw error;
+    },
+  });
+
+  async function request(path: string, options: PageOptions = {}): Promise<PageResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.cookie) headers.cookie = options.cookie;
+    let body: string | undefined;
+    if (options.form) {
+      const params = new URLSearchParams();
+      for (const [name, value] of Object.entries(options.form)) {
+        for (const item of Array.isArray(value) ? value : [value]) params.append(name, item);
+      }
+      body = params.toString();
+      headers["content-type"] ??= "application/x-www-form-urlencoded";
+      headers.origin ??= BASE_URL;
+    }
+    const response = await app.request(`${BASE_URL}${path}`, {
+      method: options.method ?? (options.form ? "POST" : "GET"),
+      headers,
+      body,
+    });
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+      location: response.headers.get("location"),
+    };
+  }
+
+  /** A session cookie for the user in the team (through a one-time link). */
+  async function signInAs(userId: number, teamId = acme.team.id): Promise<string> {
+    const { token } = await auth.createSignInLink(teamId, userId);
+    const response = await request("/sign-in/link", { form: { token } });
+    const cookie = response.headers.get("set-cookie");
+    if (response.status !== 303 || !cookie)
+      throw new Error(`sign-in failed: ${response.status} ${response.text}`);
+    return cookie.split(";")[0]!;
+  }
+
+  return {
+    app,
+    request,
+    signInAs,
+    clock,
+    database,
+    store,
+    catalog,
+    auth,
+    governor,
+    metrics,
+    accessLog,
+    sync,
+    acme: { ...acme, admin, member, budget, llm, open },
+    globex: { ...globex, pool: globexPool },
+    async close() {
+      await governor.close();
+      accessLog.close();
+      database.close();
+    },
+  };
+}
+
+export type DashboardHarness = Awaited<ReturnType<typeof startDashboard>>;
