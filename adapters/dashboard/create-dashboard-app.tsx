@@ -22,6 +22,9 @@ import { onlyManagersChange, requireSignIn } from "./session-middleware.js";
  * through the catalog service the CLI and Control API use and reaches the governor at once
  * (`deps.syncCatalog`). Forms work without JavaScript.
  *
+ * Object pages are singular (`/pool/<subdomain>`, `/budget/<id>`): `/pools/*` on the base host
+ * belongs to the Lock API whenever the base and lock URLs share a host (the default).
+ *
  * Order matters: sign-in pages are public; everything registered after `requireSignIn`
  * needs a session; everything after `onlyManagersChange` refuses members' writes.
  *

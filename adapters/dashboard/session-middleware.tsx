@@ -5,7 +5,7 @@ import { MessagePage } from "./pages/message-page.js";
 import { readSessionCookie, type SessionCookie } from "./session-cookie.js";
 
 /**
- * Where to go after signing in: a path of this site only (`/pools/llm`), never another host
+ * Where to go after signing in: a path of this site only (`/pool/llm`), never another host
  * (`//evil.test`, `/\\evil.test`), so the sign-in form is no open redirect.
  *
  * @example

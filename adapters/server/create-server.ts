@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Hono } from "hono";
 import type { AccessLog } from "../../src/access-log/types.js";
+import { AuthService } from "../../src/auth/auth-service.js";
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
@@ -8,8 +9,8 @@ import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { createControlApp } from "../hono/control/index.js";
-import { SqliteMetricsStore } from "../sqlite/index.js";
-import { withAssistantApp } from "./assistant-routing.js";
+import { SqliteAuthStore, SqliteMetricsStore } from "../sqlite/index.js";
+import { pathOf, withAssistantApp } from "./assistant-routing.js";
 import {
   type CatalogSync,
   createCatalogSync,
@@ -48,6 +49,12 @@ export interface ServerAppDeps {
   reportFailure?: (request: Request | undefined, cause: unknown) => void;
   /** The server's SQLite database (migrated; the server closes it). */
   database: Database.Database;
+  /** Dashboard sign-in: passwords, sessions, one-time links (in the catalog database). */
+  auth: AuthService;
+  /** Applies the catalog to the governor now (after a write that must take effect at once). */
+  syncCatalog(): Promise<SyncReport>;
+  /** The base and lock URLs as callers reach them: with port 0, the bound port once listening. */
+  publicUrls(): { baseUrl: string; lockUrl: string };
 }
 
 /** Builds an app (Lock API, pool proxy) from the server's parts. */
@@ -61,6 +68,8 @@ export interface SluiceServerOptions {
   proxyApp?: ServerAppFactory;
   /** MCP endpoint and its OAuth server on the base URL (`/mcp`, `/oauth/*`, `/.well-known/oauth-*`). */
   assistantApp?: ServerAppFactory;
+  /** Web dashboard on the base URL: every path the Control API, the operations endpoints and the assistant app leave. */
+  dashboardApp?: ServerAppFactory;
   clock?: Clock;
   /**
    * Log lines, formatted as `config.logFormat` says: progress (start-up, syncs, shutdown),
@@ -90,6 +99,8 @@ export interface SluiceServer {
   readonly metrics: MetricsRecorder;
   /** Every pool's acquire attempts; `accessLog.list(subdomain)` reads one pool's, newest first. */
   readonly accessLog: AccessLog;
+  /** Dashboard sign-in (sessions, passwords, one-time links). */
+  readonly auth: AuthService;
   /** Binds the port and starts the metrics flush and catalog sync timers. */
   listen(): Promise<ListenResult>;
   /** Re-applies the catalog to the governor now (what SIGHUP does). */
@@ -172,6 +183,13 @@ export async function createSluiceServer(
         if (pool) prometheus.countAuthRefusal(pool, status === 401 ? "unauthorized" : "forbidden");
       },
     });
+    // Filled in with the bound port by listen() when the configured port is 0.
+    const publicUrls = { baseUrl: config.baseUrl, lockUrl: config.lockUrl };
+    const auth = new AuthService({
+      store: new SqliteAuthStore(data.database),
+      catalog: data.catalog.store,
+      clock,
+    });
     const deps: ServerAppDeps = {
       governor,
       catalog: data.catalog,
@@ -181,17 +199,23 @@ export async function createSluiceServer(
       config,
       reportFailure: requestLog.reportFailure,
       database: data.database,
+      auth,
+      syncCatalog: () => sync.syncNow(),
+      publicUrls: () => publicUrls,
     };
     const proxyApp = options.proxyApp?.(deps);
     const stopping = { now: false };
     const controlApp = withOpsRoutes({
-      controlApp: createControlApp({
-        catalog: data.catalog,
-        metrics,
-        clock,
-        publicUrl: config.baseUrl,
-        logError: (report) => requestLog.reportFailure(report.request, report.error),
-      }),
+      controlApp: withDashboard(
+        createControlApp({
+          catalog: data.catalog,
+          metrics,
+          clock,
+          publicUrl: config.baseUrl,
+          logError: (report) => requestLog.reportFailure(report.request, report.error),
+        }),
+        options.dashboardApp?.(deps),
+      ),
       metrics: prometheus,
       metricsToken: config.metricsToken,
       readiness: () =>
@@ -222,6 +246,8 @@ export async function createSluiceServer(
       sync,
       persistence,
       access,
+      auth,
+      publicUrls,
       log,
       // The proxy's origin and database connections, once no request uses them.
       closeApps: () => (proxyApp as { close?: () => unknown } | undefined)?.close?.(),
@@ -233,6 +259,8 @@ export async function createSluiceServer(
 }
 
 interface Parts {
+  auth: AuthService;
+  publicUrls: { baseUrl: string; lockUrl: string };
   config: ServerConfig;
   app: Hono;
   /** `app` with its answers logged: what the listener serves. */
@@ -253,6 +281,7 @@ interface Parts {
 function assemble(parts: Parts): SluiceServer {
   const { config, app, data, servingLock, governor, metrics, sync, persistence, access, log } =
     parts;
+  const { auth, publicUrls } = parts;
   let listener: HttpListener | null = null;
   let closing: Promise<void> | null = null;
 
@@ -294,6 +323,7 @@ function assemble(parts: Parts): SluiceServer {
     catalog: data.catalog,
     metrics,
     accessLog: access.accessLog,
+    auth,
     async listen() {
       if (listener) throw new InvalidArgumentError("listen() may be called only once.");
       listener = await listenHttp({
@@ -309,16 +339,26 @@ function assemble(parts: Parts): SluiceServer {
       // An IPv6 address needs brackets to be read (and pasted) as host and port.
       const host = config.host.includes(":") ? `[${config.host}]` : config.host;
       log(`Listening on ${host}:${listener.port}`);
-      return {
-        url: withActualPort(config.baseUrl, listener.port),
-        lockUrl: withActualPort(config.lockUrl, listener.port),
-        port: listener.port,
-      };
+      publicUrls.baseUrl = withActualPort(config.baseUrl, listener.port);
+      publicUrls.lockUrl = withActualPort(config.lockUrl, listener.port);
+      return { url: publicUrls.baseUrl, lockUrl: publicUrls.lockUrl, port: listener.port };
     },
     syncCatalog: () => sync.syncNow(),
     close() {
       closing ??= shutdown();
       return closing;
+    },
+  };
+}
+
+/** The Control API under `/api/`, the dashboard (when mounted) on every other path. */
+function withDashboard(controlApp: FetchApp, dashboardApp: FetchApp | undefined): FetchApp {
+  if (!dashboardApp) return controlApp;
+  return {
+    fetch(request, env) {
+      const path = pathOf(request.url);
+      const app = path === "/api" || path.startsWith("/api/") ? controlApp : dashboardApp;
+      return app.fetch(request, env);
     },
   };
 }

@@ -1,10 +1,11 @@
+import { dashboardAppForServer } from "../dashboard/server-app.js";
 import { lockAppForServer, proxyAppForServer } from "../hono/lock/server-apps.js";
 import { assistantAppForServer, NO_SESSIONS } from "./assistant-app.js";
 import type { SluiceServerOptions } from "./create-server.js";
 
 /**
- * The Lock API and pool proxy apps `sluice serve` mounts (both share one access log and
- * one catalog cache; see `adapters/hono/lock/server-apps.ts`).
+ * The Lock API, pool proxy and dashboard apps `sluice serve` mounts (the lock and proxy
+ * apps share one access log and one catalog cache; see `adapters/hono/lock/server-apps.ts`).
  *
  * @example
  * ```ts
@@ -13,11 +14,13 @@ import type { SluiceServerOptions } from "./create-server.js";
  */
 export const DEFAULT_SERVER_APPS: Pick<
   SluiceServerOptions,
-  "lockApp" | "proxyApp" | "assistantApp"
+  "lockApp" | "proxyApp" | "dashboardApp" | "assistantApp"
 > = {
   // Lock API and pool proxy (issue 4).
   lockApp: lockAppForServer,
   proxyApp: proxyAppForServer,
+  // Web dashboard (issue 21).
+  dashboardApp: dashboardAppForServer,
   // MCP server and its OAuth sign-in (issue 17); sessions come from the dashboard.
   assistantApp: assistantAppForServer({ sessions: NO_SESSIONS }),
 };

@@ -9,6 +9,37 @@
  * await server.listen();
  * ```
  */
+
+export type {
+  AuthPolicy,
+  AuthStore,
+  SessionRecord,
+  SignedIn,
+  SignInLinkRecord,
+  StartedSession,
+} from "../../src/auth/index.js";
+export {
+  AuthService,
+  changeMemberRole,
+  DEFAULT_AUTH_POLICY,
+  MemoryAuthStore,
+  removeMember,
+  SignInThrottledError,
+} from "../../src/auth/index.js";
+export type {
+  DashboardContext,
+  DashboardDeps,
+  DashboardEnv,
+  DashboardVariables,
+} from "../dashboard/index.js";
+export {
+  createDashboardApp,
+  requireSignIn,
+  safeNext,
+  sessionCookieFor,
+  signInUrl,
+} from "../dashboard/index.js";
+export { dashboardAppForServer } from "../dashboard/server-app.js";
 export type { OAuthSessions, SessionUser } from "../oauth/session.js";
 export type { AssistantAppOptions } from "./assistant-app.js";
 export { assistantAppForServer, NO_SESSIONS } from "./assistant-app.js";
@@ -45,3 +76,5 @@ export type { MetricsPersistence, MetricsPersistenceOptions } from "./metrics-pe
 export { createMetricsPersistence } from "./metrics-persistence.js";
 export type { ServerAccessLog, ServerAccessLogOptions } from "./server-access-log.js";
 export { createServerAccessLog } from "./server-access-log.js";
+export type { FirstSignInLink } from "./sign-in-links.js";
+export { firstSignInLinks } from "./sign-in-links.js";

@@ -63,13 +63,13 @@ describe("dashboard pages", () => {
       expect(page.status).toBe(200);
       expect(page.text).toContain("Budget LLM");
       expect(page.text).not.toContain("New pool");
-      expect(page.text).not.toContain("/budgets/");
+      expect(page.text).not.toContain("/budget/");
     });
   });
 
   describe("budgets", () => {
     it("creates a budget with member pools, and refuses a plan over the ceiling with apply's message", async () => {
-      const over = await d.request("/budgets", {
+      const over = await d.request("/budget", {
         cookie: owner,
         form: {
           name: "Shared",
@@ -85,7 +85,7 @@ describe("dashboard pages", () => {
         "Budget &quot;Shared&quot;: its pools would reserve 4 (llm 2; open 2), more than its originMaxConcurrent 3.",
       );
       expect(over.text).toContain('value="Shared"');
-      const created = await d.request("/budgets", {
+      const created = await d.request("/budget", {
         cookie: owner,
         form: {
           name: "Shared",
@@ -104,16 +104,16 @@ describe("dashboard pages", () => {
         id: String(shared.id),
         reservedConcurrent: 2,
       });
-      const edit = await d.request(`/budgets/${shared.id}/edit`, { cookie: owner });
+      const edit = await d.request(`/budget/${shared.id}/edit`, { cookie: owner });
       expect(edit.text).toContain("Unallocated: 3 of 5.");
     });
 
     it("edits, renames and deletes a budget; a budget with pools is not deleted", async () => {
       const id = d.acme.budget.id;
-      const inUse = await d.request(`/budgets/${id}/delete`, { cookie: owner, form: {} });
+      const inUse = await d.request(`/budget/${id}/delete`, { cookie: owner, form: {} });
       expect(inUse.status).toBe(409);
       expect(inUse.text).toContain("still has pools (llm)");
-      const saved = await d.request(`/budgets/${id}`, {
+      const saved = await d.request(`/budget/${id}`, {
         cookie: owner,
         form: { name: "Models", originMaxConcurrent: "" },
       });
@@ -121,7 +121,7 @@ describe("dashboard pages", () => {
       const budgets = await d.store.listBudgets(d.acme.team.id);
       expect(budgets.map((b) => [b.name, b.originMaxConcurrent])).toEqual([["Models", null]]);
       expect((await d.store.getPoolBySubdomain(d.acme.team.id, "llm"))?.budgetId).toBeNull();
-      const gone = await d.request(`/budgets/${budgets[0]!.id}/delete`, {
+      const gone = await d.request(`/budget/${budgets[0]!.id}/delete`, {
         cookie: owner,
         form: {},
       });
@@ -130,7 +130,7 @@ describe("dashboard pages", () => {
     });
 
     it("shows errors next to the fields and keeps the form", async () => {
-      const response = await d.request("/budgets", {
+      const response = await d.request("/budget", {
         cookie: owner,
         form: { name: "", originMaxConcurrent: "-2" },
       });
@@ -143,7 +143,7 @@ describe("dashboard pages", () => {
 
   describe("pools", () => {
     it("creates a pool with every field of the apply file, the credential write-only", async () => {
-      const created = await d.request("/pools", {
+      const created = await d.request("/pool", {
         cookie: owner,
         form: poolForm({
           description: "Chat completions",
@@ -158,7 +158,7 @@ describe("dashboard pages", () => {
         }),
       });
       expect(created.status).toBe(303);
-      expect(created.location).toBe("/pools/chat");
+      expect(created.location).toBe("/pool/chat");
       const pool = (await d.store.getPoolBySubdomain(d.acme.team.id, "chat"))!;
       expect(pool).toMatchObject({
         description: "Chat completions",
@@ -178,15 +178,15 @@ describe("dashboard pages", () => {
         value: "sk-live-secret",
       });
       expect(d.governor.poolSettings("chat")?.maxConcurrent).toBe(6);
-      const edit = await d.request("/pools/chat/edit", { cookie: owner });
+      const edit = await d.request("/pool/chat/edit", { cookie: owner });
       expect(edit.text).toContain("A credential is set (header x-api-key).");
       expect(edit.text).not.toContain("sk-live-secret");
-      const detail = await d.request("/pools/chat", { cookie: owner });
+      const detail = await d.request("/pool/chat", { cookie: owner });
       expect(detail.text).not.toContain("sk-live-secret");
     });
 
     it("checks the form with apply's schema: errors next to each field, the form kept", async () => {
-      const response = await d.request("/pools", {
+      const response = await d.request("/pool", {
         cookie: owner,
         form: poolForm({
           subdomain: "Bad_Name",
@@ -205,18 +205,18 @@ describe("dashboard pages", () => {
       expect(response.text).toMatch(/id="error-readMethods">TRACE and CONNECT are never proxied/);
       expect(response.text).toContain('value="Bad_Name"');
       expect(response.text).not.toContain("secret-typed");
-      const taken = await d.request("/pools", {
+      const taken = await d.request("/pool", {
         cookie: owner,
         form: poolForm({ subdomain: "globex-llm" }),
       });
       expect(taken.status).toBe(409);
-      const own = await d.request("/pools", {
+      const own = await d.request("/pool", {
         cookie: owner,
         form: poolForm({ subdomain: "open" }),
       });
       expect(own.status).toBe(422);
       expect(own.text).toContain("The team has a pool with this subdomain already.");
-      const over = await d.request("/pools", {
+      const over = await d.request("/pool", {
         cookie: owner,
         form: poolForm({
           maxConcurrent: "8",
@@ -230,10 +230,10 @@ describe("dashboard pages", () => {
 
     it("edits a pool in place: the governor keeps held slots and applies the new limit at once", async () => {
       const grant = await d.governor.acquire("open");
-      const form = await d.request("/pools/open/edit", { cookie: owner });
+      const form = await d.request("/pool/open/edit", { cookie: owner });
       const version = /name="version" value="(\d+)"/.exec(form.text)![1]!;
       await d.clock.advance(1_000);
-      const saved = await d.request("/pools/open/edit", {
+      const saved = await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({
           name: "Open",
@@ -251,16 +251,16 @@ describe("dashboard pages", () => {
     });
 
     it("refuses the later of two saves of one pool: changed since you opened it", async () => {
-      const opened = await d.request("/pools/open/edit", { cookie: owner });
+      const opened = await d.request("/pool/open/edit", { cookie: owner });
       const version = /name="version" value="(\d+)"/.exec(opened.text)![1]!;
       await d.clock.advance(1_000);
-      const first = await d.request("/pools/open/edit", {
+      const first = await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({ name: "First", version, credentialAction: "keep" }),
       });
       expect(first.status).toBe(303);
       await d.clock.advance(1_000);
-      const second = await d.request("/pools/open/edit", {
+      const second = await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({ name: "Second", version, credentialAction: "keep" }),
       });
@@ -273,7 +273,7 @@ describe("dashboard pages", () => {
     it("replaces and clears a credential; deletes a pool", async () => {
       const version = () =>
         d.store.getPoolBySubdomain(d.acme.team.id, "open")!.updatedAt.toString();
-      await d.request("/pools/open/edit", {
+      await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({
           name: "Open",
@@ -286,7 +286,7 @@ describe("dashboard pages", () => {
         d.catalog.decryptCredential(d.store.getPoolBySubdomain(d.acme.team.id, "open")!)?.value,
       ).toBe("v1-secret");
       await d.clock.advance(1);
-      const empty = await d.request("/pools/open/edit", {
+      const empty = await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({
           name: "Open",
@@ -297,12 +297,12 @@ describe("dashboard pages", () => {
       });
       expect(empty.status).toBe(422);
       expect(empty.text).toMatch(/id="error-credentialValue">Enter the new credential value/);
-      await d.request("/pools/open/edit", {
+      await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({ name: "Open", credentialAction: "clear", version: version() }),
       });
       expect(d.store.getPoolBySubdomain(d.acme.team.id, "open")?.credential).toBeNull();
-      const deleted = await d.request("/pools/open/delete", { cookie: owner, form: {} });
+      const deleted = await d.request("/pool/open/delete", { cookie: owner, form: {} });
       expect(deleted.status).toBe(303);
       expect(d.store.getPoolBySubdomain(d.acme.team.id, "open")).toBeUndefined();
       expect(d.governor.poolSettings("open")).toBeUndefined();
@@ -335,30 +335,30 @@ describe("dashboard pages", () => {
         remoteAddress: "10.2.2.2",
         source: "proxy",
       });
-      const page = await d.request("/pools/llm", { cookie: owner });
+      const page = await d.request("/pool/llm", { cookie: owner });
       expect(page.status).toBe(200);
       expect(page.text).toMatch(/data-held="llm">2</);
       expect(page.text).toContain(
         "curl -sS -X POST http://localhost:8080/pools/llm/lock/acquire -H &quot;X-Svc-Key: $SLUICE_KEY&quot;",
       );
       expect(page.text).toContain("curl -sS http://llm.pools.localhost:8080/&lt;path&gt;");
-      expect(page.text).toContain('data-series-url="/pools/llm/series?range=hour"');
+      expect(page.text).toContain('data-series-url="/pool/llm/series?range=hour"');
       expect(page.text).toContain("10.1.1.1");
-      const rejected = await d.request("/pools/llm?outcome=rejected", { cookie: owner });
+      const rejected = await d.request("/pool/llm?outcome=rejected", { cookie: owner });
       expect(rejected.text).toContain("10.2.2.2");
       expect(rejected.text).not.toContain("10.1.1.1");
-      const series = await d.request("/pools/llm/series?range=hour", { cookie: owner });
+      const series = await d.request("/pool/llm/series?range=hour", { cookie: owner });
       const data = JSON.parse(series.text);
       expect(data.time.length).toBe(61);
       expect(data.requests.at(-1)).toBe(2);
       expect(data.admitted.at(-1)).toBe(2);
-      const live = await d.request("/pools/llm/live", { cookie: owner });
+      const live = await d.request("/pool/llm/live", { cookie: owner });
       expect(live.text).toMatch(/data-held="llm">2</);
       await d.governor.release("llm", grant.slotId);
     });
 
     it("mints a key showing the plaintext once, lists it by its last four, and revokes it", async () => {
-      const minted = await d.request("/pools/llm/keys", {
+      const minted = await d.request("/pool/llm/keys", {
         cookie: owner,
         form: { label: "ci", access: "read", expires_preset: "24h" },
       });
@@ -368,16 +368,16 @@ describe("dashboard pages", () => {
       const [key] = await d.store.listPoolKeys(d.acme.llm.id);
       expect(key).toMatchObject({ label: "ci", access: "read", lastFour: plaintext.slice(-4) });
       expect(d.catalog.verifyPoolKey("llm", plaintext)).not.toBeNull();
-      const later = await d.request("/pools/llm", { cookie: owner });
+      const later = await d.request("/pool/llm", { cookie: owner });
       expect(later.text).not.toContain(plaintext);
       expect(later.text).toContain(`…${plaintext.slice(-4)}`);
-      const revoked = await d.request(`/pools/llm/keys/${key!.id}/revoke`, {
+      const revoked = await d.request(`/pool/llm/keys/${key!.id}/revoke`, {
         cookie: owner,
         form: {},
       });
       expect(revoked.status).toBe(303);
       expect(d.catalog.verifyPoolKey("llm", plaintext)).toBeNull();
-      const bad = await d.request("/pools/llm/keys", {
+      const bad = await d.request("/pool/llm/keys", {
         cookie: owner,
         form: { label: "x".repeat(61), access: "read", expires_preset: "none" },
       });
@@ -387,11 +387,11 @@ describe("dashboard pages", () => {
 
     it("shows the signing secret once for a pool that signs origin requests", async () => {
       const version = String(d.acme.open.updatedAt);
-      await d.request("/pools/open/edit", {
+      await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({ name: "Open", originSigning: "on", version, credentialAction: "keep" }),
       });
-      const minted = await d.request("/pools/open/keys", {
+      const minted = await d.request("/pool/open/keys", {
         cookie: owner,
         form: { label: "", access: "write", expires_preset: "none" },
       });
@@ -402,7 +402,7 @@ describe("dashboard pages", () => {
       const grant = await d.governor.acquire("llm");
       await d.governor.release("llm", grant.slotId, { status: 429, retryAfterMs: 60_000 });
       expect((await d.governor.status("llm")).learned.pausedUntil).toBeGreaterThan(d.clock.now());
-      const reset = await d.request("/pools/llm/reset-learned", { cookie: owner, form: {} });
+      const reset = await d.request("/pool/llm/reset-learned", { cookie: owner, form: {} });
       expect(reset.status).toBe(303);
       expect((await d.governor.status("llm")).learned.pausedUntil).toBe(0);
     });
@@ -503,15 +503,15 @@ describe("dashboard pages", () => {
 
   describe("refusals", () => {
     const writes: [string, (d: DashboardHarness) => Record<string, string>][] = [
-      ["/budgets", () => ({ name: "X", originMaxConcurrent: "" })],
-      ["/budgets/BUDGET", () => ({ name: "X" })],
-      ["/budgets/BUDGET/delete", () => ({})],
-      ["/pools", () => poolForm({ subdomain: "members-pool" })],
-      ["/pools/llm/edit", () => poolForm({ name: "Renamed" })],
-      ["/pools/llm/delete", () => ({})],
-      ["/pools/llm/keys", () => ({ label: "m" })],
-      ["/pools/llm/keys/1/revoke", () => ({})],
-      ["/pools/llm/reset-learned", () => ({})],
+      ["/budget", () => ({ name: "X", originMaxConcurrent: "" })],
+      ["/budget/BUDGET", () => ({ name: "X" })],
+      ["/budget/BUDGET/delete", () => ({})],
+      ["/pool", () => poolForm({ subdomain: "members-pool" })],
+      ["/pool/llm/edit", () => poolForm({ name: "Renamed" })],
+      ["/pool/llm/delete", () => ({})],
+      ["/pool/llm/keys", () => ({ label: "m" })],
+      ["/pool/llm/keys/1/revoke", () => ({})],
+      ["/pool/llm/reset-learned", () => ({})],
       ["/settings/tokens", () => ({ name: "m", abilities: "pools:read", lifetime: "1y" })],
       ["/settings/tokens/1/revoke", () => ({})],
       ["/settings/members", () => ({ name: "M", email: "m@acme.test", role: "owner" })],
@@ -556,22 +556,22 @@ describe("dashboard pages", () => {
       });
       const key = d.catalog.mintPoolKey({ teamId: d.acme.team.id, subdomain: "llm" });
       for (const path of [
-        "/pools/llm",
-        "/pools/llm/edit",
-        "/pools/llm/live",
-        "/pools/llm/series",
-        `/budgets/${d.acme.budget.id}/edit`,
+        "/pool/llm",
+        "/pool/llm/edit",
+        "/pool/llm/live",
+        "/pool/llm/series",
+        `/budget/${d.acme.budget.id}/edit`,
       ]) {
         expect((await d.request(path, { cookie: gus })).status, path).toBe(404);
       }
       const posts = [
-        "/pools/llm/edit",
-        "/pools/llm/delete",
-        "/pools/llm/keys",
-        `/pools/llm/keys/${key.key.id}/revoke`,
-        "/pools/llm/reset-learned",
-        `/budgets/${d.acme.budget.id}`,
-        `/budgets/${d.acme.budget.id}/delete`,
+        "/pool/llm/edit",
+        "/pool/llm/delete",
+        "/pool/llm/keys",
+        `/pool/llm/keys/${key.key.id}/revoke`,
+        "/pool/llm/reset-learned",
+        `/budget/${d.acme.budget.id}`,
+        `/budget/${d.acme.budget.id}/delete`,
         `/settings/tokens/${token.token.id}/revoke`,
         `/settings/members/${d.acme.owner.id}/role`,
         `/settings/members/${d.acme.owner.id}/remove`,
@@ -591,7 +591,7 @@ describe("dashboard pages", () => {
       const response = await d.request("/nothing/here", { cookie: owner });
       expect(response.status).toBe(404);
       expect(response.text).toContain("Nothing here");
-      const junk = await d.request("/pools/llm/keys/abc/revoke", { cookie: owner, form: {} });
+      const junk = await d.request("/pool/llm/keys/abc/revoke", { cookie: owner, form: {} });
       expect(junk.status).toBe(404);
     });
   });

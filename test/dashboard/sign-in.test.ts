@@ -29,10 +29,10 @@ describe("dashboard sign-in", () => {
 
   it("signs in with a password: an HttpOnly, SameSite=Lax session cookie holding no user data", async () => {
     const response = await d.request("/sign-in", {
-      form: { email: "ada@acme.test", password: PASSWORD, next: "/pools/llm" },
+      form: { email: "ada@acme.test", password: PASSWORD, next: "/pool/llm" },
     });
     expect(response.status).toBe(303);
-    expect(response.location).toBe("/pools/llm");
+    expect(response.location).toBe("/pool/llm");
     const cookie = response.headers.get("set-cookie") ?? "";
     expect(cookie).toMatch(/^sluice_session=slc_ses_[\w-]{43};/);
     expect(cookie).toContain("HttpOnly");
@@ -122,9 +122,9 @@ describe("dashboard sign-in", () => {
   });
 
   it("sends a visitor without a session to sign in, and back afterwards; never to another site", async () => {
-    const response = await d.request("/pools/llm?range=day");
+    const response = await d.request("/pool/llm?range=day");
     expect(response.status).toBe(303);
-    expect(response.location).toBe("/sign-in?next=%2Fpools%2Fllm%3Frange%3Dday");
+    expect(response.location).toBe("/sign-in?next=%2Fpool%2Fllm%3Frange%3Dday");
     const form = await d.request("/sign-in?next=//evil.test/x");
     expect(form.text).toContain('name="next" value="/"');
     const offsite = await d.request("/sign-in", {
@@ -134,10 +134,10 @@ describe("dashboard sign-in", () => {
     const htmx = await d.request("/live/overview", { headers: { "hx-request": "true" } });
     expect(htmx.status).toBe(401);
     expect(htmx.headers.get("hx-redirect")).toBe("/sign-in");
-    const poll = await d.request("/pools/llm/live", {
-      headers: { "hx-request": "true", "hx-current-url": `${BASE_URL}/pools/llm` },
+    const poll = await d.request("/pool/llm/live", {
+      headers: { "hx-request": "true", "hx-current-url": `${BASE_URL}/pool/llm` },
     });
-    expect(poll.headers.get("hx-redirect")).toBe("/sign-in?next=%2Fpools%2Fllm");
+    expect(poll.headers.get("hx-redirect")).toBe("/sign-in?next=%2Fpool%2Fllm");
   });
 
   it("ends an idle session, and every session at its absolute expiry", async () => {

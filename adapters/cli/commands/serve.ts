@@ -16,6 +16,7 @@ import {
   PROCESS_SIGNALS,
   type SignalSource,
 } from "../command.js";
+import { printFirstSignInLinks } from "../first-sign-in.js";
 
 type FlagField = Exclude<ServerConfigField, "secretKey">;
 
@@ -129,6 +130,7 @@ function flagValues(args: ParsedCommand): Partial<Record<ServerConfigField, stri
 }
 
 function printEndpoints(say: ServerLog, listening: ListenResult, poolDomain: string): void {
+  say.info(`Dashboard:   ${listening.url}/`);
   say.info(`Control API: ${listening.url}/api/v1`);
   say.info(`Lock API:    ${listening.lockUrl}/pools/<pool>/lock/acquire`);
   // Pool hosts are reached the way the base URL is (scheme and port; behind a reverse proxy
@@ -139,7 +141,6 @@ function printEndpoints(say: ServerLog, listening: ListenResult, poolDomain: str
   );
   say.info(`Operations:  ${listening.url}/metrics, /healthz, /readyz`);
   say.info(`MCP server:  ${listening.url}/mcp (for AI assistants; see docs/mcp.md)`);
-  say.info("Press Ctrl+C to stop.");
 }
 
 /**
@@ -208,7 +209,7 @@ function runUntilStopped(
  */
 export const serveCommand: CommandSpec = {
   name: "serve",
-  summary: "Run the Sluice server: Control API, Lock API and pool proxy.",
+  summary: "Run the Sluice server: dashboard, Control API, Lock API and pool proxy.",
   options: flagOptions(),
   details: [
     `Every flag can also come from the environment: ${FLAG_FIELDS.map((field) => SERVER_CONFIG_SOURCES[field].env).join(", ")}. Flags win over the environment.`,
@@ -249,6 +250,15 @@ export const serveCommand: CommandSpec = {
       throw error;
     }
     printEndpoints(say, listening, config.poolDomain);
-    return runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io, say);
+    // Signals are handled from here on, also while the sign-in links are made.
+    const stopped = runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io, say);
+    try {
+      await printFirstSignInLinks((line) => say.info(line), server, listening.url);
+      say.info("Press Ctrl+C to stop.");
+    } catch (error) {
+      // The server keeps serving: people can still sign in with a password.
+      say.error(`Could not make the dashboard sign-in links: ${(error as Error).message}`);
+    }
+    return stopped;
   },
 };

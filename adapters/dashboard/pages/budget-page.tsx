@@ -25,7 +25,7 @@ export function BudgetPage(props: {
         </p>
       ) : null}
       <FormErrors errors={errors} />
-      <form class="stack" method="post" action={budget ? `/budgets/${budget.id}` : "/budgets"}>
+      <form class="stack" method="post" action={budget ? `/budget/${budget.id}` : "/budget"}>
         <Field label="Name" name="name" value={form.name} errors={errors} required />
         <Field
           label="Origin max concurrent (shared ceiling)"
@@ -90,7 +90,7 @@ export function BudgetPage(props: {
         </div>
       </form>
       {budget ? (
-        <form method="post" action={`/budgets/${budget.id}/delete`} class="actions">
+        <form method="post" action={`/budget/${budget.id}/delete`} class="actions">
           <button type="submit" class="danger">
             Delete budget
           </button>

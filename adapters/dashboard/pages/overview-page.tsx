@@ -28,7 +28,7 @@ function PoolRows(props: { pools: PoolRecord[]; figures: Map<number, PoolFigures
         return (
           <tr>
             <td>
-              <a href={`/pools/${pool.subdomain}`}>{pool.name}</a>{" "}
+              <a href={`/pool/${pool.subdomain}`}>{pool.name}</a>{" "}
               <span class="muted">{pool.subdomain}</span>
             </td>
             <td class="num" data-held={pool.subdomain}>
@@ -89,7 +89,7 @@ export function LiveOverview(props: { data: OverviewData; manager: boolean }) {
           <h2>
             Budget {budget.name}{" "}
             {props.manager ? (
-              <a class="muted" href={`/budgets/${budget.id}/edit`}>
+              <a class="muted" href={`/budget/${budget.id}/edit`}>
                 edit
               </a>
             ) : null}
@@ -120,8 +120,8 @@ export function OverviewPage(props: { signedIn: SignedIn; data: OverviewData }) 
       <h1>Overview</h1>
       {manager ? (
         <div class="actions">
-          <a href="/budgets/new">New budget</a>
-          <a href="/pools/new">New pool</a>
+          <a href="/budget/new">New budget</a>
+          <a href="/pool/new">New pool</a>
         </div>
       ) : null}
       <LiveOverview data={props.data} manager={manager} />

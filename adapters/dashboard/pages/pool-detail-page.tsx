@@ -24,14 +24,14 @@ export interface AccessRow extends AccessLogEntry {
   keyLabel: string | null;
 }
 
-/** The live figures block; htmx refreshes it every 2 s from `/pools/<pool>/live`. */
+/** The live figures block; htmx refreshes it every 2 s from `/pool/<pool>/live`. */
 export function LivePoolStatus(props: { pool: PoolRecord; figures: PoolFigures }) {
   const f = props.figures;
   return (
     <div
       class="figures"
       id="live-pool"
-      hx-get={`/pools/${props.pool.subdomain}/live`}
+      hx-get={`/pool/${props.pool.subdomain}/live`}
       hx-trigger="every 2s"
       hx-swap="outerHTML"
     >
@@ -135,7 +135,7 @@ function KeyRows(props: {
                 {props.manager && state === "active" ? (
                   <form
                     method="post"
-                    action={`/pools/${props.pool.subdomain}/keys/${key.id}/revoke`}
+                    action={`/pool/${props.pool.subdomain}/keys/${key.id}/revoke`}
                     class="inline"
                   >
                     <button type="submit" class="danger">
@@ -154,7 +154,7 @@ function KeyRows(props: {
 
 function MintForm(props: { pool: PoolRecord; errors?: FieldErrorMap | undefined }) {
   return (
-    <form class="stack" method="post" action={`/pools/${props.pool.subdomain}/keys`}>
+    <form class="stack" method="post" action={`/pool/${props.pool.subdomain}/keys`}>
       <FormErrors errors={props.errors} />
       <Field
         label="Label"
@@ -193,7 +193,7 @@ function AccessLogTable(props: {
 }) {
   return (
     <>
-      <form method="get" action={`/pools/${props.pool.subdomain}`} class="actions">
+      <form method="get" action={`/pool/${props.pool.subdomain}`} class="actions">
         <label>
           Outcome{" "}
           <select name="outcome">
@@ -275,8 +275,8 @@ export function PoolDetailPage(props: {
       </p>
       {manager ? (
         <div class="actions">
-          <a href={`/pools/${pool.subdomain}/edit`}>Edit pool</a>
-          <form method="post" action={`/pools/${pool.subdomain}/reset-learned`} class="inline">
+          <a href={`/pool/${pool.subdomain}/edit`}>Edit pool</a>
+          <form method="post" action={`/pool/${pool.subdomain}/reset-learned`} class="inline">
             <button type="submit">Reset learned limits</button>
           </form>
         </div>
@@ -307,17 +307,17 @@ export function PoolDetailPage(props: {
           range === props.range ? (
             <b>last {range}</b>
           ) : (
-            <a href={`/pools/${pool.subdomain}?range=${range}`}>last {range}</a>
+            <a href={`/pool/${pool.subdomain}?range=${range}`}>last {range}</a>
           ),
         )}
       </div>
       <div
         class="chart"
         id="chart"
-        data-series-url={`/pools/${pool.subdomain}/series?range=${props.range}`}
+        data-series-url={`/pool/${pool.subdomain}/series?range=${props.range}`}
       >
         <p class="muted">
-          The chart needs JavaScript; the numbers are at /pools/{pool.subdomain}/series.
+          The chart needs JavaScript; the numbers are at /pool/{pool.subdomain}/series.
         </p>
       </div>
       <h2 id="keys">Keys</h2>

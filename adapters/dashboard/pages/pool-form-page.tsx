@@ -106,7 +106,7 @@ export function PoolFormPage(props: {
     <Layout title={title} signedIn={props.signedIn}>
       <h1>{title}</h1>
       <FormErrors errors={errors} />
-      <form class="stack" method="post" action={pool ? `/pools/${pool.subdomain}/edit` : "/pools"}>
+      <form class="stack" method="post" action={pool ? `/pool/${pool.subdomain}/edit` : "/pool"}>
         <input type="hidden" name="version" value={values.version} />
         <Field label="Name" name="name" value={values.name} errors={errors} required />
         <Field label="Description" name="description" value={values.description} errors={errors} />
@@ -273,11 +273,11 @@ export function PoolFormPage(props: {
         />
         <div class="actions">
           <button type="submit">{pool ? "Save pool" : "Create pool"}</button>
-          <a href={pool ? `/pools/${pool.subdomain}` : "/"}>Cancel</a>
+          <a href={pool ? `/pool/${pool.subdomain}` : "/"}>Cancel</a>
         </div>
       </form>
       {pool ? (
-        <form method="post" action={`/pools/${pool.subdomain}/delete`} class="actions">
+        <form method="post" action={`/pool/${pool.subdomain}/delete`} class="actions">
           <button type="submit" class="danger">
             Delete pool
           </button>

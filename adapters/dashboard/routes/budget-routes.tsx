@@ -61,7 +61,7 @@ export function budgetRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return { budgets, pools, budget };
   }
 
-  routes.get("/budgets/new", async (c) => {
+  routes.get("/budget/new", async (c) => {
     const { pools } = await load(c.var.signedIn.team.id, undefined);
     return c.html(
       <BudgetPage
@@ -73,7 +73,7 @@ export function budgetRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     );
   });
 
-  routes.get("/budgets/:id/edit", async (c) => {
+  routes.get("/budget/:id/edit", async (c) => {
     const { pools, budget } = await load(c.var.signedIn.team.id, c.req.param("id"));
     if (!budget) return c.notFound();
     return c.html(
@@ -109,10 +109,10 @@ export function budgetRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return c.redirect("/", 303);
   }
 
-  routes.post("/budgets", (c) => save(c, undefined));
-  routes.post("/budgets/:id", (c) => save(c, c.req.param("id")));
+  routes.post("/budget", (c) => save(c, undefined));
+  routes.post("/budget/:id", (c) => save(c, c.req.param("id")));
 
-  routes.post("/budgets/:id/delete", async (c) => {
+  routes.post("/budget/:id/delete", async (c) => {
     const teamId = c.var.signedIn.team.id;
     const { budget } = await load(teamId, c.req.param("id"));
     if (!budget) return c.notFound();
@@ -125,7 +125,7 @@ export function budgetRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
           title="Budget not deleted"
           signedIn={c.var.signedIn}
           message={error.message}
-          link={`/budgets/${budget.id}/edit`}
+          link={`/budget/${budget.id}/edit`}
         />,
         409,
       );

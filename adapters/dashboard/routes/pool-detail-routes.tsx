@@ -73,18 +73,18 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     );
   }
 
-  routes.get("/pools/:pool", async (c) => {
+  routes.get("/pool/:pool", async (c) => {
     const pool = findPool(c);
     return pool ? page(c, pool) : c.notFound();
   });
 
-  routes.get("/pools/:pool/live", async (c) => {
+  routes.get("/pool/:pool/live", async (c) => {
     const pool = findPool(c);
     if (!pool) return c.notFound();
     return c.html(<LivePoolStatus pool={pool} figures={await poolFigures(deps, pool)} />);
   });
 
-  routes.get("/pools/:pool/series", (c) => {
+  routes.get("/pool/:pool/series", (c) => {
     const pool = findPool(c);
     if (!pool) return c.json({ message: "Not found." }, 404);
     const range = chartRangeOf(c.req.query("range"));
@@ -93,7 +93,7 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     );
   });
 
-  routes.post("/pools/:pool/keys", async (c) => {
+  routes.post("/pool/:pool/keys", async (c) => {
     const pool = findPool(c);
     if (!pool) return c.notFound();
     const form = await readForm(c);
@@ -112,21 +112,21 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return page(c, pool, { minted: minted! }, 201);
   });
 
-  routes.post("/pools/:pool/keys/:key/revoke", async (c) => {
+  routes.post("/pool/:pool/keys/:key/revoke", async (c) => {
     const pool = findPool(c);
     const keyId = Number(c.req.param("key"));
     if (!pool || !Number.isSafeInteger(keyId)) return c.notFound();
     const revoked = deps.catalog.revokePoolKey(c.var.signedIn.team.id, pool.subdomain, keyId);
     if (!revoked) return c.notFound();
-    return c.redirect(`/pools/${pool.subdomain}#keys`, 303);
+    return c.redirect(`/pool/${pool.subdomain}#keys`, 303);
   });
 
-  routes.post("/pools/:pool/reset-learned", async (c) => {
+  routes.post("/pool/:pool/reset-learned", async (c) => {
     const pool = findPool(c);
     if (!pool) return c.notFound();
     if (deps.governor.poolSettings(pool.subdomain))
       await deps.governor.resetLearned(pool.subdomain);
-    return c.redirect(`/pools/${pool.subdomain}`, 303);
+    return c.redirect(`/pool/${pool.subdomain}`, 303);
   });
   return routes;
 }

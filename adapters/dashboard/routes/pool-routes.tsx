@@ -79,26 +79,26 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       return page(c, existing, values, { [field]: [error.message] }, 409);
     }
     await applyToGovernor(deps);
-    return c.redirect(`/pools/${checked.plan.input.subdomain}`, 303);
+    return c.redirect(`/pool/${checked.plan.input.subdomain}`, 303);
   }
 
-  routes.get("/pools/new", (c) => page(c, null, poolFormValues(null)));
-  routes.post("/pools", (c) => save(c, null));
+  routes.get("/pool/new", (c) => page(c, null, poolFormValues(null)));
+  routes.post("/pool", (c) => save(c, null));
 
-  routes.get("/pools/:pool/edit", async (c) => {
+  routes.get("/pool/:pool/edit", async (c) => {
     const pool = await store.getPoolBySubdomain(c.var.signedIn.team.id, c.req.param("pool"));
     if (!pool) return c.notFound();
     return page(c, pool, poolFormValues(pool));
   });
 
-  routes.post("/pools/:pool/edit", async (c) => {
+  routes.post("/pool/:pool/edit", async (c) => {
     const pool = await store.getPoolBySubdomain(c.var.signedIn.team.id, c.req.param("pool"));
     if (!pool) return c.notFound();
     // The version the form was opened at, not the pool as it is now, is what the save checks.
     return save(c, pool);
   });
 
-  routes.post("/pools/:pool/delete", async (c) => {
+  routes.post("/pool/:pool/delete", async (c) => {
     const teamId = c.var.signedIn.team.id;
     const pool = await store.getPoolBySubdomain(teamId, c.req.param("pool"));
     if (!pool) return c.notFound();
