@@ -61,7 +61,7 @@ describe("dashboard in the server", () => {
     const lock = await s.app.request("http://localhost:8080/pools/none/lock/acquire", {
       method: "POST",
     });
-    expect((await lock.json()).error).toBeDefined();
+    expect(((await lock.json()) as { error: string }).error).toBe("not_found");
   });
 
   it("gives a one-time link per team nobody can sign in to, and applies a dashboard write to the governor at once", async () => {
