@@ -29,6 +29,11 @@ export interface DashboardDeps {
   /** Pools answer at `<subdomain>.<poolDomain>`. */
   poolDomain: string;
   /**
+   * The base and lock URLs as callers reach them, for the curl lines (a server started on
+   * port 0 knows its port only once listening); default `baseUrl` and `lockUrl`.
+   */
+  publicUrls?: () => { baseUrl: string; lockUrl: string };
+  /**
    * Pushes the catalog to the running governor now; called after every write, so new
    * limits apply at once rather than at the next periodic sync.
    */

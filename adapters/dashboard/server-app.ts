@@ -24,5 +24,6 @@ export function dashboardAppForServer(deps: ServerAppDeps): FetchApp {
     lockUrl: deps.config.lockUrl,
     poolDomain: deps.config.poolDomain,
     syncCatalog: deps.syncCatalog,
+    publicUrls: deps.publicUrls,
   });
 }

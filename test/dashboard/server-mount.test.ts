@@ -47,7 +47,7 @@ describe("dashboard in the server", () => {
     return server;
   }
 
-  it("serves the dashboard at / and keeps the Control API under /api/v1 and lock routes on /pool", async () => {
+  it("serves the dashboard at / and keeps the Control API under /api/v1 and lock routes on /pools", async () => {
     const s = await start();
     const signIn = await s.app.request("http://localhost:8080/sign-in");
     expect(signIn.status).toBe(200);

@@ -19,6 +19,7 @@ const ACCESS_ROWS = 100;
 export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
   const store = deps.catalog.store;
+  const publicUrls = deps.publicUrls ?? (() => ({ baseUrl: deps.baseUrl, lockUrl: deps.lockUrl }));
 
   function findPool(c: DashboardContext): PoolRecord | undefined {
     return store.getPoolBySubdomain(c.var.signedIn.team.id, c.req.param("pool") ?? "");
@@ -65,7 +66,7 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
         access={access}
         outcome={outcome}
         range={chartRangeOf(c.req.query("range"))}
-        urls={{ lockUrl: deps.lockUrl, baseUrl: deps.baseUrl, poolDomain: deps.poolDomain }}
+        urls={{ ...publicUrls(), poolDomain: deps.poolDomain }}
         now={deps.clock.now()}
         {...extra}
       />,
