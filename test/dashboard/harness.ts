@@ -151,7 +151,6 @@ export async function startDashboard() {
     request,
     signInAs,
     clock,
-    database,
     store,
     catalog,
     auth,
