@@ -157,7 +157,9 @@ describe("dashboard in a real browser", () => {
     // The pool page draws its chart with uPlot; then the key is revoked and stops working.
     await page.goto(`${baseUrl}/pool/chat`);
     await page.locator("#chart .uplot").waitFor({ timeout: 15_000 });
-    expect(await page.locator("#curl-lines").textContent()).toContain(`${baseUrl}/pools/chat/lock/acquire`);
+    expect(await page.locator("#curl-lines").textContent()).toContain(
+      `${baseUrl}/pools/chat/lock/acquire`,
+    );
     await page.screenshot({ path: join(shotDir, "dashboard-pool.png"), fullPage: true });
     await page
       .locator("tr", { hasText: "browser test" })
