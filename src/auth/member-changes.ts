@@ -49,8 +49,19 @@ async function isLastOwner(
 /**
  * Whatever the person could do through the team ends now: their sessions in it, and their
  * API tokens there (a token acts as its creator; it must not come back if they rejoin).
+ * Called by {@link removeMember} and {@link changeMemberRole}; an operator tool that lowers a
+ * member another way (`sluice user add --role member`) calls it too.
+ *
+ * @example
+ * ```ts
+ * await endAccessInTeam(deps, team.id, user.id);
+ * ```
  */
-async function cutAccess(deps: MemberChangeDeps, teamId: number, userId: number): Promise<void> {
+export async function endAccessInTeam(
+  deps: MemberChangeDeps,
+  teamId: number,
+  userId: number,
+): Promise<void> {
   const now = deps.clock.now();
   for (const token of await deps.store.listApiTokens(teamId)) {
     if (token.userId === userId && token.revokedAt === null) {
@@ -80,7 +91,7 @@ export async function removeMember(deps: MemberChangeDeps, change: MemberChange)
     ]);
   }
   await deps.store.removeMembership(change.teamId, change.userId);
-  await cutAccess(deps, change.teamId, change.userId);
+  await endAccessInTeam(deps, change.teamId, change.userId);
 }
 
 /**
@@ -120,7 +131,7 @@ export async function changeMemberRole(
   const membership: MembershipRecord = { ...target, role: change.role };
   await deps.store.setMembership(membership);
   if (change.role === "member" && target.role !== "member") {
-    await cutAccess(deps, change.teamId, change.userId);
+    await endAccessInTeam(deps, change.teamId, change.userId);
   }
   return membership;
 }

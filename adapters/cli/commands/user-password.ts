@@ -1,9 +1,7 @@
-import { AuthService } from "../../../src/auth/auth-service.js";
 import { normalizeEmail } from "../../../src/catalog/teams.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import { SqliteAuthStore } from "../../sqlite/sqlite-auth-store.js";
-import { SqliteCatalogStore } from "../../sqlite/sqlite-catalog-store.js";
 import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
+import { authServiceFor } from "../cli-auth.js";
 import { type CliIo, type CommandSpec, requiredString } from "../command.js";
 
 async function readNewPassword(io: CliIo): Promise<string> {
@@ -58,14 +56,7 @@ export const userSetPasswordCommand: CommandSpec = {
           `No user with email ${email}. Add them with "sluice user add".`,
         );
       }
-      const store = catalog.store;
-      if (!(store instanceof SqliteCatalogStore))
-        throw new InvalidArgumentError("Passwords need the SQLite catalog.");
-      const auth = new AuthService({
-        store: new SqliteAuthStore(store.database),
-        catalog: store,
-        clock: catalog.clock,
-      });
+      const auth = authServiceFor(catalog);
       try {
         await auth.setPassword(user.id, password);
       } catch (error) {

@@ -1,6 +1,8 @@
+import { endAccessInTeam } from "../../../src/auth/member-changes.js";
 import { normalizeEmail } from "../../../src/catalog/teams.js";
 import type { Role } from "../../../src/catalog/types.js";
 import { DATA_DIR_OPTION, requireTeam, withCatalog } from "../catalog-session.js";
+import { authServiceFor } from "../cli-auth.js";
 import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
 
 /**
@@ -42,13 +44,14 @@ export const userAddCommand: CommandSpec = {
     ...DATA_DIR_OPTION,
   },
   details: [
-    "Run it again with another --role to change a member's role. The team's only owner cannot step down: make another member owner first.",
+    "Run it again with another --role to change a member's role. The team's only owner cannot step down: make another member owner first. " +
+      "Lowering an owner or admin to member ends their dashboard sessions and revokes their API tokens in the team.",
   ],
   examples: [
     'sluice user add --team acme --name "Grace Hopper" --email grace@example.com --role admin',
   ],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
+    withCatalog(args, io, async (catalog) => {
       const team = requireTeam(catalog, requiredString(args, "team"));
       const email = requiredString(args, "email");
       const known = catalog.store.findUserByEmail(normalizeEmail(email));
@@ -62,6 +65,16 @@ export const userAddCommand: CommandSpec = {
       if (!before) io.out(`Added ${who} to team ${team.slug} as ${role}.`);
       else if (before.role === role) io.out(`${who} is already ${role} of team ${team.slug}.`);
       else io.out(`Changed the role of ${who} in team ${team.slug}: ${before.role} → ${role}.`);
+      if (before && before.role !== "member" && role === "member") {
+        // Members hold no tokens and change nothing: what they could do as owner or admin ends now.
+        const { store, secretBox, clock } = catalog;
+        await endAccessInTeam(
+          { store, secretBox, clock, auth: authServiceFor(catalog) },
+          team.id,
+          user.id,
+        );
+        io.out("Ended their dashboard sessions and revoked their API tokens in the team.");
+      }
       // Users are shared by teams: one team's `user add` does not rename them for the others.
       if (known && known.name !== requiredString(args, "name").trim()) {
         io.out(`Kept the name "${known.name}": a user's name is set when they are first added.`);

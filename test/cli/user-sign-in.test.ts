@@ -1,9 +1,13 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { authServiceFor } from "../../adapters/cli/cli-auth.js";
+import { runCli } from "../../adapters/cli/run-cli.js";
+import { openDataDir } from "../../adapters/server/data-dir.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { SqliteAuthStore } from "../../adapters/sqlite/sqlite-auth-store.js";
 import { verifyPassword } from "../../src/auth/passwords.js";
+import { captureIo } from "./capture-io.js";
 import {
   type CliResult,
   CREATE_ACME,
@@ -76,5 +80,47 @@ describe("sluice user set-password", () => {
     const result = await runSluice(["user", "set-password", "--email", "a@b.c", "--password", "x"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Unknown option --password");
+  });
+});
+
+describe("sluice user add lowering someone to member", () => {
+  const { dir, cleanup } = tempDir();
+  afterEach(cleanup);
+
+  it("ends their dashboard sessions and revokes their API tokens in the team", async () => {
+    const io = captureIo({ SLUICE_DATA_DIR: dir });
+    expect(await runCli([...CREATE_ACME], io.io)).toBe(0);
+    const bo = ["user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"];
+    expect(await runCli([...bo, "--role", "admin"], io.io)).toBe(0);
+    const data = openDataDir({ dataDir: dir });
+    let token: string;
+    let session: string;
+    try {
+      const team = data.catalog.store.findTeamBySlug("acme")!;
+      const user = data.catalog.store.findUserByEmail("bo@example.com")!;
+      token = data.catalog.createApiToken({
+        teamId: team.id,
+        actorUserId: user.id,
+        name: "bo",
+        abilities: ["pools:read"],
+        lifetime: "1y",
+      }).plaintext;
+      const auth = authServiceFor(data.catalog);
+      session = (await auth.redeemSignInLink((await auth.createSignInLink(team.id, user.id)).token))
+        .sessionId;
+    } finally {
+      data.close();
+    }
+    expect(await runCli([...bo, "--role", "member"], io.io)).toBe(0);
+    expect(io.stdout()).toContain(
+      "Ended their dashboard sessions and revoked their API tokens in the team.",
+    );
+    const after = openDataDir({ dataDir: dir });
+    try {
+      expect(() => after.catalog.authenticateApiToken(token)).toThrow("revoked");
+      expect(await authServiceFor(after.catalog).authenticate(session)).toBeNull();
+    } finally {
+      after.close();
+    }
   });
 });
