@@ -1,8 +1,14 @@
 import * as v from "valibot";
 import type { CatalogService } from "../../src/catalog/catalog-service.js";
+import {
+  databaseOrigin,
+  POOL_DATABASE_DEFAULTS,
+  type PoolDatabaseLimits,
+} from "../../src/catalog/pool-database.js";
 import type {
   BudgetRecord,
   CredentialRecord,
+  PoolDatabaseRecord,
   PoolInput,
   PoolRecord,
 } from "../../src/catalog/types.js";
@@ -36,6 +42,9 @@ export const POOL_TEXT_FIELDS = [
   "reservedConcurrent",
   "credentialHeader",
   "credentialAction",
+  "database.maxRows",
+  "database.maxResultBytes",
+  "database.statementTimeoutMs",
   "version",
 ] as const;
 export const POOL_CHECKBOXES = [
@@ -45,12 +54,24 @@ export const POOL_CHECKBOXES = [
   "originSigning",
 ] as const;
 
-/** The values of a posted pool form; the credential value is kept apart (never shown back). */
-export function readPoolForm(form: FormBody): { values: PoolFormValues; credentialValue: string } {
+/** The secrets a pool form may carry: kept apart from its values, never shown back. */
+export interface PoolFormSecrets {
+  /** The managed credential's new value ("" for none). */
+  credential: string;
+  /** A postgres pool's new read-role connection string ("" for none). */
+  database: string;
+}
+
+/** The values of a posted pool form, and its secrets apart. */
+export function readPoolForm(form: FormBody): { values: PoolFormValues; secrets: PoolFormSecrets } {
   const values: PoolFormValues = {};
   for (const name of POOL_TEXT_FIELDS) values[name] = formText(form, name);
   for (const name of POOL_CHECKBOXES) values[name] = formText(form, name) === "" ? "" : "on";
-  return { values, credentialValue: formText(form, "credentialValue") };
+  const secrets = {
+    credential: formText(form, "credentialValue"),
+    database: formText(form, "databaseConnection"),
+  };
+  return { values, secrets };
 }
 
 const on = (flag: boolean) => (flag ? "on" : "");
@@ -85,6 +106,9 @@ export function poolFormValues(pool: PoolRecord | null): PoolFormValues {
       reservedConcurrent: "0",
       credentialHeader: "authorization",
       credentialAction: "keep",
+      "database.maxRows": String(POOL_DATABASE_DEFAULTS.maxRows),
+      "database.maxResultBytes": String(POOL_DATABASE_DEFAULTS.maxResultBytes),
+      "database.statementTimeoutMs": String(POOL_DATABASE_DEFAULTS.statementTimeoutMs),
       version: "",
       adaptive: on(POOL_DEFAULTS.adaptive),
       requireKey: on(APPLY_POOL_DEFAULTS.requireKey),
@@ -97,7 +121,8 @@ export function poolFormValues(pool: PoolRecord | null): PoolFormValues {
     description: pool.description ?? "",
     subdomain: pool.subdomain,
     backend: pool.backend,
-    origin: pool.origin,
+    // A postgres pool's origin is derived from its connection; the form leaves it out.
+    origin: pool.backend === "postgres" ? "" : pool.origin,
     maxConcurrent: String(pool.maxConcurrent),
     "queue.size": String(pool.queueSize),
     "queue.timeoutMs": String(pool.queueTimeoutMs),
@@ -112,6 +137,13 @@ export function poolFormValues(pool: PoolRecord | null): PoolFormValues {
     reservedConcurrent: String(pool.reservedConcurrent),
     credentialHeader: pool.credential?.header ?? "authorization",
     credentialAction: "keep",
+    "database.maxRows": String(pool.database?.maxRows ?? POOL_DATABASE_DEFAULTS.maxRows),
+    "database.maxResultBytes": String(
+      pool.database?.maxResultBytes ?? POOL_DATABASE_DEFAULTS.maxResultBytes,
+    ),
+    "database.statementTimeoutMs": String(
+      pool.database?.statementTimeoutMs ?? POOL_DATABASE_DEFAULTS.statementTimeoutMs,
+    ),
     version: String(pool.updatedAt),
     adaptive: on(pool.adaptive),
     requireKey: on(pool.requireKey),
@@ -160,28 +192,41 @@ function parseReadPaths(text: string, errors: FieldErrorMap): Record<string, str
 }
 
 /** The field an apply-schema issue belongs to on this form. */
-function fieldOf(issue: v.BaseIssue<unknown>): string {
+function fieldOf(issue: v.BaseIssue<unknown>): { field: string; message: string } {
   const path = v.getDotPath(issue);
   if (path === null) {
-    if (issue.message.startsWith("readPaths:")) return "readPaths";
-    if (issue.message.startsWith("reservedConcurrent")) return "reservedConcurrent";
-    return "";
+    // Rules across fields say which field they are about: "readPaths: …", "origin: …".
+    const named = /^(readPaths|origin|database): (.*)$/s.exec(issue.message);
+    if (named) {
+      const field = named[1] === "database" ? "databaseConnection" : named[1]!;
+      return { field, message: named[2]! };
+    }
+    const field = issue.message.startsWith("reservedConcurrent") ? "reservedConcurrent" : "";
+    return { field, message: issue.message };
   }
   const [first, second] = path.split(".");
-  return first === "queue" && second ? `queue.${second}` : (first ?? "");
+  const message =
+    issue.message === 'Invalid type: Expected number but received ""' ? "Required." : issue.message;
+  if ((first === "queue" || first === "database") && second) {
+    const field =
+      second === "value" || second === "valueFromEnv" ? "databaseConnection" : `${first}.${second}`;
+    return { field, message };
+  }
+  return { field: first ?? "", message };
 }
 
-function trimReadPathsPrefix(message: string): string {
-  return message.replace(/^readPaths: /, "");
-}
+/** Stands for a stored connection string the form keeps: it passes the schema, and is never used. */
+const KEPT_CONNECTION = { valueFromEnv: "SLUICE_STORED_CONNECTION" };
 
-/** What the pool form asks to store, before the credential is sealed. */
+/** What the pool form asks to store, before the credential and the connection are sealed. */
 export interface PoolPlan {
-  input: Omit<PoolInput, "credential">;
+  input: Omit<PoolInput, "credential" | "database">;
   credential:
     | { action: "keep" }
     | { action: "clear" }
     | { action: "set"; header: string; value: string };
+  /** A postgres pool's connection (kept as stored, or a new one) and limits; null for http. */
+  database: { limits: PoolDatabaseLimits; connectionString: string | null } | null;
 }
 
 /**
@@ -191,7 +236,7 @@ export interface PoolPlan {
  */
 export function checkPoolForm(
   values: PoolFormValues,
-  credentialValue: string,
+  secrets: PoolFormSecrets,
   context: {
     existing: PoolRecord | null;
     pools: readonly PoolRecord[];
@@ -199,6 +244,7 @@ export function checkPoolForm(
   },
 ): { plan: PoolPlan } | { errors: FieldErrorMap } {
   const errors: FieldErrorMap = {};
+  const postgres = values.backend === "postgres";
   const budgetId = values.budgetId === "" ? null : Number(values.budgetId);
   const budget = budgetId === null ? null : context.budgets.find((b) => b.id === budgetId);
   if (budget === undefined) addFieldError(errors, "budgetId", "Not one of the team's budgets.");
@@ -207,7 +253,7 @@ export function checkPoolForm(
     description: values.description?.trim() === "" ? null : values.description,
     subdomain: context.existing ? context.existing.subdomain : values.subdomain?.trim(),
     backend: values.backend,
-    origin: values.origin?.trim(),
+    origin: postgres || values.origin?.trim() === "" ? undefined : values.origin?.trim(),
     // Required: blank stays "" for the schema to name it.
     maxConcurrent: numberField(values, "maxConcurrent", errors) ?? "",
     queue: {
@@ -227,21 +273,17 @@ export function checkPoolForm(
     metricsRetentionDays: numberField(values, "metricsRetentionDays", errors),
     reservedConcurrent:
       budgetId === null ? 0 : (numberField(values, "reservedConcurrent", errors) ?? 0),
+    database: postgres ? databaseCandidate(values, secrets, context.existing, errors) : null,
   };
   const parsed = v.safeParse(BudgetPoolSchema, candidate);
   const alreadyWrong = new Set(Object.keys(errors));
   if (!parsed.success) {
     for (const issue of parsed.issues) {
-      const field = fieldOf(issue);
-      if (alreadyWrong.has(field)) continue;
-      const message =
-        issue.message === 'Invalid type: Expected number but received ""'
-          ? "Required."
-          : trimReadPathsPrefix(issue.message);
-      addFieldError(errors, field, message);
+      const { field, message } = fieldOf(issue);
+      if (!alreadyWrong.has(field)) addFieldError(errors, field, message);
     }
   }
-  const credential = credentialPlan(values, credentialValue, context.existing, errors);
+  const credential = credentialPlan(values, secrets.credential, context.existing, errors);
   if (!parsed.success || Object.keys(errors).length > 0 || !credential) return { errors };
   const pool = parsed.output;
   const taken = context.pools.find(
@@ -255,19 +297,58 @@ export function checkPoolForm(
     context,
   );
   if (ceilingError) return { errors: { reservedConcurrent: [ceilingError] } };
-  const { queue, credential: _credential, ...rest } = pool;
+  const { queue, credential: _credential, database, origin, ...rest } = pool;
+  const connectionString = secrets.database === "" ? null : secrets.database;
   return {
     plan: {
       input: {
         ...rest,
+        // As `sluice apply` stores it: a postgres pool's origin says where it connects.
+        origin: database
+          ? connectionString === null
+            ? (context.existing?.origin ?? "")
+            : databaseOrigin(connectionString)
+          : (origin ?? ""),
         queueSize: queue.size,
         queueTimeoutMs: queue.timeoutMs,
         budgetId: budget?.id ?? null,
         reservedConcurrent: budget ? pool.reservedConcurrent : 0,
       },
       credential,
+      database: database
+        ? {
+            limits: {
+              maxRows: database.maxRows,
+              maxResultBytes: database.maxResultBytes,
+              statementTimeoutMs: database.statementTimeoutMs,
+            },
+            connectionString,
+          }
+        : null,
     },
   };
+}
+
+/** The `database` of a postgres pool's form for the schema: a new connection, or the stored one kept. */
+function databaseCandidate(
+  values: PoolFormValues,
+  secrets: PoolFormSecrets,
+  existing: PoolRecord | null,
+  errors: FieldErrorMap,
+) {
+  const limits = {
+    maxRows: numberField(values, "database.maxRows", errors),
+    maxResultBytes: numberField(values, "database.maxResultBytes", errors),
+    statementTimeoutMs: numberField(values, "database.statementTimeoutMs", errors),
+  };
+  if (secrets.database !== "") return { value: secrets.database, ...limits };
+  if (existing?.database) return { ...KEPT_CONNECTION, ...limits };
+  addFieldError(
+    errors,
+    "databaseConnection",
+    "Required for a postgres pool: the read role's postgres:// connection string.",
+  );
+  return null;
 }
 
 function credentialPlan(
@@ -319,21 +400,50 @@ function ceilingIssue(
  * The credential to store: the pool's own (keep), none (clear), or a new one sealed under
  * the server's key. A header or value that cannot be sent is an error on its field.
  */
-export function sealPlannedCredential(
+export function sealPlannedSecrets(
   catalog: CatalogService,
-  plan: PoolPlan["credential"],
+  plan: PoolPlan,
   existing: PoolRecord | null,
-): { credential: CredentialRecord | null } | { errors: FieldErrorMap } {
-  if (plan.action === "keep") return { credential: existing?.credential ?? null };
-  if (plan.action === "clear") return { credential: null };
+):
+  | { credential: CredentialRecord | null; database: PoolDatabaseRecord | null }
+  | { errors: FieldErrorMap } {
   try {
-    return { credential: catalog.sealCredential(plan.header, plan.value) };
+    return {
+      credential: sealedCredential(catalog, plan, existing),
+      database: sealedDatabase(catalog, plan, existing),
+    };
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
     const grouped = groupIssuesByField(error.issues);
     const errors: FieldErrorMap = {};
     if (grouped["credential.header"]) errors.credentialHeader = grouped["credential.header"];
     if (grouped["credential.value"]) errors.credentialValue = grouped["credential.value"];
+    if (grouped["database.connectionString"]) {
+      errors.databaseConnection = grouped["database.connectionString"];
+    }
     return { errors };
   }
+}
+
+function sealedCredential(
+  catalog: CatalogService,
+  plan: PoolPlan,
+  existing: PoolRecord | null,
+): CredentialRecord | null {
+  const credential = plan.credential;
+  if (credential.action === "keep") return existing?.credential ?? null;
+  if (credential.action === "clear") return null;
+  return catalog.sealCredential(credential.header, credential.value);
+}
+
+function sealedDatabase(
+  catalog: CatalogService,
+  plan: PoolPlan,
+  existing: PoolRecord | null,
+): PoolDatabaseRecord | null {
+  if (!plan.database) return null;
+  const { limits, connectionString } = plan.database;
+  if (connectionString !== null) return catalog.sealDatabase(connectionString, limits);
+  // Kept: the stored ciphertext with the limits as the form gives them.
+  return { ...limits, connectionString: existing!.database!.connectionString };
 }

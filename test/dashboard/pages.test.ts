@@ -270,6 +270,65 @@ describe("dashboard pages", () => {
       expect((await d.store.getPoolBySubdomain(d.acme.team.id, "open"))?.name).toBe("First");
     });
 
+    it("creates a postgres pool with its read role write-only, and keeps it on a later save", async () => {
+      const missing = await d.request("/pool", {
+        cookie: owner,
+        form: poolForm({ subdomain: "warehouse", backend: "postgres", origin: "" }),
+      });
+      expect(missing.status).toBe(422);
+      expect(missing.text).toMatch(/id="error-databaseConnection">Required for a postgres pool/);
+      const wrongScheme = await d.request("/pool", {
+        cookie: owner,
+        form: poolForm({
+          subdomain: "warehouse",
+          backend: "postgres",
+          databaseConnection: "mysql://x@y/z",
+        }),
+      });
+      expect(wrongScheme.status).toBe(422);
+      expect(wrongScheme.text).toMatch(
+        /id="error-databaseConnection">Must be a postgres:\/\/ or postgresql:\/\/ URL\./,
+      );
+      expect(wrongScheme.text).not.toContain("mysql://x@y/z");
+      const connection = "postgres://reader:s3cret@db.internal:5432/app";
+      const created = await d.request("/pool", {
+        cookie: owner,
+        form: poolForm({
+          subdomain: "warehouse",
+          backend: "postgres",
+          origin: "",
+          databaseConnection: connection,
+          "database.maxRows": "500",
+        }),
+      });
+      expect(created.status).toBe(303);
+      const pool = d.store.getPoolBySubdomain(d.acme.team.id, "warehouse")!;
+      expect(pool).toMatchObject({
+        backend: "postgres",
+        origin: "postgresql://db.internal:5432/app",
+      });
+      expect(pool.database?.maxRows).toBe(500);
+      expect(d.catalog.decryptDatabaseUrl(pool)).toBe(connection);
+      const edit = await d.request("/pool/warehouse/edit", { cookie: owner });
+      expect(edit.text).not.toContain("s3cret");
+      await d.clock.advance(1_000);
+      const saved = await d.request("/pool/warehouse/edit", {
+        cookie: owner,
+        form: poolForm({
+          name: "Warehouse",
+          backend: "postgres",
+          origin: "",
+          "database.maxRows": "900",
+          version: String(pool.updatedAt),
+          credentialAction: "keep",
+        }),
+      });
+      expect(saved.status).toBe(303);
+      const after = d.store.getPoolBySubdomain(d.acme.team.id, "warehouse")!;
+      expect(after.database?.maxRows).toBe(900);
+      expect(d.catalog.decryptDatabaseUrl(after)).toBe(connection);
+    });
+
     it("replaces and clears a credential; deletes a pool", async () => {
       const version = () =>
         d.store.getPoolBySubdomain(d.acme.team.id, "open")!.updatedAt.toString();

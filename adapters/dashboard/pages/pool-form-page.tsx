@@ -92,6 +92,58 @@ function CredentialFields(props: {
   );
 }
 
+function DatabaseFields(props: {
+  pool: PoolRecord | null;
+  values: PoolFormValues;
+  errors?: FieldErrorMap | undefined;
+}) {
+  const { pool, values, errors } = props;
+  return (
+    <fieldset>
+      <legend>Database (postgres pools only)</legend>
+      <p class="muted">
+        The read role a postgres pool queries as. Its connection string holds a password: it is
+        stored encrypted and never shown again.
+      </p>
+      {pool?.database ? (
+        <p>A connection is set ({pool.origin}). Leave the field empty to keep it.</p>
+      ) : null}
+      <label>
+        <span>Connection string</span>
+        <input
+          type="password"
+          name="databaseConnection"
+          value=""
+          autocomplete="off"
+          placeholder="postgres://reader:password@host:5432/database"
+        />
+        <FieldErrors errors={errors} name="databaseConnection" />
+      </label>
+      <Field
+        label="Max rows"
+        name="database.maxRows"
+        type="number"
+        value={values["database.maxRows"]}
+        errors={errors}
+      />
+      <Field
+        label="Max result bytes"
+        name="database.maxResultBytes"
+        type="number"
+        value={values["database.maxResultBytes"]}
+        errors={errors}
+      />
+      <Field
+        label="Statement timeout (ms)"
+        name="database.statementTimeoutMs"
+        type="number"
+        value={values["database.statementTimeoutMs"]}
+        errors={errors}
+      />
+    </fieldset>
+  );
+}
+
 /** Create or edit a pool: every field an apply file knows. */
 export function PoolFormPage(props: {
   signedIn: SignedIn;
@@ -143,8 +195,7 @@ export function PoolFormPage(props: {
           type="url"
           value={values.origin}
           errors={errors}
-          hint="The upstream's base URL, e.g. https://api.openai.com"
-          required
+          hint="http pools: the upstream's base URL, e.g. https://api.openai.com (a postgres pool has none)"
         />
         <fieldset>
           <legend>Limits</legend>
@@ -264,6 +315,7 @@ export function PoolFormPage(props: {
           </label>
         </fieldset>
         <CredentialFields pool={pool} values={values} errors={errors} />
+        <DatabaseFields pool={pool} values={values} errors={errors} />
         <Field
           label="Metrics retention (days)"
           name="metricsRetentionDays"

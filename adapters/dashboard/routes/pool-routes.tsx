@@ -10,7 +10,7 @@ import {
   type PoolFormValues,
   poolFormValues,
   readPoolForm,
-  sealPlannedCredential,
+  sealPlannedSecrets,
 } from "../pool-form.js";
 
 /** Refused when the pool changed after the form was opened: the later save must not silently win. */
@@ -52,11 +52,11 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   async function save(c: DashboardContext, existing: PoolRecord | null) {
     const teamId = c.var.signedIn.team.id;
-    const { values, credentialValue } = readPoolForm(await readForm(c));
+    const { values, secrets } = readPoolForm(await readForm(c));
     const { pools, budgets } = await context(teamId);
-    const checked = checkPoolForm(values, credentialValue, { existing, pools, budgets });
+    const checked = checkPoolForm(values, secrets, { existing, pools, budgets });
     if ("errors" in checked) return page(c, existing, values, checked.errors, 422);
-    const sealed = sealPlannedCredential(deps.catalog, checked.plan.credential, existing);
+    const sealed = sealPlannedSecrets(deps.catalog, checked.plan, existing);
     if ("errors" in sealed) return page(c, existing, values, sealed.errors, 422);
     try {
       store.atomically(() => {
@@ -71,7 +71,11 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
             existing ? CHANGED_SINCE_OPENED : "The team has a pool with this subdomain already.",
           );
         }
-        store.upsertPool(teamId, { ...checked.plan.input, credential: sealed.credential });
+        store.upsertPool(teamId, {
+          ...checked.plan.input,
+          credential: sealed.credential,
+          database: sealed.database,
+        });
       });
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error;
