@@ -20,6 +20,7 @@ function saveBudget(
   pools: readonly PoolRecord[],
 ): BudgetRecord {
   const store = deps.catalog.store;
+  // Synchronous body: `atomically` runs a SQLite transaction that ends when it returns.
   return store.atomically(() => {
     const saved = store.upsertBudget(teamId, {
       name: plan.name,

@@ -21,8 +21,8 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const store = deps.catalog.store;
   const publicUrls = deps.publicUrls ?? (() => ({ baseUrl: deps.baseUrl, lockUrl: deps.lockUrl }));
 
-  function findPool(c: DashboardContext): PoolRecord | undefined {
-    return store.getPoolBySubdomain(c.var.signedIn.team.id, c.req.param("pool") ?? "");
+  async function findPool(c: DashboardContext): Promise<PoolRecord | undefined> {
+    return await store.getPoolBySubdomain(c.var.signedIn.team.id, c.req.param("pool") ?? "");
   }
 
   async function accessRows(pool: PoolRecord, outcome: AccessOutcome | null): Promise<AccessRow[]> {
@@ -75,18 +75,18 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   }
 
   routes.get("/pool/:pool", async (c) => {
-    const pool = findPool(c);
+    const pool = await findPool(c);
     return pool ? page(c, pool) : c.notFound();
   });
 
   routes.get("/pool/:pool/live", async (c) => {
-    const pool = findPool(c);
+    const pool = await findPool(c);
     if (!pool) return c.notFound();
     return c.html(<LivePoolStatus pool={pool} figures={await poolFigures(deps, pool)} />);
   });
 
-  routes.get("/pool/:pool/series", (c) => {
-    const pool = findPool(c);
+  routes.get("/pool/:pool/series", async (c) => {
+    const pool = await findPool(c);
     if (!pool) return c.json({ message: "Not found." }, 404);
     const range = chartRangeOf(c.req.query("range"));
     return c.json(
@@ -95,12 +95,12 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
 
   routes.post("/pool/:pool/keys", async (c) => {
-    const pool = findPool(c);
+    const pool = await findPool(c);
     if (!pool) return c.notFound();
     const form = await readForm(c);
     let minted: MintedPoolKey | undefined;
-    const errors = await fieldErrorsOf(() => {
-      minted = deps.catalog.mintPoolKey({
+    const errors = await fieldErrorsOf(async () => {
+      minted = await deps.catalog.mintPoolKey({
         teamId: c.var.signedIn.team.id,
         subdomain: pool.subdomain,
         label: formText(form, "label"),
@@ -114,16 +114,16 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
 
   routes.post("/pool/:pool/keys/:key/revoke", async (c) => {
-    const pool = findPool(c);
+    const pool = await findPool(c);
     const keyId = Number(c.req.param("key"));
     if (!pool || !Number.isSafeInteger(keyId)) return c.notFound();
-    const revoked = deps.catalog.revokePoolKey(c.var.signedIn.team.id, pool.subdomain, keyId);
+    const revoked = await deps.catalog.revokePoolKey(c.var.signedIn.team.id, pool.subdomain, keyId);
     if (!revoked) return c.notFound();
     return c.redirect(`/pool/${pool.subdomain}#keys`, 303);
   });
 
   routes.post("/pool/:pool/reset-learned", async (c) => {
-    const pool = findPool(c);
+    const pool = await findPool(c);
     if (!pool) return c.notFound();
     if (deps.governor.poolSettings(pool.subdomain))
       await deps.governor.resetLearned(pool.subdomain);

@@ -59,6 +59,8 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const sealed = sealPlannedSecrets(deps.catalog, checked.plan, existing);
     if ("errors" in sealed) return page(c, existing, values, sealed.errors, 422);
     try {
+      // The version check and the write in one transaction: nobody's save slips in between.
+      // (Synchronous body: `atomically` runs a SQLite transaction that ends when it returns.)
       store.atomically(() => {
         const current = store.getPoolBySubdomain(teamId, checked.plan.input.subdomain);
         if (

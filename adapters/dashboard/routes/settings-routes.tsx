@@ -51,8 +51,8 @@ export function settingsRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   routes.post("/settings/tokens", async (c) => {
     const form = await readForm(c);
     let created: CreatedApiToken | undefined;
-    const errors = await fieldErrorsOf(() => {
-      created = deps.catalog.createApiToken({
+    const errors = await fieldErrorsOf(async () => {
+      created = await deps.catalog.createApiToken({
         teamId: c.var.signedIn.team.id,
         actorUserId: c.var.signedIn.user.id,
         name: formText(form, "name"),
@@ -67,7 +67,7 @@ export function settingsRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   routes.post("/settings/tokens/:id/revoke", async (c) => {
     const tokenId = Number(c.req.param("id"));
     const revoked = Number.isSafeInteger(tokenId)
-      ? deps.catalog.revokeApiToken({
+      ? await deps.catalog.revokeApiToken({
           teamId: c.var.signedIn.team.id,
           actorUserId: c.var.signedIn.user.id,
           tokenId,
@@ -116,7 +116,7 @@ export function settingsRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (input.role === "owner" && c.var.signedIn.role !== "owner") {
       return membersPage(c, { role: ["Only an owner may make someone owner."] }, 422, input);
     }
-    const errors = await fieldErrorsOf(() =>
+    const errors = await fieldErrorsOf(async () =>
       deps.catalog.addMember(teamId, { name: input.name, email: input.email }, input.role as Role),
     );
     if (errors) return membersPage(c, errors, 422, input);
