@@ -14,5 +14,6 @@ export type {
   DashboardEnv,
   DashboardVariables,
 } from "./dashboard-env.js";
+export { dashboardSessions } from "./oauth-sessions.js";
 export { sessionCookieFor } from "./session-cookie.js";
 export { requireSignIn, safeNext, signInUrl } from "./session-middleware.js";

@@ -1,6 +1,7 @@
+import { dashboardSessions } from "../dashboard/oauth-sessions.js";
 import { dashboardAppForServer } from "../dashboard/server-app.js";
 import { lockAppForServer, proxyAppForServer } from "../hono/lock/server-apps.js";
-import { assistantAppForServer, NO_SESSIONS } from "./assistant-app.js";
+import { assistantAppForServer } from "./assistant-app.js";
 import type { SluiceServerOptions } from "./create-server.js";
 
 /**
@@ -21,6 +22,7 @@ export const DEFAULT_SERVER_APPS: Pick<
   proxyApp: proxyAppForServer,
   // Web dashboard (issue 21).
   dashboardApp: dashboardAppForServer,
-  // MCP server and its OAuth sign-in (issue 17); sessions come from the dashboard.
-  assistantApp: assistantAppForServer({ sessions: NO_SESSIONS }),
+  // MCP server and its OAuth sign-in (issue 17); people sign in through the dashboard.
+  assistantApp: (deps) =>
+    assistantAppForServer({ sessions: dashboardSessions(deps.auth, deps.config.baseUrl) })(deps),
 };

@@ -34,6 +34,7 @@ export type {
 } from "../dashboard/index.js";
 export {
   createDashboardApp,
+  dashboardSessions,
   requireSignIn,
   safeNext,
   sessionCookieFor,

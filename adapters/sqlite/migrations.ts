@@ -215,7 +215,7 @@ CREATE TABLE sign_in_failures (
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 7.
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 8.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },

@@ -94,6 +94,15 @@ describe("dashboard in the server", () => {
     const after = await firstSignInLinks(s.auth, s.catalog.store, "http://localhost:8080");
     expect(after.map((link) => link.team.slug)).toEqual(["globex"]);
 
+    // The MCP server's OAuth pages sign people in through the dashboard's sessions.
+    const apps = await s.app.request("http://localhost:8080/oauth/connected-apps", {
+      headers: { cookie },
+    });
+    expect(apps.status).toBe(200);
+    const anonymous = await s.app.request("http://localhost:8080/oauth/connected-apps");
+    expect(anonymous.headers.get("location")).toBe("/sign-in?next=%2Foauth%2Fconnected-apps");
+    expect((await s.app.request("http://localhost:8080/healthz")).status).toBe(200);
+
     const created = await s.app.request(
       "http://localhost:8080/pool",
       form({

@@ -46,6 +46,7 @@ export function Layout(props: {
                 <a href="/">Overview</a>
                 <a href="/settings/tokens">API tokens</a>
                 <a href="/settings/members">Members</a>
+                <a href="/oauth/connected-apps">Connected apps</a>
                 <a href="/account">Account</a>
               </nav>
               <span class="muted">
