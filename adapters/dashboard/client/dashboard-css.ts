@@ -20,7 +20,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .notice { border: 1px solid var(--line); border-left: 4px solid var(--accent); padding: .6rem .8rem; margin: .8rem 0; }
 .notice.bad { border-left-color: var(--bad); }
 .secret { font-family: ui-monospace, monospace; word-break: break-all; background: rgba(127,127,127,.12); padding: .3rem .5rem; display: inline-block; }
-pre { background: rgba(127,127,127,.12); padding: .6rem .8rem; overflow-x: auto; }
+pre { background: rgba(127,127,127,.12); padding: .6rem .8rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 form.stack { display: grid; gap: .7rem; max-width: 40rem; }
 form.stack label { display: grid; gap: .2rem; }
 form.stack label.check { display: flex; gap: .5rem; align-items: center; }
