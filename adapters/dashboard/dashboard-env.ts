@@ -49,6 +49,7 @@ export interface DashboardVariables {
   signedIn: SignedIn;
 }
 
+/** The Hono environment of dashboard routes. */
 export interface DashboardEnv {
   Variables: DashboardVariables;
 }

@@ -22,7 +22,8 @@ import { addFieldError, type FieldErrorMap, type FormBody, formText } from "./fo
 /** The pool form's values as text (checkboxes "on" or ""), the way the page shows them. */
 export type PoolFormValues = Record<string, string>;
 
-export const POOL_TEXT_FIELDS = [
+/** The pool form's text fields, named as the apply file's paths where they can be. */
+const POOL_TEXT_FIELDS = [
   "name",
   "description",
   "subdomain",
@@ -47,7 +48,8 @@ export const POOL_TEXT_FIELDS = [
   "database.statementTimeoutMs",
   "version",
 ] as const;
-export const POOL_CHECKBOXES = [
+/** The pool form's checkboxes (absent from a post when unchecked). */
+const POOL_CHECKBOXES = [
   "adaptive",
   "requireKey",
   "allowAuthorizationHeader",

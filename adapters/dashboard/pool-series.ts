@@ -2,8 +2,10 @@ import type { MetricsRecorder } from "../../src/metrics/recorder.js";
 
 /** Chart ranges the pool page offers. */
 export const CHART_RANGES = { hour: 3_600_000, day: 86_400_000, week: 604_800_000 } as const;
+/** A chart range name: hour, day or week. */
 export type ChartRange = keyof typeof CHART_RANGES;
 
+/** The range a query asks for; the last hour for anything else. */
 export function chartRangeOf(text: string | undefined): ChartRange {
   return text === "day" || text === "week" ? text : "hour";
 }

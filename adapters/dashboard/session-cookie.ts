@@ -22,6 +22,7 @@ export function sessionCookieFor(baseUrl: string): SessionCookie {
   return { name: secure ? "__Host-sluice_session" : "sluice_session", secure };
 }
 
+/** The session id the request's cookie carries, if any. */
 export function readSessionCookie(c: Context, cookie: SessionCookie): string | undefined {
   return getCookie(c, cookie.name);
 }
@@ -42,6 +43,7 @@ export function writeSessionCookie(
   });
 }
 
+/** Tells the browser to drop the session cookie (sign-out). */
 export function clearSessionCookie(c: Context, cookie: SessionCookie): void {
   deleteCookie(c, cookie.name, {
     path: "/",

@@ -21,6 +21,15 @@ export interface AuthPolicy {
   addressLimit: number;
 }
 
+/**
+ * Sessions end after 12 h unused or 7 days; links live 15 min; 5 failures per account and 20
+ * per address in 15 min.
+ *
+ * @example
+ * ```ts
+ * new AuthService({ store, catalog, clock, policy: { ...DEFAULT_AUTH_POLICY, idleMs: 3_600_000 } });
+ * ```
+ */
 export const DEFAULT_AUTH_POLICY: AuthPolicy = {
   idleMs: 12 * 3_600_000,
   absoluteMs: 7 * 86_400_000,

@@ -14,7 +14,9 @@ import {
 } from "./passwords.js";
 import type { AuthStore, SessionRecord } from "./types.js";
 
+/** Prefix of a session id (the cookie's value), so a leaked one is recognisable. */
 export const SESSION_ID_PREFIX = "slc_ses_";
+/** Prefix of a one-time sign-in link's token. */
 export const SIGN_IN_LINK_PREFIX = "slc_sil_";
 
 /** Dependencies of {@link AuthService}. */

@@ -9,6 +9,7 @@ export interface MemberChangeDeps extends CatalogDeps {
   auth: Pick<AuthService, "endSessionsIn">;
 }
 
+/** Who changes whose membership in which team. */
 export interface MemberChange {
   teamId: number;
   /** Who asks: an owner or admin of the team. */

@@ -15,6 +15,7 @@ export const DEFAULT_PASSWORD_COST: PasswordCost = { N: 2 ** 17, r: 8, p: 1 };
 const MAX_MEMORY = 256 * 1024 * 1024;
 const KEY_LENGTH = 32;
 const SALT_LENGTH = 16;
+/** Shortest password accepted, in characters (code points). */
 export const PASSWORD_MIN_LENGTH = 12;
 /** Long enough for any passphrase; short enough that hashing it costs nothing extra. */
 export const PASSWORD_MAX_LENGTH = 1024;

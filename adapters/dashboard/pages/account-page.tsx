@@ -2,6 +2,7 @@ import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { FieldErrorMap } from "../forms.js";
 import { Field, Layout } from "./layout.js";
 
+/** The signed-in person's account: password and sessions. */
 export function AccountPage(props: {
   signedIn: SignedIn;
   hasPassword: boolean;

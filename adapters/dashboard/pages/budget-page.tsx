@@ -5,6 +5,7 @@ import type { BudgetForm } from "../budget-form.js";
 import type { FieldErrorMap } from "../forms.js";
 import { Field, FieldErrors, FormErrors, Layout } from "./layout.js";
 
+/** Create or edit a budget and its member pools. */
 export function BudgetPage(props: {
   signedIn: SignedIn;
   budget: BudgetRecord | null;

@@ -3,6 +3,7 @@ import type { Role, UserRecord } from "../../../src/catalog/types.js";
 import type { FieldErrorMap } from "../forms.js";
 import { Field, FieldErrors, FormErrors, Layout } from "./layout.js";
 
+/** A member as the page lists them. */
 export interface MemberRow {
   user: UserRecord;
   role: Role;

@@ -113,6 +113,7 @@ export function LiveOverview(props: { data: OverviewData; manager: boolean }) {
   );
 }
 
+/** The overview: budgets, pools and their live figures. */
 export function OverviewPage(props: { signedIn: SignedIn; data: OverviewData }) {
   const manager = props.signedIn.role !== "member";
   return (

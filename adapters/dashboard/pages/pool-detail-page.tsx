@@ -11,6 +11,7 @@ import type { PoolFigures } from "../live-figures.js";
 import { CHART_RANGES, type ChartRange } from "../pool-series.js";
 import { Field, FieldErrors, FormErrors, formatTime, Layout, Secret } from "./layout.js";
 
+/** The outcomes the access log filter offers. */
 export const ACCESS_OUTCOMES = [
   "admitted",
   "queued",
@@ -20,6 +21,7 @@ export const ACCESS_OUTCOMES = [
   "unavailable",
 ] as const satisfies readonly AccessOutcome[];
 
+/** An access log entry with the label of its key. */
 export interface AccessRow extends AccessLogEntry {
   keyLabel: string | null;
 }
