@@ -54,6 +54,7 @@ describe("dashboard in a real browser", () => {
   let page: Page;
   let baseUrl: string;
   let link: string;
+  const cspViolations: string[] = [];
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "sluice-browser-data-"));
@@ -76,6 +77,9 @@ describe("dashboard in a real browser", () => {
       viewport: { width: 1280, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -194,5 +198,7 @@ describe("dashboard in a real browser", () => {
     await page.waitForURL(`${baseUrl}/sign-in`);
     await page.goto(`${baseUrl}/`);
     await page.waitForURL(`${baseUrl}/sign-in`);
+    // htmx, uPlot and the dashboard's script all ran within the CSP.
+    expect(cspViolations).toEqual([]);
   });
 });
