@@ -1,4 +1,5 @@
 import type { PoolRecord } from "../../src/catalog/types.js";
+import type { LearnerStatus } from "../../src/learning/learner-status.js";
 import type { DashboardDeps } from "./dashboard-env.js";
 
 /** A pool's live figures as the overview and the pool page show them. */
@@ -17,6 +18,8 @@ export interface PoolFigures {
   pausedUntil: number;
   /** Learned concurrency limit, or null. */
   learnedLimit: number | null;
+  /** Where the learner would probe next and how long it backs off there; null when idle or nothing is learned. */
+  learner: LearnerStatus | null;
 }
 
 function minOrNull(a: number | null, b: number | null): number | null {
@@ -47,6 +50,7 @@ export async function poolFigures(deps: DashboardDeps, pool: PoolRecord): Promis
     rpmLimit: pool.rpm,
     pausedUntil: 0,
     learnedLimit: null,
+    learner: null,
   };
   if (!deps.governor.poolSettings(pool.subdomain)) return idle;
   try {
@@ -61,6 +65,7 @@ export async function poolFigures(deps: DashboardDeps, pool: PoolRecord): Promis
       rpmLimit: minOrNull(status.settings.rpm, status.learned.rpm),
       pausedUntil: status.learned.pausedUntil > now ? status.learned.pausedUntil : 0,
       learnedLimit: status.learned.concurrency,
+      learner: status.learner.nextProbeLevel === null ? null : status.learner,
     };
   } catch {
     // Removed between the check and the read, or the slot store is away: show it idle.

@@ -457,6 +457,25 @@ describe("dashboard pages", () => {
       expect(minted.text).toMatch(/id="minted-signing-secret">slc_sig_/);
     });
 
+    it("shows where the learner probes next and how often it failed there", async () => {
+      const before = await d.request("/pool/llm/live", { cookie: owner });
+      expect(before.text).not.toContain("Next probe");
+      const first = await d.governor.acquire("llm");
+      await d.governor.acquire("llm");
+      await d.governor.acquire("llm");
+      await d.governor.release("llm", first.slotId, { status: 429 });
+      const learned = (await d.governor.status("llm")).learner;
+      expect(learned.limit).toBeGreaterThan(0);
+      const level = (learned.limit ?? 0) + 1;
+      const live = await d.request("/pool/llm/live", { cookie: owner });
+      expect(live.text).toMatch(new RegExp(`data-next-probe="true">to ${level} (now|in \\d+ s)`));
+      expect(live.text).toContain(
+        learned.failedProbes > 0
+          ? `${learned.failedProbes} failed at this level`
+          : "no failed probes",
+      );
+    });
+
     it("resets learned limits", async () => {
       const grant = await d.governor.acquire("llm");
       await d.governor.release("llm", grant.slotId, { status: 429, retryAfterMs: 60_000 });

@@ -1,3 +1,4 @@
+import type { LearnerStatus } from "../../../src/learning/learner-status.js";
 import type { AccessLogEntry, AccessOutcome } from "../../../src/access-log/types.js";
 import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { MintedPoolKey } from "../../../src/catalog/pool-keys.js";
@@ -58,7 +59,23 @@ export function LivePoolStatus(props: { pool: PoolRecord; figures: PoolFigures }
       <div>
         Learned limit <b>{f.learnedLimit ?? "—"}</b>
       </div>
+      {f.learner ? <NextProbe learner={f.learner} /> : null}
       {f.live ? null : <p class="muted">The governor does not run this pool yet.</p>}
+    </div>
+  );
+}
+
+/** The learner's probe above its limit: when it may come, and how often it failed there. */
+function NextProbe(props: { learner: LearnerStatus }) {
+  const { nextProbeLevel, nextProbeInMs, successesToNextProbe, failedProbes } = props.learner;
+  const wait = nextProbeInMs ? `in ${Math.ceil(nextProbeInMs / 1000)} s` : "now";
+  const successes = successesToNextProbe ? `, after ${successesToNextProbe} more successes` : "";
+  return (
+    <div>
+      Next probe <b data-next-probe>{`to ${nextProbeLevel} ${wait}${successes}`}</b>
+      <span class="muted">
+        {failedProbes > 0 ? ` ${failedProbes} failed at this level` : " no failed probes"}
+      </span>
     </div>
   );
 }
