@@ -159,7 +159,8 @@ describe("sluice user add", () => {
     );
     await addBo("--role", "owner");
     expect((await demoteAda()).stdout).toBe(
-      "Changed the role of ada@example.com (user id 1) in team acme: owner → member.\n",
+      "Changed the role of ada@example.com (user id 1) in team acme: owner → member.\n" +
+        "Ended their dashboard sessions and revoked their API tokens in the team.\n",
     );
   });
 });
