@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import type { SqlIsolation, SqlParam, SqlStatement } from "../../postgres-pool/types.js";
+import type { SqlIsolation, SqlStatement } from "../../postgres-pool/types.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 
 /** Largest `/sql` request body (the statements and their parameters). */
