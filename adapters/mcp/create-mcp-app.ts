@@ -38,7 +38,8 @@ const METADATA_PATHS = [
  * both 2025-era and 2026-07-28 clients) with its protected resource metadata (RFC 9728).
  * Every request needs a bearer token from Sluice's authorization server bound to `resource`;
  * without one the answer is 401 with `WWW-Authenticate: Bearer resource_metadata="…"`, where
- * a client starts its sign-in.
+ * a client starts its sign-in (no error code: RFC 6750 §3.1 keeps `error="invalid_token"` for
+ * a token that was sent and is not good).
  *
  * @example
  * ```ts
@@ -107,11 +108,13 @@ export function createMcpApp(deps: McpAppDeps): Hono {
     app.get(path, (c) => c.json(protectedResourceMetadata(deps.resource, deps.issuer)));
   }
   app.all("/mcp", async (c) => {
+    const authorization = c.req.header("authorization");
+    if (!authorization) return signInChallenge(resourceMetadataUrl);
     let authInfo: AuthInfo;
     try {
       // Two steps, not requireBearerAuth: its `instanceof Response` check fails under
       // @hono/node-server, which swaps the global Response, and would let the request through.
-      authInfo = await verifyBearerToken(c.req.header("authorization"), {
+      authInfo = await verifyBearerToken(authorization, {
         verifier,
         expectedResource: resourceUrl,
         resourceMetadataUrl,
@@ -128,4 +131,18 @@ export function createMcpApp(deps: McpAppDeps): Hono {
     return handler.fetch(c.req.raw, { authInfo });
   });
   return app;
+}
+
+/**
+ * The answer to a request that sent no credentials: only where to sign in. RFC 6750 §3.1:
+ * "the resource server SHOULD NOT include an error code" when the request had none.
+ */
+function signInChallenge(resourceMetadataUrl: string): Response {
+  return Response.json(
+    { error_description: "This endpoint needs a bearer token: see resource_metadata." },
+    {
+      status: 401,
+      headers: { "WWW-Authenticate": `Bearer resource_metadata="${resourceMetadataUrl}"` },
+    },
+  );
 }

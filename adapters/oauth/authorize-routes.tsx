@@ -6,7 +6,7 @@ import {
   authorizationResponseUrl,
   checkAuthorizationRequest,
 } from "./authorization-request.js";
-import { type ClientResolverDeps, resolveClient } from "./clients.js";
+import { type ClientResolverDeps, metadataDocumentUrl, resolveClient } from "./clients.js";
 import { ConsentPage } from "./consent-page.js";
 import type { ConsentTickets } from "./consent-ticket.js";
 import type { GrantService } from "./grant-service.js";
@@ -26,10 +26,12 @@ export interface AuthorizeRouteDeps {
 }
 
 /**
- * `GET /oauth/authorize` (sign in first, then the consent page) and `POST /oauth/authorize`
- * (the Allow / Deny form, behind the app's CSRF check and the signed ticket). The session is
- * checked before the client is looked up, so nobody signed out can make the server fetch a
- * metadata document.
+ * `GET /oauth/authorize` (the request checked, then sign-in, then the consent page) and
+ * `POST /oauth/authorize` (the Allow / Deny form, behind the app's CSRF check and the signed
+ * ticket). A registered client's request is checked before sign-in: an unknown client or
+ * redirect URI gets an error page, any other fault goes back to the client (RFC 6749
+ * §4.1.2.1). A client known by its metadata document is looked up only once someone is
+ * signed in, so nobody signed out can make the server fetch a document.
  *
  * @example
  * ```ts
@@ -41,15 +43,16 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
 
   routes.get("/authorize", async (c) => {
     const user = await deps.sessions.currentUser(c);
-    if (!user) {
-      const url = new URL(c.req.url);
-      return c.redirect(deps.sessions.signInUrl(url.pathname + url.search), 302);
-    }
-    const params = new URL(c.req.url).searchParams;
+    const url = new URL(c.req.url);
+    const signIn = () => c.redirect(deps.sessions.signInUrl(url.pathname + url.search), 302);
+    const params = url.searchParams;
     const clientId = params.get("client_id");
     if (!clientId || params.getAll("client_id").length > 1) {
       return errorPage(c, "Unknown application", "The request names no single client_id.");
     }
+    // Nobody signed out makes the server fetch a metadata document; a registered client's
+    // request is checked first, so a bad one is refused before anyone signs in for nothing.
+    if (!user && metadataDocumentUrl(clientId)) return signIn();
     let request: ReturnType<typeof checkAuthorizationRequest>;
     try {
       request = checkAuthorizationRequest(
@@ -66,6 +69,7 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       const { uri, state } = error.redirect;
       return c.redirect(errorUrl(deps.issuer, uri, state, error.error, error.description), 302);
     }
+    if (!user) return signIn();
     const allowed = await deps.grants.allowedScopes(user.teamId, user.userId);
     const granted = request.scopes.filter((scope) => allowed.includes(scope));
     if (granted.length === 0) {

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { hasControlCharacter, PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { OAuthProtocolError } from "./oauth-error.js";
 import { CLIENT_ID_PREFIX, newOAuthSecret } from "./oauth-secrets.js";
@@ -30,6 +31,8 @@ const ClientMetadataSchema = v.looseObject({
       v.string("client_name must be a string"),
       v.trim(),
       v.maxLength(CLIENT_NAME_MAX, `client_name may have at most ${CLIENT_NAME_MAX} characters`),
+      // Shown on the consent page and in Connected apps: the catalog's rule for names.
+      v.check((name) => !hasControlCharacter(name), `client_name: ${PLAIN_TEXT_MESSAGE}`),
     ),
   ),
   grant_types: v.optional(v.array(v.string(), "grant_types must be an array of strings")),
@@ -113,9 +116,15 @@ export async function registerClient(
 
 /**
  * Whether a client_id is the URL of a Client ID Metadata Document (a URL with a path; the
- * fetcher refuses one that is not https).
+ * fetcher refuses one that is not https): the URL, or null for a registered client's id.
+ *
+ * @example
+ * ```ts
+ * metadataDocumentUrl("https://app.example/oauth/client.json"); // URL
+ * metadataDocumentUrl("slc_client_…"); // null
+ * ```
  */
-function metadataDocumentUrl(clientId: string): URL | null {
+export function metadataDocumentUrl(clientId: string): URL | null {
   if (!/^https?:\/\//.test(clientId)) return null;
   try {
     const url = new URL(clientId);

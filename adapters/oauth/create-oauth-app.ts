@@ -10,6 +10,11 @@ import { ConsentTickets } from "./consent-ticket.js";
 import { GrantService } from "./grant-service.js";
 import { authorizationServerMetadata } from "./metadata.js";
 import { oauthErrorResponse } from "./oauth-error.js";
+import {
+  REGISTRATION_LIMITS,
+  RegistrationGuard,
+  type RegistrationLimits,
+} from "./registration-guard.js";
 import { createSafeJsonFetcher, type SafeFetchOptions } from "./safe-fetch.js";
 import type { OAuthSessions } from "./session.js";
 import { tokenRoutes } from "./token-routes.js";
@@ -27,6 +32,8 @@ export interface OAuthAppDeps {
   issuer: string;
   /** How client metadata documents are fetched (private addresses and http are off by default). */
   clientMetadata?: SafeFetchOptions;
+  /** Limits of open client registration (defaults: {@link REGISTRATION_LIMITS}). */
+  registrationLimits?: Partial<RegistrationLimits>;
   /** Where unexpected errors are reported (they are answered 400, never 5xx); default console. */
   logError?: (error: unknown) => void;
 }
@@ -83,7 +90,11 @@ export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
     }),
   );
   app.route("/oauth", connectedAppsRoutes({ grants, sessions: deps.sessions }));
-  app.route("/oauth", tokenRoutes({ grants, store: deps.store, clock: deps.clock }));
+  const registrations = new RegistrationGuard(deps.store, deps.clock, {
+    ...REGISTRATION_LIMITS,
+    ...deps.registrationLimits,
+  });
+  app.route("/oauth", tokenRoutes({ grants, store: deps.store, clock: deps.clock, registrations }));
   app.onError((error) => {
     if (error instanceof HTTPException) return error.getResponse();
     return oauthErrorResponse(error, logError);

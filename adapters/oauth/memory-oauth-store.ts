@@ -32,6 +32,18 @@ export class MemoryOAuthStore implements OAuthStore {
     return client && { ...client, redirectUris: [...client.redirectUris] };
   }
 
+  async pruneUnusedClients(createdBefore: number): Promise<number> {
+    const used = new Set([...this.grants.values()].map((grant) => grant.clientId));
+    let pruned = 0;
+    for (const [clientId, client] of this.clients) {
+      if (client.createdAt < createdBefore && !used.has(clientId)) {
+        this.clients.delete(clientId);
+        pruned++;
+      }
+    }
+    return pruned;
+  }
+
   async insertGrant(grant: Omit<OAuthGrantRecord, "id">): Promise<OAuthGrantRecord> {
     const record = { ...grant, id: ++this.lastGrantId, scopes: [...grant.scopes] };
     this.grants.set(record.id, record);

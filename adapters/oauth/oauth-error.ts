@@ -12,7 +12,7 @@ export class OAuthProtocolError extends Error {
   constructor(
     readonly error: string,
     readonly description: string,
-    readonly status: 400 | 401 = error === "invalid_client" ? 401 : 400,
+    readonly status: 400 | 401 | 429 = error === "invalid_client" ? 401 : 400,
   ) {
     super(description);
     this.name = "OAuthProtocolError";
@@ -44,5 +44,8 @@ export function oauthErrorResponse(error: unknown, logError: (error: unknown) =>
   if (!(error instanceof OAuthProtocolError)) logError(error);
   const headers: Record<string, string> = { ...NO_STORE };
   if (known.status === 401) headers["WWW-Authenticate"] = 'Basic realm="sluice"';
+  if ("retryAfterMs" in known && typeof known.retryAfterMs === "number") {
+    headers["Retry-After"] = String(Math.ceil(known.retryAfterMs / 1000));
+  }
   return Response.json(known.toJSON(), { status: known.status, headers });
 }

@@ -2,9 +2,11 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { Clock } from "../../src/clock/clock.js";
+import { remoteAddressOf } from "../hono/lock/remote-address.js";
 import { registerClient } from "./clients.js";
 import type { GrantService } from "./grant-service.js";
 import { NO_STORE, OAuthProtocolError } from "./oauth-error.js";
+import type { RegistrationGuard } from "./registration-guard.js";
 import type { OAuthStore } from "./types.js";
 
 const MAX_BODY_BYTES = 16_384;
@@ -12,13 +14,20 @@ const MAX_BODY_BYTES = 16_384;
 /**
  * `POST /oauth/token`, `/oauth/revoke` (RFC 7009) and `/oauth/register` (RFC 7591), open to
  * browser-based clients (CORS without credentials: nothing here rides on cookies).
+ * Registration needs no sign-in, so it is limited per address and unused clients expire
+ * ({@link RegistrationGuard}).
  *
  * @example
  * ```ts
- * app.route("/oauth", tokenRoutes({ grants, store, clock }));
+ * app.route("/oauth", tokenRoutes({ grants, store, clock, registrations: new RegistrationGuard(store, clock) }));
  * ```
  */
-export function tokenRoutes(deps: { grants: GrantService; store: OAuthStore; clock: Clock }) {
+export function tokenRoutes(deps: {
+  grants: GrantService;
+  store: OAuthStore;
+  clock: Clock;
+  registrations: RegistrationGuard;
+}) {
   const routes = new Hono();
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
@@ -48,6 +57,7 @@ export function tokenRoutes(deps: { grants: GrantService; store: OAuthStore; clo
   });
 
   routes.post("/register", async (c) => {
+    await deps.registrations.admit(remoteAddressOf(c.env));
     let body: unknown;
     try {
       body = await c.req.json();

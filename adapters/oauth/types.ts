@@ -67,6 +67,11 @@ export interface OAuthTokenRecord {
 export interface OAuthStore {
   insertClient(client: OAuthClientRecord): Promise<void>;
   getClient(clientId: string): Promise<OAuthClientRecord | undefined>;
+  /**
+   * Deletes registered clients created before `createdBefore` that no grant names (never
+   * used, revoked or not); returns how many went.
+   */
+  pruneUnusedClients(createdBefore: number): Promise<number>;
 
   insertGrant(grant: Omit<OAuthGrantRecord, "id">): Promise<OAuthGrantRecord>;
   getGrant(grantId: number): Promise<OAuthGrantRecord | undefined>;

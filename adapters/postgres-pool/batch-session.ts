@@ -1,6 +1,6 @@
 import pg from "pg";
 import { InvalidArgumentError, ResultTooLargeError } from "../../src/errors.js";
-import { statementError } from "./database-errors.js";
+import { statementError, statementTimeoutError } from "./database-errors.js";
 import { sendCancel } from "./send-cancel.js";
 import type { SqlBatch, SqlField, SqlResult, SqlStatement } from "./types.js";
 
@@ -14,6 +14,12 @@ const QUERY_CANCELED = "57014";
 
 /** How long a cancelled statement may take to stop before its connection is dropped. */
 const CANCEL_GRACE_MS = 5_000;
+
+/**
+ * How much later than the server's own statement timeout the client-side deadline cancels: a
+ * statement the caller's `SET statement_timeout` did not touch is stopped by the server.
+ */
+const DEADLINE_SLACK_MS = 50;
 
 /** ReadyForQuery's transaction status of a connection outside any transaction. */
 const IDLE = "I";
@@ -55,6 +61,11 @@ export function beginSql(batch: SqlBatch): string {
  * query protocol (which takes one statement only: `SELECT 1; DROP …` is refused by the
  * server), result caps counted row by row, then `finish()` hands the connection back clean
  * (ROLLBACK, DISCARD ALL) or drops it.
+ *
+ * Each caller statement also has a deadline kept here, not only `SET LOCAL statement_timeout`:
+ * a statement of the batch may change that setting (`SET LOCAL statement_timeout = 0`,
+ * `set_config`), so past the pool's statement timeout the statement is cancelled with a
+ * protocol cancel and answered as the server's own timeout (SQLSTATE 57014).
  *
  * `cancel()` stops the running statement with a protocol cancel request (on its own short
  * socket, so the role never holds an extra session). A cancel that may still be in flight
@@ -154,17 +165,25 @@ export class BatchSession {
     const arrays: pg.QueryArrayConfig = { ...config, rowMode: "array", types: TEXT_VALUES };
     const query = new pg.Query(arrays);
     const rows: (string | null)[][] = [];
+    let fields: SqlField[] | undefined;
+    const deadline = capped ? this.statementDeadline() : undefined;
     return new Promise((resolve, reject) => {
-      query.on("row", (row: (string | null)[]) => {
-        if (capped && this.cancelReason === undefined && this.counted(row)) rows.push(row);
+      query.on("row", (row: (string | null)[], result?: pg.QueryResult) => {
+        if (!capped || this.cancelReason !== undefined) return;
+        fields ??= this.countedFields(result as pg.QueryResult);
+        if (this.counted(row, fields)) rows.push(row);
       });
-      query.on("end", (result: pg.QueryResult | pg.QueryResult[]) => {
+      query.on("end", (results: pg.QueryResult | pg.QueryResult[]) => {
+        clearTimeout(deadline);
         this.active = null;
+        const result = lastResult(results);
+        if (capped) fields ??= this.countedFields(result);
         if (this.cancelReason !== undefined) reject(this.cancelReason);
         else if (this.transactionStatus === IDLE) reject(new TransactionEndedError());
-        else resolve(resultOf(result, rows));
+        else resolve(resultOf(result, fields ?? result.fields.map(fieldOf), rows));
       });
       query.on("error", (error: Error) => {
+        clearTimeout(deadline);
         this.active = null;
         const mapped = statementError(error);
         if (error instanceof pg.DatabaseError && error.code === QUERY_CANCELED) {
@@ -179,20 +198,45 @@ export class BatchSession {
     });
   }
 
+  /** Cancels the statement about to run once it has run past the pool's statement timeout. */
+  private statementDeadline(): NodeJS.Timeout {
+    const timer = setTimeout(
+      () => this.cancel(statementTimeoutError()),
+      this.batch.statementTimeoutMs + DEADLINE_SLACK_MS,
+    );
+    timer.unref();
+    return timer;
+  }
+
+  /** A statement's fields, their JSON counted against the batch's bytes. */
+  private countedFields(result: pg.QueryResult): SqlField[] {
+    const fields = result.fields.map(fieldOf);
+    this.spend(Buffer.byteLength(JSON.stringify(fields)));
+    return fields;
+  }
+
   /** Counts a row against the batch's caps; false (and the batch cancelled) past one. */
-  private counted(row: readonly (string | null)[]): boolean {
+  private counted(row: readonly (string | null)[], fields: readonly SqlField[]): boolean {
     this.rowsLeft -= 1;
     if (this.rowsLeft < 0) {
       this.cancel(new ResultTooLargeError("rows", this.batch.maxRows));
       return false;
     }
-    for (const value of row) if (value !== null) this.bytesLeft -= Buffer.byteLength(value);
-    if (this.bytesLeft < 0) {
-      this.cancel(new ResultTooLargeError("bytes", this.batch.maxResultBytes));
-      return false;
-    }
-    return true;
+    return this.spend((this.batch.rowBytes ?? textRowBytes)(row, fields));
   }
+
+  /** Counts bytes of the answer; false (and the batch cancelled) past the cap. */
+  private spend(bytes: number): boolean {
+    this.bytesLeft -= bytes;
+    if (this.bytesLeft >= 0) return true;
+    this.cancel(new ResultTooLargeError("bytes", this.batch.maxResultBytes));
+    return false;
+  }
+}
+
+/** A row as an array of JSON strings (and nulls), and the comma before it. */
+function textRowBytes(row: readonly (string | null)[]): number {
+  return Buffer.byteLength(JSON.stringify(row)) + 1;
 }
 
 /**
@@ -217,18 +261,17 @@ function statementConfig(statement: SqlStatement): pg.QueryConfig {
   } as pg.QueryConfig;
 }
 
+/** Several results come only from the opening BEGIN; SET (simple protocol): its last one. */
+function lastResult(results: pg.QueryResult | pg.QueryResult[]): pg.QueryResult {
+  return Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
+}
+
 function resultOf(
-  results: pg.QueryResult | pg.QueryResult[],
+  result: pg.QueryResult,
+  fields: SqlField[],
   rows: (string | null)[][],
 ): SqlResult {
-  // Several results come only from the opening BEGIN; SET (simple protocol): its last one.
-  const result = Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
-  return {
-    command: result.command,
-    rowCount: result.rowCount,
-    fields: result.fields.map(fieldOf),
-    rows,
-  };
+  return { command: result.command, rowCount: result.rowCount, fields, rows };
 }
 
 function fieldOf(field: pg.FieldDef): SqlField {

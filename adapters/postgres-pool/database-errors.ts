@@ -10,7 +10,8 @@ const LOGIN_STATES: ReadonlySet<string> = new Set(["28000", "28P01", "3D000", "4
 /**
  * What failed when connecting to a pool's database, as the error the caller gets: 503 when
  * the database is up but takes no more connections now (53300, worth a retry soon), 502
- * otherwise. The message names the SQLSTATE but never the connection string or role.
+ * otherwise. The message names the SQLSTATE but never the connection string or role; the
+ * driver's error is kept as `cause`, for the server's log.
  *
  * @example
  * ```ts
@@ -18,6 +19,14 @@ const LOGIN_STATES: ReadonlySet<string> = new Set(["28000", "28P01", "3D000", "4
  * ```
  */
 export function connectError(error: unknown): Error {
+  const mapped = connectErrorOf(error);
+  // For the server's log (the socket error, e.g. connect ECONNREFUSED 127.0.0.1:5433); the
+  // caller's answer carries only the message above.
+  mapped.cause = error;
+  return mapped;
+}
+
+function connectErrorOf(error: unknown): Error {
   if (error instanceof pg.DatabaseError && error.code) {
     if (error.code === "53300") {
       return new DatabaseBusyError(
@@ -56,9 +65,11 @@ export function connectError(error: unknown): Error {
  */
 export function statementError(error: Error): Error {
   if (!(error instanceof pg.DatabaseError) || !error.code) {
-    return new BadGatewayError(
+    const lost = new BadGatewayError(
       "The connection to the pool's database was lost while the query ran.",
     );
+    lost.cause = error;
+    return lost;
   }
   if (UNAVAILABLE_STATES.has(error.code)) {
     return new DatabaseBusyError(
@@ -78,5 +89,31 @@ export function statementError(error: Error): Error {
     column: error.column,
     dataType: error.dataType,
     constraint: error.constraint,
+  });
+}
+
+/**
+ * The error of a statement cancelled by Sluice's own deadline, as PostgreSQL reports its
+ * statement timeout (SQLSTATE 57014): the caller sees one answer whichever side stopped it.
+ *
+ * @example
+ * ```ts
+ * session.cancel(statementTimeoutError());
+ * ```
+ */
+export function statementTimeoutError(): SqlStatementError {
+  return new SqlStatementError({
+    message: "canceling statement due to statement timeout",
+    code: "57014",
+    severity: "ERROR",
+    detail: undefined,
+    hint: undefined,
+    position: undefined,
+    where: undefined,
+    schema: undefined,
+    table: undefined,
+    column: undefined,
+    dataType: undefined,
+    constraint: undefined,
   });
 }

@@ -17,8 +17,16 @@ export interface SqlBatch {
   statementTimeoutMs: number;
   /** Most rows all statements together may return. */
   maxRows: number;
-  /** Most bytes of values (their text) all statements together may return. */
+  /**
+   * Most bytes all statements' results together may take as the caller receives them:
+   * each row as {@link rowBytes} counts it, plus each statement's fields.
+   */
   maxResultBytes: number;
+  /**
+   * The bytes one row takes in the answer (its serialized JSON, keys and separators
+   * included). Default: its values as JSON strings, in an array.
+   */
+  rowBytes?: ((row: readonly (string | null)[], fields: readonly SqlField[]) => number) | undefined;
   /** Default: the database's own (read committed unless configured). */
   isolation?: SqlIsolation | undefined;
   deferrable?: boolean | undefined;

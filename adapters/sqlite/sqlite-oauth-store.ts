@@ -87,6 +87,17 @@ export class SqliteOAuthStore implements OAuthStore {
     );
   }
 
+  async pruneUnusedClients(createdBefore: number): Promise<number> {
+    return guardedWrite(
+      "OAuth client",
+      () =>
+        this.sql(
+          `DELETE FROM oauth_clients WHERE created_at < ?
+           AND NOT EXISTS (SELECT 1 FROM oauth_grants WHERE oauth_grants.client_id = oauth_clients.client_id)`,
+        ).run(createdBefore).changes,
+    );
+  }
+
   async insertGrant(grant: Omit<OAuthGrantRecord, "id">): Promise<OAuthGrantRecord> {
     const result = guardedWrite("OAuth grant", () =>
       this.sql(

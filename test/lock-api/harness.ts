@@ -96,6 +96,8 @@ export interface Harness {
   mintApiToken(): string;
   /** What the Lock API and the proxy logged as server errors (their `logError`). */
   loggedErrors: unknown[];
+  /** What the proxy reported as origin (or database) failures (its `onOriginFailure`). */
+  originFailures: Error[];
   lock: Listening;
   proxy: Listening;
   /** The Lock API app served at `lock` (to mount it behind something else too). */
@@ -142,6 +144,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   });
   const loggedErrors: unknown[] = [];
   const logError = (error: unknown) => loggedErrors.push(error);
+  const originFailures: Error[] = [];
   const lockApp = createLockApp({
     governor,
     catalog,
@@ -158,6 +161,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     poolDomain: POOL_DOMAIN,
     ipPolicy: options.ipPolicy,
     logError,
+    onOriginFailure: (_request, cause) => originFailures.push(cause),
     ...(options.sql ? { sql: options.sql } : {}),
   });
   const lock = await listen(lockApp.fetch);
@@ -172,6 +176,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     accessLog,
     team,
     loggedErrors,
+    originFailures,
     lock,
     proxy,
     lockApp,

@@ -70,11 +70,16 @@ describe("an assistant given only {base_url}/mcp", () => {
     const client = await oauth.processDynamicClientRegistrationResponse(registration);
     expect(client.token_endpoint_auth_method).toBe("none");
 
-    // Signed out: the authorize URL sends the person to the dashboard's sign-in, then back.
-    const signedOut = await fetch(
-      `${env.baseUrl}/oauth/authorize?response_type=code&client_id=${client.client_id}`,
-      { redirect: "manual" },
-    );
+    // Signed out: a valid authorize URL sends the person to the dashboard's sign-in, then back.
+    const authorize = new URL(`${env.baseUrl}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+    }).toString();
+    const signedOut = await fetch(authorize, { redirect: "manual" });
     expect(signedOut.status).toBe(302);
     expect(signedOut.headers.get("location")).toMatch(
       /^\/sign-in\?return_to=%2Foauth%2Fauthorize%3F/,

@@ -28,6 +28,19 @@ function mcpStatus(accessToken: string): Promise<Response> {
 }
 
 describe("MCP endpoint refusals", () => {
+  it("without credentials the challenge has no error code (RFC 6750 §3.1); a bad token has invalid_token", async () => {
+    const none = await postToolsList(env.resource);
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe(
+      `Bearer resource_metadata="${env.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    const bad = await postToolsList(env.resource, "slc_at_not-a-token");
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toMatch(
+      /^Bearer error="invalid_token".*resource_metadata="/,
+    );
+  });
+
   it("an expired token, one revoked at the revocation endpoint, or one bound to another resource is 401", async () => {
     const { tokens } = await signInClient({ as, client, redirectUri, cookie });
     expect((await mcpStatus(tokens.access_token)).status).toBe(200);

@@ -98,6 +98,39 @@ describe("authorization endpoint refusals", () => {
     expect(await omitted.text()).toContain("redirect_uri is required.");
   });
 
+  it("checks a registered client's request before sign-in: bad ones are refused, good ones sign in", async () => {
+    const challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+    const signedOut = (fields: Record<string, string>) => {
+      const url = new URL(as.authorization_endpoint as string);
+      url.search = new URLSearchParams({
+        response_type: "code",
+        client_id: client.client_id,
+        redirect_uri: redirectUri,
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        state: "s2",
+        ...fields,
+      }).toString();
+      return fetch(url, { redirect: "manual" });
+    };
+    const unregistered = await signedOut({ redirect_uri: "http://127.0.0.1:40123/other" });
+    expect(unregistered.status).toBe(400);
+    expect(unregistered.headers.get("location")).toBeNull();
+    expect(await unregistered.text()).toContain("registered redirect URIs");
+    const unknown = await signedOut({ client_id: "slc_client_nope" });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain("Unknown client_id.");
+    const plain = await signedOut({ code_challenge_method: "plain" });
+    expect(plain.status).toBe(302);
+    const back = new URL(plain.headers.get("location") as string);
+    expect(back.origin + back.pathname).toBe(redirectUri);
+    expect(back.searchParams.get("error")).toBe("invalid_request");
+    expect(back.searchParams.get("state")).toBe("s2");
+    const good = await signedOut({});
+    expect(good.status).toBe(302);
+    expect(good.headers.get("location")).toMatch(/^\/sign-in\?return_to=%2Foauth%2Fauthorize%3F/);
+  });
+
   it("another resource, no PKCE, plain PKCE or an unknown scope go back to the client as errors", async () => {
     const base = {
       as,

@@ -80,6 +80,28 @@ export function describeOAuthStoreContract(
       expect(await store.getClient("c2")).toBeUndefined();
     });
 
+    it("prunes registered clients older than the cutoff that no grant names", async () => {
+      const client = (clientId: string, createdAt: number) =>
+        store.insertClient({
+          clientId,
+          clientName: "App",
+          redirectUris: ["http://127.0.0.1/cb"],
+          createdAt,
+        });
+      await client("unused-old", 10);
+      await client("used-old", 10);
+      await client("revoked-old", 10);
+      await client("unused-new", 500);
+      await store.insertGrant(grantFields("used-old"));
+      const revoked = await store.insertGrant(grantFields("revoked-old"));
+      await store.revokeGrant(revoked.id, 20);
+      expect(await store.pruneUnusedClients(100)).toBe(1);
+      expect(await store.getClient("unused-old")).toBeUndefined();
+      for (const kept of ["used-old", "revoked-old", "unused-new"]) {
+        expect(await store.getClient(kept)).toBeDefined();
+      }
+    });
+
     it("lists a user's live grants newest first, and only theirs", async () => {
       const first = await store.insertGrant(grantFields("a"));
       const second = await store.insertGrant(grantFields("b"));

@@ -37,7 +37,7 @@ export const postgresUp = await requirePostgres("postgres pools");
  */
 export function useSqlFixture(
   suite: string,
-  options: { bodyLimitBytes?: number } = {},
+  options: { bodyLimitBytes?: number; corsOrigins?: readonly string[] } = {},
 ): SqlFixture {
   const fixture = {} as SqlFixture;
   beforeAll(async () => {

@@ -32,6 +32,18 @@ function failureReporting(deps: TrafficServerDeps) {
 }
 
 /**
+ * Origins whose pages may call the Lock API and `/sql`: the server's own pages (its base and
+ * lock URLs, also behind a TLS proxy) and the operator's list.
+ */
+function webOrigins(deps: TrafficServerDeps): string[] {
+  return [
+    new URL(deps.config.baseUrl).origin,
+    new URL(deps.config.lockUrl).origin,
+    ...deps.config.corsOrigins,
+  ];
+}
+
+/**
  * The Lock API as a server app factory (for `createSluiceServer`'s `lockApp`).
  *
  * @example
@@ -46,13 +58,7 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
     clock: deps.clock,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
-    // The server's own pages (its base and lock URLs, also behind a TLS proxy) and the
-    // operator's list.
-    corsOrigins: [
-      new URL(deps.config.baseUrl).origin,
-      new URL(deps.config.lockUrl).origin,
-      ...deps.config.corsOrigins,
-    ],
+    corsOrigins: webOrigins(deps),
     ...failureReporting(deps),
   });
 }
@@ -75,7 +81,7 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
-    sql: { runner: lazyPostgresPools() },
+    sql: { runner: lazyPostgresPools(), corsOrigins: webOrigins(deps) },
     ...failureReporting(deps),
   });
 }

@@ -66,7 +66,14 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const checks = { directory, ipPolicy: deps.ipPolicy };
   const sql =
     deps.sql &&
-    createSqlHandler({ ...deps.sql, governor, clock, accessLog: deps.accessLog, directory });
+    createSqlHandler({
+      ...deps.sql,
+      governor,
+      clock,
+      accessLog: deps.accessLog,
+      directory,
+      onOriginFailure: deps.onOriginFailure,
+    });
 
   const onError = respondToError(logError);
   const proxy = async (request: Request, env: unknown): Promise<Response> => {

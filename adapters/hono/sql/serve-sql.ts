@@ -11,6 +11,7 @@ import type { Governor } from "../../../src/governor/types.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
 import { type SqlRunner, SqlStatementError } from "../../postgres-pool/types.js";
 import { statusForError } from "../error-status.js";
+import { createOriginPolicy, requireJsonBody } from "../lock/cross-site.js";
 import { continueIfExpected } from "../lock/expect-continue.js";
 import { grantHeaders, jsonReply, lockErrorResponse, sluiceReply } from "../lock/lock-responses.js";
 import { onClientGone } from "../lock/node-bindings.js";
@@ -29,7 +30,7 @@ import {
   type SqlOptions,
   sqlOptions,
 } from "./sql-request.js";
-import { sqlErrorBody, sqlResultBody } from "./sql-response.js";
+import { sqlErrorBody, sqlResultBody, sqlRowBytes } from "./sql-response.js";
 
 /** How a proxy serves database pools (`backend: "postgres"`). */
 export interface SqlServing {
@@ -37,6 +38,11 @@ export interface SqlServing {
   runner: SqlRunner;
   /** Largest `/sql` body; default 1 MiB. */
   bodyLimitBytes?: number;
+  /**
+   * Web origins whose pages may call `/sql` besides the host's own (the Lock API's
+   * `corsOrigins`, `sluice serve --cors-origins`); others are refused with 403.
+   */
+  corsOrigins?: readonly string[];
 }
 
 /** What the SQL handler shares with the proxy. */
@@ -45,6 +51,12 @@ export interface SqlHandlerDeps extends SqlServing {
   clock: Clock;
   accessLog: AccessLog | undefined;
   directory: PoolDirectory;
+  /**
+   * Receives every failure of the pool's database (unreachable, connection lost, busy) with
+   * its request, for a server's log: the error's `cause` is the driver's own (the socket
+   * error); the client's answer is the proxy's 502 or 503 without it.
+   */
+  onOriginFailure?: ((request: Request, cause: Error) => void) | undefined;
 }
 
 /** A request on a database pool's host, its caller admitted (pool, key, IP policy). */
@@ -81,9 +93,13 @@ const TIMEOUT_MESSAGE =
  */
 export function createSqlHandler(deps: SqlHandlerDeps): (call: SqlCall) => Promise<Response> {
   const bodyLimit = deps.bodyLimitBytes ?? SQL_BODY_LIMIT_BYTES;
+  const origins = createOriginPolicy(deps.corsOrigins);
   return async (call) => {
     const { request, env, headers, pool } = call;
     stripConnectionString(request, env);
+    // A page elsewhere may not run queries with its visitors' network position (a pool
+    // that needs no key): its Origin is refused, as the Lock API refuses it.
+    const origin = origins.admit(headers, request.url);
     const path = requestTarget(request.url).path;
     if (path !== SQL_PATH) {
       const message = `A database pool serves POST /sql only (the Neon HTTP format); ${path.slice(0, 100)} is not served here.`;
@@ -101,9 +117,14 @@ export function createSqlHandler(deps: SqlHandlerDeps): (call: SqlCall) => Promi
     const wait = waitRequest(headers);
     continueIfExpected(env);
     const limits = { maxBytes: bodyLimit, timeoutMs: pool.requestTimeoutMs };
-    const body = parseSqlBody(await readBodyLimited(request, limits, env));
+    const bytes = await readBodyLimited(request, limits, env);
+    // Browsers send text/plain cross-site without asking first; the Neon driver outside a
+    // browser sends text/plain too, and no Origin, so only browser requests need JSON.
+    if (origin !== null) requireJsonBody(headers, bytes);
+    const body = parseSqlBody(bytes);
     const hold = await admitToSlot({ ...deps, ...call, wait });
-    return runInSlot(deps, call, hold, { body, options, connectionString });
+    const response = await runInSlot(deps, call, hold, { body, options, connectionString });
+    return origin === null ? response : origins.decorate(response, origin);
   };
 }
 
@@ -151,6 +172,7 @@ async function runInSlot(
         statementTimeoutMs: Math.min(database.statementTimeoutMs, remainingMs),
         maxRows: database.maxRows,
         maxResultBytes: database.maxResultBytes,
+        rowBytes: sqlRowBytes(work.options),
         isolation: work.body.batch ? work.options.isolation : undefined,
         deferrable: work.body.batch && work.options.deferrable,
       },
@@ -161,6 +183,9 @@ async function runInSlot(
     return jsonReply(work.body.batch ? { results: bodies } : bodies[0], 200, headers);
   } catch (error) {
     hold.end(outcomeOf(error));
+    if (error instanceof BadGatewayError || error instanceof DatabaseBusyError) {
+      deps.onOriginFailure?.(call.request, error);
+    }
     if (error instanceof SqlStatementError) {
       return jsonReply(sqlErrorBody(error.fields, database.statementTimeoutMs), 400, headers);
     }

@@ -1,44 +1,90 @@
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import type { SqlIsolation, SqlParam, SqlStatement } from "../../postgres-pool/types.js";
+import type { SqlIsolation, SqlStatement } from "../../postgres-pool/types.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 
 /** Largest `/sql` request body (the statements and their parameters). */
 export const SQL_BODY_LIMIT_BYTES = 1024 * 1024;
 /** Most statements in one `{ "queries": [...] }` batch. */
 export const MAX_BATCH_STATEMENTS = 100;
+/** Most parameters of one statement: the wire protocol counts them in 16 bits. */
+export const MAX_STATEMENT_PARAMS = 65_535;
+/** Deepest array nesting of a parameter: PostgreSQL arrays have at most 6 dimensions. */
+export const MAX_PARAM_DEPTH = 6;
 
 const PARAM_MESSAGE = "A parameter must be a string, number, boolean, null, or an array of those.";
+const DEPTH_MESSAGE = `A parameter may nest arrays at most ${MAX_PARAM_DEPTH} deep (PostgreSQL arrays have at most ${MAX_PARAM_DEPTH} dimensions).`;
 
-/** A JSON value pg can send as a parameter: no objects (their meaning would be a guess). */
-function isSqlParam(value: unknown): value is SqlParam {
-  if (value === null) return true;
+/**
+ * Why a JSON value cannot be sent as a parameter (null when it can): objects have no
+ * meaning to guess, and arrays past PostgreSQL's dimensions are refused before recursing
+ * further, so a deeply nested body never runs the stack out.
+ */
+function paramProblem(value: unknown, depth = 0): string | null {
+  if (value === null) return null;
   const type = typeof value;
-  if (type === "string" || type === "number" || type === "boolean") return true;
-  return Array.isArray(value) && value.every(isSqlParam);
+  if (type === "string" || type === "number" || type === "boolean") return null;
+  if (!Array.isArray(value)) return PARAM_MESSAGE;
+  if (depth >= MAX_PARAM_DEPTH) return DEPTH_MESSAGE;
+  for (const item of value) {
+    const problem = paramProblem(item, depth + 1);
+    if (problem) return problem;
+  }
+  return null;
 }
 
-// Typed unknown here (valibot's inference does not end on a recursive type); checked by isSqlParam.
-const ParamSchema = v.custom<unknown>(isSqlParam, PARAM_MESSAGE);
+// Typed unknown here (valibot's inference does not end on a recursive type); checked by paramProblem.
+const ParamSchema = v.pipe(
+  v.unknown(),
+  v.rawCheck(({ dataset, addIssue }) => {
+    const problem = dataset.typed ? paramProblem(dataset.value) : null;
+    if (problem) addIssue({ message: problem });
+  }),
+);
 
-const StatementSchema = v.object(
+/** The fields a statement may have: those the Neon driver sends. */
+const STATEMENT_FIELDS = '{ "query": "...", "params": [...] }';
+
+const StatementSchema = v.strictObject(
   {
-    query: v.pipe(v.string("Must be the SQL text."), v.minLength(1, "Must not be empty.")),
-    params: v.optional(v.array(ParamSchema, "Must be an array of parameters."), () => []),
+    query: v.pipe(
+      v.string("Must be the SQL text."),
+      v.minLength(1, "Must not be empty."),
+      // The wire protocol ends strings with NUL: PostgreSQL would answer a protocol violation.
+      v.check((query) => !query.includes("\0"), "Must not contain a NUL character (U+0000)."),
+    ),
+    params: v.optional(
+      v.pipe(
+        v.array(ParamSchema, "Must be an array of parameters."),
+        v.maxLength(
+          MAX_STATEMENT_PARAMS,
+          `Must hold at most ${MAX_STATEMENT_PARAMS} parameters (PostgreSQL's limit).`,
+        ),
+      ),
+      () => [],
+    ),
   },
   (issue) =>
     issue.received === "undefined" && issue.path?.length
       ? "Required."
-      : 'Must be { "query": "...", "params": [...] }.',
+      : issue.expected === "never"
+        ? `Unknown field: a statement is ${STATEMENT_FIELDS}.`
+        : `Must be ${STATEMENT_FIELDS}.`,
 );
 
-const BatchSchema = v.object({
-  queries: v.pipe(
-    v.array(StatementSchema, "Must be an array of statements."),
-    v.minLength(1, "Must hold at least one statement."),
-    v.maxLength(MAX_BATCH_STATEMENTS, `Must hold at most ${MAX_BATCH_STATEMENTS} statements.`),
-  ),
-});
+const BatchSchema = v.strictObject(
+  {
+    queries: v.pipe(
+      v.array(StatementSchema, "Must be an array of statements."),
+      v.minLength(1, "Must hold at least one statement."),
+      v.maxLength(MAX_BATCH_STATEMENTS, `Must hold at most ${MAX_BATCH_STATEMENTS} statements.`),
+    ),
+  },
+  (issue) =>
+    issue.expected === "never"
+      ? 'Unknown field: a batch is { "queries": [...] } alone (send "query" or "queries", not both).'
+      : 'Must be { "queries": [...] }.',
+);
 
 /** A `/sql` request body: one statement, or a batch run in one transaction. */
 export type SqlBody =
@@ -119,13 +165,17 @@ export function sqlOptions(headers: HeaderLookup): SqlOptions {
     }
   }
   return {
-    arrayMode: isTrue(headers.get("neon-array-mode")),
-    rawText: isTrue(headers.get("neon-raw-text-output")),
+    arrayMode: flag(headers, "Neon-Array-Mode"),
+    rawText: flag(headers, "Neon-Raw-Text-Output"),
     isolation,
-    deferrable: isTrue(headers.get("neon-batch-deferrable")),
+    deferrable: flag(headers, "Neon-Batch-Deferrable"),
   };
 }
 
-function isTrue(value: string | null): boolean {
-  return value !== null && value.trim().toLowerCase() === "true";
+/** A true/false header (absent: false); any other value is refused, not read as false. */
+function flag(headers: HeaderLookup, name: string): boolean {
+  const value = headers.get(name.toLowerCase())?.trim().toLowerCase();
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  throw new InvalidArgumentError(`${name} must be true or false.`);
 }

@@ -1,4 +1,4 @@
-import type { SqlErrorFields, SqlResult } from "../../postgres-pool/types.js";
+import type { SqlErrorFields, SqlField, SqlResult } from "../../postgres-pool/types.js";
 import type { SqlOptions } from "./sql-request.js";
 
 /** PostgreSQL type ids whose text JSON carries exactly as a number. */
@@ -21,24 +21,43 @@ type JsonValue = string | number | boolean | null | object;
  */
 export function sqlResultBody(result: SqlResult, options: SqlOptions): Record<string, unknown> {
   const { fields } = result;
-  const rows = result.rows.map((row) => {
-    const values = options.rawText
-      ? row
-      : row.map((value, i) => typed(value, fields[i]?.dataTypeID));
-    if (options.arrayMode) return values;
-    const object: Record<string, JsonValue> = {};
-    fields.forEach((field, i) => {
-      object[field.name] = values[i] ?? null;
-    });
-    return object;
-  });
   return {
     command: result.command,
     rowCount: result.rowCount,
-    rows,
+    rows: result.rows.map((row) => formatRow(row, fields, options)),
     fields,
     rowAsArray: options.arrayMode,
   };
+}
+
+/**
+ * How many bytes a row takes in the answer {@link sqlResultBody} gives: its JSON (column
+ * names, quotes, escapes, `null`s included) and the comma before it. The runner counts rows
+ * with it as they arrive, so `maxResultBytes` bounds what is actually sent.
+ *
+ * @example
+ * ```ts
+ * runner.run(target, { ...batch, rowBytes: sqlRowBytes(options) }, signal);
+ * ```
+ */
+export function sqlRowBytes(
+  options: SqlOptions,
+): (row: readonly (string | null)[], fields: readonly SqlField[]) => number {
+  return (row, fields) => Buffer.byteLength(JSON.stringify(formatRow(row, fields, options))) + 1;
+}
+
+function formatRow(
+  row: readonly (string | null)[],
+  fields: readonly SqlField[],
+  options: SqlOptions,
+): JsonValue {
+  const values = options.rawText ? row : row.map((value, i) => typed(value, fields[i]?.dataTypeID));
+  if (options.arrayMode) return values;
+  const object: Record<string, JsonValue> = {};
+  fields.forEach((field, i) => {
+    object[field.name] = values[i] ?? null;
+  });
+  return object;
 }
 
 function typed(value: string | null, typeId: number | undefined): JsonValue {
