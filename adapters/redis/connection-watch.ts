@@ -47,7 +47,16 @@ export function watchConnections(parts: WatchedParts): void {
   command.on("close", () => {
     if (!parts.closed()) monitor.markDown(new Error("connection to Redis lost"));
   });
+  // A cluster stays up while one master goes: losing any node means its shard may come back
+  // (failover) without the latest writes, so the recovery puts this process's slots back.
+  command.on("-node", () => {
+    if (!parts.closed()) monitor.markDown(new Error("connection to a Redis Cluster node lost"));
+  });
   command.on("ready", () => monitor.nudge());
+  // A cluster's subscriber is one connection per master: ioredis reports one going away and
+  // all of them subscribed again (after the slot map changed) with these events.
+  const lost = subscriber.isCluster ? "-subscriber" : "close";
+  const back = subscriber.isCluster ? "subscribersReady" : "ready";
   // ioredis subscribes again to every channel it held when the connection comes back.
   subscriber.on("smessage", (_channel: string, message: string) => {
     const received = parseEvents(message);
@@ -57,10 +66,10 @@ export function watchConnections(parts: WatchedParts): void {
   subscriber.on("message", (channel: string, message: string) => {
     if (channel === parts.dataLoss.channel && !parts.closed()) parts.dataLoss.heard(message);
   });
-  subscriber.on("close", () => {
+  subscriber.on(lost, () => {
     if (!parts.closed()) subscriberLost = true;
   });
-  subscriber.on("ready", () => {
+  subscriber.on(back, () => {
     if (!subscriberLost || parts.closed()) return;
     subscriberLost = false;
     if (!monitor.up) {

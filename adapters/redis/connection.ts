@@ -1,6 +1,13 @@
-import type { Redis, RedisOptions } from "ioredis";
+import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../../src/errors.js";
 import { optionalPackage } from "../packages/optional-package.js";
+import {
+  clusterOptions,
+  isClusterUrl,
+  openCluster,
+  type RedisClient,
+  type RedisClusterTarget,
+} from "./cluster.js";
 
 /** Default bound on one Redis call, connecting included. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 1_000;
@@ -31,13 +38,22 @@ export function boundedOptions(commandTimeoutMs: number): RedisOptions {
 
 /** The connection pair a store uses: one for scripts, one subscribed to events. */
 export interface StoreConnections {
-  command: Redis;
-  subscriber: Redis;
+  command: RedisClient;
+  subscriber: RedisClient;
+}
+
+/** Where the store's connections go: a URL, a template client, or a cluster's nodes. */
+export interface ConnectionSource {
+  url?: string;
+  redis?: RedisClient;
+  cluster?: RedisClusterTarget;
 }
 
 /**
  * Opens the store's own connections. A given client is only a template: its connection
- * settings are reused through `duplicate()`, and the caller keeps and closes it.
+ * settings are reused through `duplicate()`, and the caller keeps and closes it. A cluster
+ * (`cluster`, a `redis+cluster://` URL or a `Cluster` template) gets two `Cluster` clients,
+ * the subscriber with sharded subscriptions (one connection per master).
  *
  * @example
  * ```ts
@@ -45,12 +61,28 @@ export interface StoreConnections {
  * ```
  */
 export function openConnections(
-  source: { url?: string; redis?: Redis },
+  source: ConnectionSource,
   commandTimeoutMs: number,
 ): StoreConnections {
   const options = boundedOptions(commandTimeoutMs);
+  const target = source.cluster ?? (source.url && isClusterUrl(source.url) ? source.url : null);
+  if (target) {
+    return {
+      command: openCluster(target, options, false),
+      subscriber: openCluster(target, options, true),
+    };
+  }
+  if (source.redis?.isCluster) {
+    // A template cluster: its nodes and settings, with the store's bounds on every node.
+    const template = source.redis as Cluster;
+    const nodeOptions = { ...template.options.redisOptions, ...options };
+    return {
+      command: template.duplicate([], clusterOptions(nodeOptions, false)),
+      subscriber: template.duplicate([], clusterOptions(nodeOptions, true)),
+    };
+  }
   const command = source.redis
-    ? source.redis.duplicate(options)
+    ? (source.redis as Redis).duplicate(options)
     : new (redisClient())(source.url ?? DEFAULT_REDIS_URL, options);
   const subscriber = command.duplicate();
   return { command, subscriber };

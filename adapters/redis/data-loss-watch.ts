@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./cluster.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import type { RedisKeys } from "./keys.js";
 import type { ScriptRunner } from "./scripts.js";
@@ -8,7 +8,7 @@ import type { ScriptRunner } from "./scripts.js";
 export interface DataLossWatchDeps {
   runner: ScriptRunner;
   /** The store's subscriber connection (announcements arrive there, see `connection-watch.ts`). */
-  subscriber: Redis;
+  subscriber: RedisClient;
   keys: RedisKeys;
   idle: IdleTracker;
   /**

@@ -1,27 +1,50 @@
+import { isClusterUrl, masters, openCluster, type RedisClusterTarget } from "./cluster.js";
 import { DEFAULT_REDIS_URL, redisClient } from "./connection.js";
 import { RedisKeys } from "./keys.js";
 
 /**
  * Deletes every key Sluice keeps under `prefix` on the Redis at `url` (a test run's, a demo's,
  * or a retired deployment's prefix); answers how many went. Scans, so it never blocks Redis
- * the way `KEYS` would. Only for a prefix no running store uses any more.
+ * the way `KEYS` would. On a cluster (a `redis+cluster://` URL or `{ nodes }`) every master
+ * is scanned, and each key is deleted on its own (keys of different groups live in
+ * different hash slots). Only for a prefix no running store uses any more.
  *
  * @example
  * ```ts
  * await deleteKeysUnder("sluice-demo:", "redis://127.0.0.1:6379");
+ * await deleteKeysUnder("sluice-demo:", { nodes: ["127.0.0.1:7000"] });
  * ```
  */
-export async function deleteKeysUnder(prefix: string, url = DEFAULT_REDIS_URL): Promise<number> {
-  const client = new (redisClient())(url, { maxRetriesPerRequest: 1 });
+export async function deleteKeysUnder(
+  prefix: string,
+  where: string | RedisClusterTarget = DEFAULT_REDIS_URL,
+): Promise<number> {
+  const onCluster = typeof where !== "string" || isClusterUrl(where);
+  const client = onCluster
+    ? openCluster(where, { maxRetriesPerRequest: 1 }, false)
+    : new (redisClient())(where as string, { maxRetriesPerRequest: 1 });
   let deleted = 0;
   try {
+    // The cluster's nodes are known once it answered.
+    await client.ping();
     const pattern = new RedisKeys(prefix).pattern();
-    let cursor = "0";
-    do {
-      const [next, keys] = await client.scan(cursor, "MATCH", pattern, "COUNT", 500);
-      cursor = next;
-      if (keys.length > 0) deleted += await client.del(...keys);
-    } while (cursor !== "0");
+    for (const node of masters(client)) {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 500);
+        cursor = next;
+        // One DEL per key: a cluster refuses a command whose keys lie in different slots.
+        if (keys.length > 0) {
+          const pipeline = node.pipeline();
+          for (const key of keys) pipeline.del(key);
+          const results = (await pipeline.exec()) ?? [];
+          for (const [error, count] of results) {
+            if (error) throw error;
+            deleted += Number(count);
+          }
+        }
+      } while (cursor !== "0");
+    }
   } finally {
     client.disconnect();
   }

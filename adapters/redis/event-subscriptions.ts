@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./cluster.js";
 import type { GroupEvents } from "./group-runner.js";
 import type { RedisKeys } from "./keys.js";
 
@@ -17,7 +17,7 @@ export class EventSubscriptions implements GroupEvents {
   private readonly subscriptions = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly keys: RedisKeys,
     private readonly originId: string,
   ) {}

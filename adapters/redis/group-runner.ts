@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./cluster.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
 import { toStoreError } from "./connection.js";
@@ -144,7 +144,7 @@ export class GroupRunner {
   }
 
   /** A plain command, with the same failure mapping. */
-  async command<T>(send: (redis: Redis) => Promise<T>): Promise<T> {
+  async command<T>(send: (redis: RedisClient) => Promise<T>): Promise<T> {
     try {
       return await this.deps.runner.command(send);
     } catch (error) {

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient, RedisClusterTarget } from "./cluster.js";
 import * as v from "valibot";
 import type { Clock } from "../../src/clock/clock.js";
 import { parseOrThrow } from "../../src/governor/settings.js";
@@ -15,10 +15,18 @@ export type FailurePolicy = "closed" | "open";
 
 /** Options of {@link createRedisSlotStore}. */
 export interface RedisSlotStoreOptions {
-  /** Redis URL (default `redis://127.0.0.1:6379`). */
+  /**
+   * Redis URL (default `redis://127.0.0.1:6379`), or a cluster's nodes as
+   * `redis+cluster://[user:password@]host:port,host:port`.
+   */
   url?: string;
-  /** A client whose connection settings the store reuses (it opens its own two connections). */
-  redis?: Redis;
+  /**
+   * A client whose connection settings the store reuses (it opens its own two connections); an
+   * ioredis `Cluster` makes the store speak to that cluster.
+   */
+  redis?: RedisClient;
+  /** A Redis Cluster, by some of its nodes (`"host:port"` or `{ host, port }`). */
+  cluster?: RedisClusterTarget;
   /** Prefix of every key and of the event channel (default `sluice:`). */
   prefix?: string;
   /** Injected clock: scripts use its time instead of the server's TIME (tests). */
@@ -54,10 +62,26 @@ const RedisSlotStoreOptionsSchema = v.strictObject(
   {
     url: v.optional(v.pipe(v.string(), v.minLength(1))),
     redis: v.optional(
-      v.custom<Redis>(
+      v.custom<RedisClient>(
         (value) => typeof value === "object" && value !== null && "options" in value,
-        "Must be an ioredis client.",
+        "Must be an ioredis client (Redis or Cluster).",
       ),
+    ),
+    cluster: v.optional(
+      v.strictObject({
+        nodes: v.pipe(
+          v.array(
+            v.union(
+              [
+                v.pipe(v.string(), v.regex(/^\S+:\d{1,5}$/)),
+                v.strictObject({ host: v.pipe(v.string(), v.minLength(1)), port: wholeMs(1) }),
+              ],
+              'Each node must be "host:port" or { host, port }.',
+            ),
+          ),
+          v.minLength(1, "Name at least one node."),
+        ),
+      }),
     ),
     prefix: v.optional(v.string()),
     clock: v.optional(
@@ -79,6 +103,15 @@ const RedisSlotStoreOptionsSchema = v.strictObject(
   "Not an option of the Redis store.",
 );
 
+/** One place to connect to: a cluster excludes a URL or a template client. */
+const OneTargetSchema = v.pipe(
+  RedisSlotStoreOptionsSchema,
+  v.check(
+    (options) => options.cluster === undefined || (options.url ?? options.redis) === undefined,
+    "Give either cluster, url or redis, not several.",
+  ),
+);
+
 /**
  * Refuses options of {@link createRedisSlotStore} that are unknown or out of range, with an
  * `InvalidArgumentError` listing every problem.
@@ -89,7 +122,7 @@ const RedisSlotStoreOptionsSchema = v.strictObject(
  * ```
  */
 export function checkRedisSlotStoreOptions(options: RedisSlotStoreOptions): void {
-  parseOrThrow(RedisSlotStoreOptionsSchema, options, "Redis store options");
+  parseOrThrow(OneTargetSchema, options, "Redis store options");
 }
 
 /** Counters for benchmarks and status output. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import { clusterReady, masters, type RedisClient } from "./cluster.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { systemClock } from "../../src/clock/clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
@@ -80,10 +80,12 @@ export class RedisSlotStore implements SlotStore {
   /** Tells a Redis that lost its data while connected (a flush) from a removed pool. */
   private readonly dataLoss: DataLossWatch;
   private closed = false;
+  private readonly commandTimeoutMs: number;
 
   constructor(options: RedisSlotStoreOptions = {}) {
     checkRedisSlotStoreOptions(options);
     const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.commandTimeoutMs = commandTimeoutMs;
     const policy = options.failurePolicy ?? "closed";
     this.clock = options.clock ?? null;
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_KEY_PREFIX);
@@ -344,7 +346,11 @@ export class RedisSlotStore implements SlotStore {
    */
   async serverWarnings(): Promise<string[]> {
     try {
-      return redisServerWarnings(await this.runner.command((redis) => redis.info()));
+      // Every master of a cluster: each one's settings decide for the groups it holds.
+      const infos = await this.runner.command((redis) =>
+        Promise.all(masters(redis).map((node) => node.info())),
+      );
+      return [...new Set(infos.flatMap((info) => redisServerWarnings(info)))];
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       return [
@@ -427,6 +433,7 @@ export class RedisSlotStore implements SlotStore {
 
   private async start(): Promise<void> {
     try {
+      await clusterReady(this.connections.command, Math.max(this.commandTimeoutMs, 1_000));
       await this.runner.preload();
       await this.dataLoss.establish();
     } catch (error) {
@@ -437,11 +444,12 @@ export class RedisSlotStore implements SlotStore {
   }
 
   private async probe(): Promise<void> {
+    await clusterReady(this.connections.command, Math.max(this.commandTimeoutMs, 1_000));
     await this.runner.command((redis) => redis.set(this.keys.probe(), "1", "PX", 60_000));
   }
 }
 
-async function quit(connection: Redis): Promise<void> {
+async function quit(connection: RedisClient): Promise<void> {
   try {
     await connection.quit();
   } catch {

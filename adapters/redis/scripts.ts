@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Redis } from "ioredis";
+import { masters, type RedisClient } from "./cluster.js";
 import { LUA_KEY_PRELUDE } from "./keys.js";
 
 /** One Lua script: its full text and the SHA1 Redis knows it by. */
@@ -215,7 +216,7 @@ export class ScriptRunner {
   readonly stats: RoundTripStats = { roundTrips: 0, scriptReloads: 0 };
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly scripts: ScriptSet,
   ) {}
 
@@ -234,14 +235,21 @@ export class ScriptRunner {
   }
 
   /** Sends a plain command through the same counters. */
-  async command<T>(send: (redis: Redis) => Promise<T>): Promise<T> {
+  async command<T>(send: (redis: RedisClient) => Promise<T>): Promise<T> {
     this.stats.roundTrips++;
     return send(this.redis);
   }
 
-  /** Loads every script into the server's cache (at connect), so calls by SHA hit at once. */
+  /**
+   * Loads every script into the server's cache (at connect), so calls by SHA hit at once: on
+   * every master of a cluster (a master promoted later answers NOSCRIPT once, see `run`).
+   */
   async preload(): Promise<void> {
-    const pipeline = this.redis.pipeline();
+    await Promise.all(masters(this.redis).map((node) => this.preloadOn(node)));
+  }
+
+  private async preloadOn(node: Redis): Promise<void> {
+    const pipeline = node.pipeline();
     for (const script of this.scripts.all) pipeline.script("LOAD", script.text);
     this.stats.roundTrips++;
     // A pipeline answers each command's error in its results instead of rejecting.

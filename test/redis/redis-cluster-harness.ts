@@ -1,0 +1,202 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "ioredis";
+import { tempDir } from "../cli/cli-process.js";
+import { closedPort } from "./tcp-proxy.js";
+
+/** One redis-server of the test cluster. */
+export interface ClusterServer {
+  readonly port: number;
+  readonly address: string;
+  process: ChildProcess | null;
+}
+
+/** A real Redis Cluster on loopback ports, started by a test file and stopped after it. */
+export interface TestCluster {
+  readonly servers: readonly ClusterServer[];
+  /** `host:port` of every server (masters and replicas), as `--redis-cluster-nodes` takes them. */
+  readonly nodes: string[];
+  /** The same as a `redis+cluster://` URL. */
+  readonly url: string;
+  /** `host:port` of the master that holds `key` now. */
+  masterOf(key: string): Promise<string>;
+  /** `host:port` of every master now. */
+  masters(): Promise<string[]>;
+  /** Kills one server at once (`SIGKILL`: no goodbye to the cluster). */
+  kill(address: string): void;
+  /** Resolves once every live server reports the cluster ok and `key`'s slot has a live master. */
+  settled(key?: string): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Whether redis-server and redis-cli are installed: under CI their absence fails the run,
+ * elsewhere the cluster tests are skipped with a loud warning.
+ */
+export function requireClusterBinaries(suite: string): boolean {
+  const missing = ["redis-server", "redis-cli"].filter(
+    (binary) => spawnSync(binary, ["--version"]).error,
+  );
+  if (missing.length === 0) return true;
+  const message = `${missing.join(" and ")} not installed: ${suite} cannot run.`;
+  if (process.env.CI === "true") throw new Error(message);
+  console.warn(`\n!!! ${message} Skipping. !!!\n`);
+  return false;
+}
+
+/**
+ * Starts `masters` × (1 + `replicas`) redis-servers in cluster mode on free loopback ports
+ * (data in a temp dir, no persistence) and joins them with `redis-cli --cluster create`.
+ * A short node timeout makes a failover take about two seconds; `cluster-require-full-coverage
+ * no` keeps the other shards serving while one has no master.
+ *
+ * @example
+ * ```ts
+ * const cluster = await startTestCluster({ masters: 3, replicas: 1 });
+ * afterAll(() => cluster.stop());
+ * ```
+ */
+export async function startTestCluster(options: {
+  masters: number;
+  replicas: number;
+}): Promise<TestCluster> {
+  const { dir, cleanup } = tempDir("sluice-redis-cluster-");
+  const servers: ClusterServer[] = [];
+  const stop = () => {
+    for (const server of servers) server.process?.kill("SIGKILL");
+    cleanup();
+  };
+  try {
+    for (let i = 0; i < options.masters * (1 + options.replicas); i++) {
+      const port = await closedPort();
+      const busPort = await closedPort();
+      const child = spawn(
+        "redis-server",
+        [
+          ...["--port", String(port), "--cluster-port", String(busPort), "--bind", "127.0.0.1"],
+          ...["--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`)],
+          ...["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"],
+          ...["--save", "", "--appendonly", "no", "--dir", dir],
+        ],
+        { stdio: "ignore" },
+      );
+      servers.push({ port, address: `127.0.0.1:${port}`, process: child });
+    }
+    for (const server of servers) await answering(server.port);
+    const created = spawnSync(
+      "redis-cli",
+      [
+        "--cluster",
+        "create",
+        ...servers.map((server) => server.address),
+        "--cluster-replicas",
+        String(options.replicas),
+        "--cluster-yes",
+      ],
+      { encoding: "utf8", timeout: 30_000 },
+    );
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create: ${created.stdout}`);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  const nodes = servers.map((server) => server.address);
+  const live = () => servers.filter((server) => server.process !== null);
+  const cluster: TestCluster = {
+    servers,
+    nodes,
+    url: `redis+cluster://${nodes.join(",")}`,
+    masterOf: (key) => withNode(live()[0]!, async (redis) => ownerOf(redis, key)),
+    masters: () => withNode(live()[0]!, masterAddresses),
+    kill(address) {
+      const server = servers.find((candidate) => candidate.address === address);
+      server?.process?.kill("SIGKILL");
+      if (server) server.process = null;
+    },
+    async settled(key = "probe") {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const states = await Promise.all(
+          live().map((server) =>
+            withNode(server, async (redis) => {
+              const info = String(await redis.cluster("INFO"));
+              const owner = await ownerOf(redis, key);
+              return info.includes("cluster_state:ok") && live().some((s) => s.address === owner);
+            }).catch(() => false),
+          ),
+        );
+        if (states.every(Boolean)) return;
+        if (Date.now() > deadline) throw new Error("the test cluster did not settle in 20 s");
+        await sleep(100);
+      }
+    },
+    stop,
+  };
+  await cluster.settled();
+  return cluster;
+}
+
+async function answering(port: number): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const ok = await withNode({ port }, async (redis) => (await redis.ping()) === "PONG").catch(
+      () => false,
+    );
+    if (ok) return;
+    await sleep(50);
+  }
+  throw new Error(`redis-server on port ${port} did not start`);
+}
+
+async function withNode<T>(server: { port: number }, use: (redis: Redis) => Promise<T>) {
+  const redis = new Redis({
+    port: server.port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+  });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    return await use(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** `CLUSTER SHARDS` flattened: each shard's live master as `host:port`, and its slot ranges. */
+async function shards(redis: Redis): Promise<{ master: string | null; ranges: number[] }[]> {
+  const reply = (await redis.call("CLUSTER", "SHARDS")) as unknown[][];
+  return reply.map((shard) => {
+    const fields = pairs(shard);
+    const ranges = (fields.get("slots") as (number | string)[]).map(Number);
+    const master = (fields.get("nodes") as unknown[][])
+      .map(pairs)
+      .find((node) => node.get("role") === "master" && node.get("health") === "online");
+    return { master: master ? `127.0.0.1:${master.get("port")}` : null, ranges };
+  });
+}
+
+function pairs(list: unknown[]): Map<string, unknown> {
+  const map = new Map<string, unknown>();
+  for (let i = 0; i < list.length; i += 2) map.set(String(list[i]), list[i + 1]);
+  return map;
+}
+
+async function ownerOf(redis: Redis, key: string): Promise<string | null> {
+  const slot = Number(await redis.cluster("KEYSLOT", key));
+  for (const shard of await shards(redis)) {
+    for (let i = 0; i < shard.ranges.length; i += 2) {
+      if (slot >= shard.ranges[i]! && slot <= shard.ranges[i + 1]!) return shard.master;
+    }
+  }
+  return null;
+}
+
+async function masterAddresses(redis: Redis): Promise<string[]> {
+  return (await shards(redis))
+    .map((shard) => shard.master)
+    .filter((master): master is string => master !== null);
+}
