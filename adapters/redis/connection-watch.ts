@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import type { StoreConnections } from "./connection.js";
 import type { DataLossWatch } from "./data-loss-watch.js";
 import type { EventSubscriptions } from "./event-subscriptions.js";
@@ -49,8 +50,11 @@ export function watchConnections(parts: WatchedParts): void {
   });
   // A cluster stays up while one master goes: losing any node means its shard may come back
   // (failover) without the latest writes, so the recovery puts this process's slots back.
-  command.on("-node", () => {
-    if (!parts.closed()) monitor.markDown(new Error("connection to a Redis Cluster node lost"));
+  // (Before the first slot map, ioredis also drops start-up nodes that turn out to be
+  // replicas; those, and replicas later, hold nothing of ours.)
+  command.on("-node", (node: Redis) => {
+    if (parts.closed() || command.status !== "ready" || node.options.readOnly) return;
+    monitor.markDown(new Error(`connection to Redis Cluster master ${nodeName(node)} lost`));
   });
   command.on("ready", () => monitor.nudge());
   // A cluster's subscriber is one connection per master: ioredis reports one going away and
@@ -85,6 +89,10 @@ export function watchConnections(parts: WatchedParts): void {
     rejoinWhenUp = false;
     idle.track(afterRecovery({ events, engine, ledger }, rejoin));
   });
+}
+
+function nodeName(node: Redis): string {
+  return `${node.options.host}:${node.options.port}`;
 }
 
 function parseEvents(message: string): ReplyFields | null {

@@ -1,6 +1,6 @@
-import type { RedisClient } from "./cluster.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
+import type { RedisClient } from "./cluster.js";
 import { toStoreError } from "./connection.js";
 import { GroupBatcher } from "./group-batcher.js";
 import type { IdleTracker } from "./idle-tracker.js";

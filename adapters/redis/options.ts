@@ -1,7 +1,7 @@
-import type { RedisClient, RedisClusterTarget } from "./cluster.js";
 import * as v from "valibot";
 import type { Clock } from "../../src/clock/clock.js";
 import { parseOrThrow } from "../../src/governor/settings.js";
+import type { RedisClient, RedisClusterTarget } from "./cluster.js";
 import type { StoreHealth } from "./health.js";
 
 /**

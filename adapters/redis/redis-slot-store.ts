@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { clusterReady, masters, type RedisClient } from "./cluster.js";
 import type { Clock } from "../../src/clock/clock.js";
 import { systemClock } from "../../src/clock/clock.js";
 import { StoreUnavailableError } from "../../src/errors.js";
@@ -16,6 +15,7 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "../../src/store/types.js";
+import { clusterReady, masters, type RedisClient } from "./cluster.js";
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
   openConnections,

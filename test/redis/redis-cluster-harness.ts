@@ -107,7 +107,12 @@ export async function startTestCluster(options: {
     servers,
     nodes,
     url: `redis+cluster://${nodes.join(",")}`,
-    masterOf: (key) => withNode(live()[0]!, async (redis) => ownerOf(redis, key)),
+    masterOf: (key) =>
+      withNode(live()[0]!, async (redis) => {
+        const owner = await ownerOf(redis, key);
+        if (owner === null) throw new Error(`no live master holds ${key}`);
+        return owner;
+      }),
     masters: () => withNode(live()[0]!, masterAddresses),
     kill(address) {
       const server = servers.find((candidate) => candidate.address === address);
