@@ -5,6 +5,7 @@ import { BODY_TIMEOUT_MS } from "../hono/lock/request-body.js";
 import { DEFAULT_KEY_PREFIX } from "../redis/keys.js";
 import { DEFAULT_RESTORE_GRACE_MS } from "../redis/options.js";
 import { decodeSecretKey } from "../sqlite/secret-key.js";
+import { redisClusterNodes } from "./redis-cluster-config.js";
 
 /**
  * Defaults of every server setting, documented once here and in `docs/cli.md`.
@@ -186,6 +187,7 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  * - `lockUrl`: public URL of the Lock API (`/pools/{pool}/lock/...`); defaults to `baseUrl`.
  * - `poolDomain`: a pool is served at `<subdomain>.<poolDomain>`.
  * - `redisUrl`: when set, slots live in Redis (shared by several servers) instead of memory.
+ * - `redisClusterNodes`: instead of `redisUrl`, nodes (`host:port`) of a Redis Cluster.
  * - `redisFailurePolicy`: `closed` refuses traffic while Redis is down, `open` admits it.
  * - `redisRestoreGraceMs`: after Redis came back without its data, how long a pool the
  *   server re-creates admits nobody new, so every server hands back the slots still in use.
@@ -238,6 +240,7 @@ export const ServerConfigSchema = v.pipe(
         ),
       ),
     ),
+    redisClusterNodes: v.optional(redisClusterNodes),
     redisPrefix: v.optional(
       v.pipe(
         v.string(),
@@ -294,6 +297,15 @@ export const ServerConfigSchema = v.pipe(
       ),
     ),
   }),
+  // Slots live in one Redis or in one Redis Cluster.
+  v.forward(
+    v.partialCheck(
+      [["redisUrl"], ["redisClusterNodes"]],
+      (config) => config.redisUrl === undefined || config.redisClusterNodes === undefined,
+      "give either --redis-url or --redis-cluster-nodes, not both",
+    ),
+    ["redisClusterNodes"],
+  ),
   v.transform((config) => {
     const baseUrl = config.baseUrl ?? `http://localhost:${config.port}`;
     // dataDir is absolute after the transform above; the default string needs the same.
@@ -324,6 +336,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   lockUrl: { env: "SLUICE_LOCK_URL", flag: "lock-url" },
   poolDomain: { env: "SLUICE_POOL_DOMAIN", flag: "pool-domain" },
   redisUrl: { env: "SLUICE_REDIS_URL", flag: "redis-url" },
+  redisClusterNodes: { env: "SLUICE_REDIS_CLUSTER_NODES", flag: "redis-cluster-nodes" },
   redisPrefix: { env: "SLUICE_REDIS_PREFIX", flag: "redis-prefix" },
   redisFailurePolicy: { env: "SLUICE_REDIS_FAILURE_POLICY", flag: "redis-failure-policy" },
   redisRestoreGraceMs: {

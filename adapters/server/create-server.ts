@@ -30,8 +30,8 @@ import { observeRequests } from "./request-log.js";
 import { requestPoolResolver } from "./request-pool.js";
 import { createServerAccessLog, type ServerAccessLog } from "./server-access-log.js";
 import { createServerLog } from "./server-log.js";
-import { lockForServing, redisTargetOf, type ServingLock } from "./serving-lock.js";
-import { describeSlotStore, slotStoreFor } from "./slot-store.js";
+import { lockForServing, type ServingLock } from "./serving-lock.js";
+import { describeSlotStore, slotStoreFor, slotTargetOf } from "./slot-store.js";
 
 /** What the Lock API and proxy app factories receive. */
 export interface ServerAppDeps {
@@ -136,10 +136,7 @@ export async function createSluiceServer(
   const data = openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
-    const servingLock = lockForServing(
-      data.dataDir,
-      config.redisUrl === undefined ? null : redisTargetOf(config.redisUrl, config.redisPrefix),
-    );
+    const servingLock = lockForServing(data.dataDir, slotTargetOf(config));
     cleanups.push(() => servingLock.release());
     log(`Data directory: ${data.dataDir}`);
     const prometheus = createPrometheusMetrics(() => governor);

@@ -5,6 +5,9 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisSlotStore, deleteKeysUnder, RedisKeys } from "../../adapters/redis/index.js";
 import { encodeName } from "../../adapters/redis/keys.js";
+import { loadServerConfig } from "../../adapters/server/config.js";
+import { createSluiceServer } from "../../adapters/server/create-server.js";
+import { tempDir } from "../cli/cli-process.js";
 import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { ConcurrencyChecker } from "./e2e-upstream.js";
 import {
@@ -171,6 +174,34 @@ describe.skipIf(!available)("Redis Cluster (3 masters, 3 replicas)", () => {
     expect(load.team.maxTotalInFlight).toBe(BUDGET.limit);
     expect(counts.reduce((sum, count) => sum + (count.served ?? 0), 0)).toBeGreaterThan(100);
   }, 60_000);
+
+  it("sluice serve takes --redis-cluster-nodes and checks every master at start", async () => {
+    const { prefix } = freshPrefix();
+    // One master (not the one the client happens to ask first) evicts keys.
+    const masters = await cluster.masters();
+    const evicting = masters.at(-1)!;
+    const [host, port] = evicting.split(":");
+    const node = new Redis({ host, port: Number(port) });
+    await node.config("SET", "maxmemory-policy", "allkeys-lru");
+    const { dir, cleanup } = tempDir("sluice-redis-cluster-serve-");
+    const lines: string[] = [];
+    try {
+      const config = loadServerConfig({
+        flags: { port: "0", dataDir: dir, redisPrefix: prefix },
+        env: { SLUICE_REDIS_CLUSTER_NODES: cluster.nodes.join(",") },
+      });
+      const server = await createSluiceServer(config, { log: (line) => lines.push(line) });
+      await server.close();
+      expect(lines).toContainEqual(expect.stringContaining("Redis slot store at Redis Cluster"));
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^Warning: Redis evicts keys .*maxmemory-policy allkeys-lru/),
+      );
+    } finally {
+      await node.config("SET", "maxmemory-policy", "noeviction");
+      node.disconnect();
+      cleanup();
+    }
+  });
 
   it("follows a failover when a master is killed mid-run, never over the limit", async () => {
     const { prefix, keys } = freshPrefix();

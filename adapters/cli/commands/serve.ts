@@ -49,6 +49,10 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     placeholder: "<url>",
     description: "Keep slots in Redis to share limits across servers. Default: in memory.",
   },
+  redisClusterNodes: {
+    placeholder: "<host:port,...>",
+    description: "Keep slots in a Redis Cluster (some of its nodes) instead of one Redis.",
+  },
   redisPrefix: {
     placeholder: "<prefix>",
     description: `Start of every Redis key; servers sharing pools use the same one. Default "${SERVER_CONFIG_DEFAULTS.redisPrefix}".`,
