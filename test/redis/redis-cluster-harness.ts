@@ -9,6 +9,7 @@ import { closedPort } from "./tcp-proxy.js";
 export interface ClusterServer {
   readonly port: number;
   readonly address: string;
+  readonly args: readonly string[];
   process: ChildProcess | null;
 }
 
@@ -25,6 +26,11 @@ export interface TestCluster {
   masters(): Promise<string[]>;
   /** Kills one server at once (`SIGKILL`: no goodbye to the cluster). */
   kill(address: string): void;
+  /**
+   * Starts a killed server again on its port and cluster config (it rejoins in its old role,
+   * without data: nothing is persisted); resolves once it answers.
+   */
+  restart(address: string): Promise<void>;
   /** Resolves once every live server reports the cluster ok and `key`'s slot has a live master. */
   settled(key?: string): Promise<void>;
   stop(): void;
@@ -71,17 +77,13 @@ export async function startTestCluster(options: {
     for (let i = 0; i < options.masters * (1 + options.replicas); i++) {
       const port = await closedPort();
       const busPort = await closedPort();
-      const child = spawn(
-        "redis-server",
-        [
-          ...["--port", String(port), "--cluster-port", String(busPort), "--bind", "127.0.0.1"],
-          ...["--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`)],
-          ...["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"],
-          ...["--save", "", "--appendonly", "no", "--dir", dir],
-        ],
-        { stdio: "ignore" },
-      );
-      servers.push({ port, address: `127.0.0.1:${port}`, process: child });
+      const args = [
+        ...["--port", String(port), "--cluster-port", String(busPort), "--bind", "127.0.0.1"],
+        ...["--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`)],
+        ...["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"],
+        ...["--save", "", "--appendonly", "no", "--dir", dir],
+      ];
+      servers.push({ port, address: `127.0.0.1:${port}`, args, process: redisServer(args) });
     }
     for (const server of servers) await answering(server.port);
     const created = spawnSync(
@@ -119,6 +121,11 @@ export async function startTestCluster(options: {
       server?.process?.kill("SIGKILL");
       if (server) server.process = null;
     },
+    async restart(address) {
+      const server = servers.find((candidate) => candidate.address === address)!;
+      server.process = redisServer(server.args);
+      await answering(server.port);
+    },
     async settled(key = "probe") {
       const deadline = Date.now() + 20_000;
       for (;;) {
@@ -140,6 +147,10 @@ export async function startTestCluster(options: {
   };
   await cluster.settled();
   return cluster;
+}
+
+function redisServer(args: readonly string[]): ChildProcess {
+  return spawn("redis-server", args, { stdio: "ignore" });
 }
 
 async function answering(port: number): Promise<void> {
