@@ -52,6 +52,22 @@ export function parseClusterUrl(url: string): {
   return { nodes: parseClusterNodes(rest.slice(at + 1).split(",")), ...credentials };
 }
 
+const NODE = /^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/;
+
+/**
+ * True for a node address `host:port` (an IPv6 host in brackets, a port from 1 to 65535).
+ *
+ * @example
+ * ```ts
+ * isClusterNode("[::1]:7000"); // true
+ * isClusterNode("10.0.0.1"); // false
+ * ```
+ */
+export function isClusterNode(text: string): boolean {
+  const port = Number(NODE.exec(text)?.[2]);
+  return port >= 1 && port <= 65_535;
+}
+
 /**
  * Reads `host:port` node addresses (an IPv6 host in brackets, `[::1]:7000`); throws
  * `InvalidArgumentError` naming the first that is not one.
@@ -68,14 +84,14 @@ export function parseClusterNodes(
     throw new InvalidArgumentError("A Redis Cluster needs at least one node.");
   return nodes.map((node) => {
     if (typeof node !== "string") return { host: node.host, port: node.port };
-    const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/.exec(node.trim());
-    const port = Number(match?.[2]);
-    if (!match || port < 1 || port > 65_535) {
+    const text = node.trim();
+    if (!isClusterNode(text)) {
       throw new InvalidArgumentError(
         `Redis Cluster node ${JSON.stringify(node)} is not host:port (a port from 1 to 65535).`,
       );
     }
-    return { host: match[1]!.replace(/^\[|\]$/g, ""), port };
+    const [, host, port] = NODE.exec(text)!;
+    return { host: host!.replace(/^\[|\]$/g, ""), port: Number(port) };
   });
 }
 

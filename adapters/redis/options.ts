@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Clock } from "../../src/clock/clock.js";
 import { parseOrThrow } from "../../src/governor/settings.js";
-import type { RedisClient, RedisClusterTarget } from "./cluster.js";
+import { isClusterNode, type RedisClient, type RedisClusterTarget } from "./cluster.js";
 import type { StoreHealth } from "./health.js";
 
 /**
@@ -73,7 +73,7 @@ const RedisSlotStoreOptionsSchema = v.strictObject(
           v.array(
             v.union(
               [
-                v.pipe(v.string(), v.regex(/^\S+:\d{1,5}$/)),
+                v.pipe(v.string(), v.check(isClusterNode)),
                 v.strictObject({ host: v.pipe(v.string(), v.minLength(1)), port: wholeMs(1) }),
               ],
               'Each node must be "host:port" or { host, port }.',

@@ -433,7 +433,7 @@ export class RedisSlotStore implements SlotStore {
 
   private async start(): Promise<void> {
     try {
-      await clusterReady(this.connections.command, Math.max(this.commandTimeoutMs, 1_000));
+      await this.clusterReady();
       await this.runner.preload();
       await this.dataLoss.establish();
     } catch (error) {
@@ -444,8 +444,13 @@ export class RedisSlotStore implements SlotStore {
   }
 
   private async probe(): Promise<void> {
-    await clusterReady(this.connections.command, Math.max(this.commandTimeoutMs, 1_000));
+    await this.clusterReady();
     await this.runner.command((redis) => redis.set(this.keys.probe(), "1", "PX", 60_000));
+  }
+
+  /** Waits (bounded) until a cluster client knows where its slots are; a single Redis at once. */
+  private clusterReady(): Promise<void> {
+    return clusterReady(this.connections.command, Math.max(this.commandTimeoutMs, 1_000));
   }
 }
 

@@ -1,11 +1,5 @@
 import * as v from "valibot";
-
-const NODE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
-
-function isNode(text: string): boolean {
-  const port = Number(NODE.exec(text)?.[2]);
-  return port >= 1 && port <= 65_535;
-}
+import { isClusterNode } from "../redis/cluster.js";
 
 /**
  * `--redis-cluster-nodes`: some nodes of a Redis Cluster as `host:port`, comma-separated in
@@ -25,10 +19,10 @@ export const redisClusterNodes = v.pipe(
   ),
   v.check((nodes) => nodes.length > 0, "must name at least one host:port"),
   v.check(
-    (nodes) => nodes.every(isNode),
+    (nodes) => nodes.every(isClusterNode),
     (issue) =>
       `must list host:port (a port from 1 to 65535); ${JSON.stringify(
-        (issue.input as string[]).find((node) => !isNode(node)),
+        (issue.input as string[]).find((node) => !isClusterNode(node)),
       )} is none`,
   ),
 );
