@@ -3,18 +3,15 @@ import { createRedisSlotStore, deleteKeysUnder, RedisKeys } from "../../adapters
 import { StoreUnavailableError } from "../../src/errors.js";
 import { describeGovernorProperties } from "../store-conformance/governor-properties.js";
 import { describeGovernorRegressions } from "../store-conformance/governor-regressions.js";
-import {
-  describeStoreConformance,
-  type StoreHarness,
-} from "../store-conformance/store-conformance.js";
+import { describeStoreConformance } from "../store-conformance/store-conformance.js";
 import { BASE_POOL } from "../store-conformance/store-fixture.js";
+import { redisStoreHarness } from "./conformance-harness.js";
 import {
   requireClusterBinaries,
   startTestCluster,
   type TestCluster,
 } from "./redis-cluster-harness.js";
 import { uniquePrefix } from "./redis-harness.js";
-import { SettlingClock, trackCalls } from "./settling-clock.js";
 
 const available = requireClusterBinaries("the Redis Cluster store conformance suite");
 
@@ -29,23 +26,11 @@ describe.skipIf(!available)("RedisSlotStore on a Redis Cluster", () => {
   }, 60_000);
   afterAll(() => cluster?.stop());
 
-  async function clusterHarness(): Promise<StoreHarness> {
-    const clock = new SettlingClock();
-    const prefix = uniquePrefix("cluster-conformance");
-    const store = trackCalls(
-      createRedisSlotStore({ cluster: { nodes: cluster.nodes }, prefix, clock }),
-      clock,
-    );
-    await store.ready();
-    return {
-      store,
-      clock,
-      cleanup: async () => {
-        await store.close();
-        await deleteKeysUnder(prefix, { nodes: cluster.nodes });
-      },
-    };
-  }
+  // The cluster, keys and all, goes at the end: no last clean-up of prefixes.
+  const clusterHarness = redisStoreHarness(
+    () => ({ cluster: { nodes: cluster.nodes } }),
+    (prefix) => deleteKeysUnder(prefix, { nodes: cluster.nodes }).then(() => {}),
+  );
 
   describeStoreConformance("redis-cluster", clusterHarness);
   describeGovernorProperties("redis-cluster", clusterHarness);
