@@ -120,7 +120,7 @@ describe.skipIf(!available)("Redis Cluster (3 masters, 3 replicas)", () => {
     return { prefix, keys: new RedisKeys(prefix) };
   }
 
-  it("spreads lone pools over every master and keeps a budget's pools on one", async () => {
+  it("spreads lone pools over every master, keeps a budget's pools on one, one round trip per acquire", async () => {
     const { prefix, keys } = freshPrefix();
     const store = createRedisSlotStore({ url: cluster.url, prefix });
     try {
@@ -146,6 +146,14 @@ describe.skipIf(!available)("Redis Cluster (3 masters, 3 replicas)", () => {
             return owner;
           }),
         );
+      // A lone acquire on any shard is one round trip, as on one Redis.
+      for (const pool of LONE_POOLS) {
+        const before = store.stats().roundTrips;
+        expect(await store.acquire(pool, { slotId: `${pool}-1`, waitMs: 0 })).toMatchObject({
+          type: "granted",
+        });
+        expect(store.stats().roundTrips - before, pool).toBe(1);
+      }
       const masters = await cluster.masters();
       expect(masters).toHaveLength(3);
       expect(new Set(await owners(LONE_POOLS, null))).toEqual(new Set(masters));
