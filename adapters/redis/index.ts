@@ -1,3 +1,4 @@
+export type { RedisClient, RedisClusterTarget } from "./cluster.js";
 export { DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_REDIS_URL } from "./connection.js";
 export type { RedisGovernorOptions } from "./create-redis-governor.js";
 export { createRedisGovernor } from "./create-redis-governor.js";

@@ -448,9 +448,13 @@ export class RedisSlotStore implements SlotStore {
     await this.runner.command((redis) => redis.set(this.keys.probe(), "1", "PX", 60_000));
   }
 
-  /** Waits (bounded) until a cluster client knows where its slots are; a single Redis at once. */
+  /**
+   * Waits until a cluster client knows where its slots are (a single Redis: at once). Bounded
+   * by three connection timeouts: a start-up node, its slot map, then every master and its
+   * ready check.
+   */
   private clusterReady(): Promise<void> {
-    return clusterReady(this.connections.command, Math.max(this.commandTimeoutMs, 1_000));
+    return clusterReady(this.connections.command, 3 * Math.max(this.commandTimeoutMs, 1_000));
   }
 }
 

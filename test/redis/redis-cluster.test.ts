@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
@@ -34,7 +34,6 @@ function poolKey(keys: RedisKeys, pool: string, budget: string | null): string {
 interface Load {
   lone: ConcurrencyChecker;
   team: ConcurrencyChecker;
-  workers: ChildProcess[];
   /** Stops every worker; resolves with what each counted. */
   stop(): Promise<Record<string, number>[]>;
 }
@@ -73,7 +72,6 @@ async function startLoad(cluster: TestCluster, prefix: string): Promise<Load> {
   return {
     lone,
     team,
-    workers,
     async stop() {
       const exits = workers.map(
         (worker) => new Promise<void>((resolve) => worker.once("exit", () => resolve())),
@@ -103,20 +101,14 @@ function expectWithinLimits(load: Load): void {
 
 describe.skipIf(!available)("Redis Cluster (3 masters, 3 replicas)", () => {
   let cluster: TestCluster;
-  const prefixes: string[] = [];
   beforeAll(async () => {
     cluster = await startTestCluster({ masters: 3, replicas: 1 });
   }, 60_000);
-  afterAll(async () => {
-    for (const prefix of prefixes) {
-      await deleteKeysUnder(prefix, { nodes: cluster.nodes }).catch(() => {});
-    }
-    cluster?.stop();
-  });
+  // The cluster goes with its keys.
+  afterAll(() => cluster?.stop());
 
   function freshPrefix(): { prefix: string; keys: RedisKeys } {
     const prefix = uniquePrefix("cluster");
-    prefixes.push(prefix);
     return { prefix, keys: new RedisKeys(prefix) };
   }
 
