@@ -58,17 +58,22 @@ async function startLoad(cluster: TestCluster, prefix: string): Promise<Load> {
     });
     return () => text;
   });
-  await Promise.all(
-    outputs.map(async (output, i) => {
-      const deadline = Date.now() + 30_000;
-      while (!output().includes("ready")) {
-        if (workers[i]!.exitCode !== null || Date.now() > deadline) {
-          throw new Error(`worker ${i} did not start: ${output()}`);
+  try {
+    await Promise.all(
+      outputs.map(async (output, i) => {
+        const deadline = Date.now() + 30_000;
+        while (!output().includes("ready")) {
+          if (workers[i]!.exitCode !== null || Date.now() > deadline) {
+            throw new Error(`worker ${i} did not start: ${output()}`);
+          }
+          await sleep(50);
         }
-        await sleep(50);
-      }
-    }),
-  );
+      }),
+    );
+  } catch (error) {
+    for (const worker of workers) worker.kill("SIGKILL");
+    throw error;
+  }
   return {
     lone,
     team,
