@@ -156,14 +156,24 @@ describe("pool proxy forwarding", () => {
     expect(reply.status).toBe(200);
     expect(upstream.seen[0]?.headers.authorization).toBeUndefined();
     // Any other shape that carries the key is not read as one, and still never forwarded.
-    for (const authorization of [`Bearer ${authKey} extra`, `Token ${authKey}`, authKey]) {
+    const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString("base64")}`;
+    const shapes = [
+      `Bearer ${authKey} extra`,
+      `Token ${authKey}`,
+      authKey,
+      // Basic credentials hide the key in base64, as the user or as the password.
+      basic(`user:${authKey}`),
+      basic(`${authKey}:x`),
+      `basic  ${Buffer.from(`:${authKey}`).toString("base64url")}`,
+    ];
+    for (const authorization of shapes) {
       const other = await poolRequest(h.proxy.port, {
         host: `byauth.${POOL_DOMAIN}`,
         headers: { "x-svc-key": authKey, authorization },
       });
       expect(other.status).toBe(200);
     }
-    expect(upstream.seen).toHaveLength(4);
+    expect(upstream.seen).toHaveLength(1 + shapes.length);
     for (const seen of upstream.seen) expect(seen.headers.authorization).toBeUndefined();
   });
 
@@ -181,6 +191,7 @@ describe("pool proxy forwarding", () => {
       { authorization: `Token ${token}` },
       { authorization: token },
       { authorization: `Bearer ${token} extra` },
+      { authorization: `Basic ${Buffer.from(`me:${token}`).toString("base64")}` },
       { "x-svc-key": token },
     ];
     for (const headers of carriers) {

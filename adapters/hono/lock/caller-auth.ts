@@ -12,6 +12,7 @@ import type { HeaderLookup } from "./request-headers.js";
 export const POOL_KEY_HEADER = "x-svc-key";
 
 const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
+const BASIC_CREDENTIALS = /^[ \t]*basic[ \t]+(\S+)/i;
 /** A Sluice secret anywhere in a header value, whatever scheme (or none) wraps it. */
 const SLUICE_SECRET = new RegExp(
   `(?:${[POOL_KEY_PREFIX, API_TOKEN_PREFIX, SIGNING_SECRET_PREFIX].join("|")})[A-Za-z0-9_-]*`,
@@ -19,19 +20,25 @@ const SLUICE_SECRET = new RegExp(
 
 /**
  * The Sluice secret inside an `Authorization` value (a token starting `slc_key_`, `slc_tok_`
- * or `slc_sig_`, in any shape: `Bearer <secret>`, `Token <secret>`, bare, with more after it);
- * null otherwise. Other values are the caller's own upstream credentials and are left alone;
+ * or `slc_sig_`, in any shape: `Bearer <secret>`, `Token <secret>`, bare, with more after it,
+ * or as the user or password of `Basic` credentials, which are base64-encoded); null otherwise. Other values are the caller's own upstream credentials and are left alone;
  * a value carrying a Sluice secret is never sent upstream.
  *
  * @example
  * ```ts
  * sluiceSecretInAuthorization("Token slc_key_abc…"); // "slc_key_abc…"
+ * sluiceSecretInAuthorization(`Basic ${btoa("user:slc_key_abc")}`); // "slc_key_abc"
  * sluiceSecretInAuthorization("Bearer sk-upstream"); // null
  * ```
  */
 export function sluiceSecretInAuthorization(value: string | null | undefined): string | null {
   if (!value) return null;
-  return SLUICE_SECRET.exec(value)?.[0] ?? null;
+  const plain = SLUICE_SECRET.exec(value)?.[0];
+  if (plain !== undefined) return plain;
+  const basic = BASIC_CREDENTIALS.exec(value)?.[1];
+  if (basic === undefined) return null;
+  // "user:password", either part may be the secret; latin1 keeps every byte one character.
+  return SLUICE_SECRET.exec(Buffer.from(basic, "base64").toString("latin1"))?.[0] ?? null;
 }
 
 /**
