@@ -9,6 +9,7 @@ export {
   type LearnContext,
   type LearnerState,
   learn,
+  MAX_PAUSE_MS,
   toLearnedLimits,
   withoutConcurrency,
 } from "./learner.js";

@@ -48,8 +48,24 @@ export { PROBE_FACTOR } from "./probe-backoff.js";
  *     is one whose probes failed: see `probe-backoff.ts`): limit += 1, streak = 0;
  *   - a limit that reaches maxConcurrent becomes null: nothing is left to learn.
  * - 5xx: no change, except 503 with Retry-After, which pauses.
- * Bounds: 1 ≤ limit ≤ maxConcurrent; pausedUntil is monotonic; rpm ≥ 1.
+ * - Every pause lasts at most MAX_PAUSE_MS (5 minutes) from the outcome that set it, whatever
+ *   the hint (Retry-After, a reset of an exhausted window; from an upstream or a caller's
+ *   report alike): a hint of hours would let one report stop a pool for that long. A longer
+ *   quota reset costs one throttled call per 5 minutes instead.
+ * Bounds: 1 ≤ limit ≤ maxConcurrent; pausedUntil is monotonic and ≤ now + MAX_PAUSE_MS;
+ * rpm ≥ 1.
  */
+
+/**
+ * Longest pause one outcome can set (5 minutes): longer hints are cut to it.
+ *
+ * @example
+ * ```ts
+ * learn(state, parseOutcome({ status: 429, retryAfterMs: 86_400_000 }, now), context).pausedUntil;
+ * // now + MAX_PAUSE_MS
+ * ```
+ */
+export const MAX_PAUSE_MS = 5 * 60_000;
 
 /** What a pool has learned so far; replace it, never mutate it. */
 export interface LearnerState {
@@ -144,15 +160,20 @@ export function learn(
 ): LearnerState {
   const { now, maxConcurrent } = context;
   const { status, rate } = outcome;
-  const retryAfterMs = isDelay(outcome.retryAfterMs) ? outcome.retryAfterMs : null;
+  const retryAfterMs = isDelay(outcome.retryAfterMs)
+    ? Math.min(outcome.retryAfterMs, MAX_PAUSE_MS)
+    : null;
+  // A pause set before the cap existed (kept in Redis) is cut to it too.
+  const cappedPause = Math.min(state.pausedUntil, now + MAX_PAUSE_MS);
   if (status !== null && status >= 500) {
-    if (status !== 503 || retryAfterMs === null || now + retryAfterMs <= state.pausedUntil) {
-      return state;
+    if (status !== 503 || retryAfterMs === null || now + retryAfterMs <= cappedPause) {
+      return cappedPause === state.pausedUntil ? state : { ...state, pausedUntil: cappedPause };
     }
     return { ...state, pausedUntil: now + retryAfterMs };
   }
 
-  let { limit, lastDecreaseAt, successStreak, rpm, pausedUntil, probe, activeAt, reported } = state;
+  let { limit, lastDecreaseAt, successStreak, rpm, probe, activeAt, reported } = state;
+  let pausedUntil = cappedPause;
   const concurrencyThrottle = context.adaptive && outcome.throttled && hasRoomLeft(rate);
   const answeredFine = status !== null && status < 400 && !outcome.throttled;
   if (retryAfterMs !== null && !concurrencyThrottle && !answeredFine) {
@@ -293,7 +314,7 @@ function exhaustedUntil(rate: RateInfo, now: number): number {
   if (rate.tokenRemaining === 0 && isDelay(rate.tokenResetMs)) {
     until = Math.max(until, now + rate.tokenResetMs);
   }
-  return until;
+  return Math.min(until, now + MAX_PAUSE_MS);
 }
 
 function learnedRpm(rate: RateInfo): number | null {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AbortedError, QueueTimeoutError, RejectedError } from "../../src/errors.js";
+import { MAX_PAUSE_MS } from "../../src/learning/learner.js";
 import type { HeadersLike } from "../../src/learning/types.js";
 import { manualGovernor, outcomeOf, track } from "./helpers.js";
 
@@ -143,7 +144,7 @@ describe("learning through the governor, one dialect at a time", () => {
       pausedFor: 0,
     },
     {
-      name: "OpenAI, requests exhausted (6m0s reset)",
+      name: "OpenAI, requests exhausted (6m0s reset, a pause cut to 5 minutes)",
       headers: {
         "x-ratelimit-limit-requests": "500",
         "x-ratelimit-remaining-requests": "0",
@@ -153,7 +154,7 @@ describe("learning through the governor, one dialect at a time", () => {
         "x-ratelimit-reset-tokens": "12ms",
       },
       rpm: 500,
-      pausedFor: 360_000,
+      pausedFor: MAX_PAUSE_MS,
     },
     {
       name: "Anthropic, tokens exhausted (RFC 3339 reset)",

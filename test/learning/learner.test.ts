@@ -4,6 +4,7 @@ import {
   type LearnContext,
   type LearnerState,
   learn,
+  MAX_PAUSE_MS,
   PROBE_FACTOR,
   toLearnedLimits,
 } from "../../src/learning/learner.js";
@@ -242,6 +243,26 @@ describe("learn: pauses", () => {
       context(),
     );
     expect(retried.pausedUntil).toBe(NOW + 5000);
+  });
+
+  it("never pauses longer than MAX_PAUSE_MS, whatever a caller or an upstream reports", () => {
+    const TEN_YEARS = 315_576_000_000;
+    const reports: OutcomeReport[] = [
+      { status: 429, retryAfterMs: TEN_YEARS },
+      { status: 200, rate: { limit: 100, remaining: 0, resetMs: TEN_YEARS } },
+      { status: 200, rate: { tokenLimit: 100, tokenRemaining: 0, tokenResetMs: TEN_YEARS } },
+      { status: 503, headers: { "retry-after": String(TEN_YEARS / 1000) } },
+      { status: 429, headers: { "retry-after": "Fri, 01 Jan 2027 00:00:00 GMT" } },
+      { status: 429, headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "86400" } },
+    ];
+    for (const report of reports) {
+      const next = learn(initialLearnerState(), outcome(report), context({ adaptive: false }));
+      expect(next.pausedUntil, JSON.stringify(report)).toBe(NOW + MAX_PAUSE_MS);
+    }
+    // A pause kept from before the cap (in Redis) is cut back at the next outcome.
+    const legacy = stateWith({ pausedUntil: NOW + TEN_YEARS });
+    expect(learn(legacy, SUCCESS, context()).pausedUntil).toBe(NOW + MAX_PAUSE_MS);
+    expect(learn(legacy, outcome({ status: 500 }), context()).pausedUntil).toBe(NOW + MAX_PAUSE_MS);
   });
 
   it("pauses on a success that reports the request window exhausted", () => {

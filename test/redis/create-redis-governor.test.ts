@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createRedisGovernor } from "../../adapters/redis/index.js";
 import { PoolNotFoundError, RejectedError, StoreUnavailableError } from "../../src/errors.js";
 import type { Governor } from "../../src/governor/types.js";
+import { MAX_PAUSE_MS } from "../../src/learning/learner.js";
 import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
 
 const available = await requireRedis("createRedisGovernor");
@@ -131,5 +132,27 @@ describe.skipIf(!available)("createRedisGovernor", () => {
     const grant = await local.acquire("solo");
     await expect(local.acquire("solo")).rejects.toBeInstanceOf(RejectedError);
     await expect(local.release("solo", grant.slotId)).resolves.toEqual({ released: true });
+  });
+
+  it("caps a reported pause at MAX_PAUSE_MS in every process, and resetLearned clears it in all", async () => {
+    const first = await governor();
+    const second = await governor();
+    await first.definePool("paused", { maxConcurrent: 2 });
+    await second.definePool("paused", { maxConcurrent: 2 });
+    const grant = await first.acquire("paused");
+    const before = Date.now();
+    // Ten years, as a caller (or an upstream's Retry-After) may claim.
+    await first.release("paused", grant.slotId, { status: 429, retryAfterMs: 315_576_000_000 });
+    const { pausedUntil } = (await second.status("paused")).learned;
+    expect(pausedUntil).toBeGreaterThanOrEqual(before + MAX_PAUSE_MS);
+    expect(pausedUntil).toBeLessThanOrEqual(Date.now() + MAX_PAUSE_MS);
+    const refused = await second.acquire("paused").catch((error) => error);
+    expect(refused).toBeInstanceOf(RejectedError);
+    expect((refused as RejectedError).retryAfterMs).toBeLessThanOrEqual(MAX_PAUSE_MS);
+
+    await first.resetLearned("paused");
+    const admitted = await second.acquire("paused");
+    await second.release("paused", admitted.slotId, { status: 200 });
+    expect((await first.status("paused")).learned.pausedUntil).toBe(0);
   });
 });
