@@ -128,6 +128,7 @@ describe("bad input never causes a 500", () => {
         const response = await api.call("POST", "/api/v1/pools/embed/keys", {
           token,
           rawBody: JSON.stringify(body),
+          headers: { "content-type": "application/json" },
         });
         expect([201, 422]).toContain(response.status);
         if (response.status === 422)

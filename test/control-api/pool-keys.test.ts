@@ -105,6 +105,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       const jsonNull = await api.call("POST", "/api/v1/pools/embed/keys", {
         token,
         rawBody: "null",
+        headers: { "content-type": "application/json" },
       });
       expect(jsonNull.status).toBe(201);
     });
@@ -166,6 +167,50 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
         headers: { "content-type": "application/json" },
       });
       expectErrorBody(response, 400);
+    });
+
+    it("answers 422 naming an unknown field, and mints nothing", async () => {
+      const before = api.store.listPoolKeys(api.acme.embed.id).length;
+      const response = await createKey("embed", { label: "x", key: "slc_key_chosenbyme" });
+      expectValidationError(response, ["key"]);
+      expect(response.body.errors.key).toEqual(["Unknown field."]);
+      expect(api.store.listPoolKeys(api.acme.embed.id)).toHaveLength(before);
+    });
+
+    it("answers 415 for a body not declared application/json; an empty one needs no type", async () => {
+      for (const type of [undefined, "text/plain", "application/x-www-form-urlencoded"]) {
+        const response = await api.call("POST", "/api/v1/pools/embed/keys", {
+          token,
+          rawBody: '{"label":"x"}',
+          headers: type === undefined ? {} : { "content-type": type },
+        });
+        expectErrorBody(response, 415);
+        expect(response.body.message).toContain("application/json");
+      }
+      const charset = await api.call("POST", "/api/v1/pools/embed/keys", {
+        token,
+        rawBody: '{"label":"x"}',
+        headers: { "content-type": "Application/JSON; charset=utf-8" },
+      });
+      expect(charset.status).toBe(201);
+      const empty = await api.call("POST", "/api/v1/pools/embed/keys", { token, rawBody: "" });
+      expect(empty.status).toBe(201);
+    });
+
+    it("answers 400 for a body nested thousands of levels deep, and reads one with a BOM", async () => {
+      const deep = await api.call("POST", "/api/v1/pools/embed/keys", {
+        token,
+        rawBody: `{"label":${"[".repeat(7000)}${"]".repeat(7000)}}`,
+        headers: { "content-type": "application/json" },
+      });
+      expectErrorBody(deep, 400);
+      const bom = await api.call("POST", "/api/v1/pools/embed/keys", {
+        token,
+        rawBody: '\uFEFF{"label":"bom"}',
+        headers: { "content-type": "application/json" },
+      });
+      expect(bom.status).toBe(201);
+      expect(bom.body.data.label).toBe("bom");
     });
 
     it("answers 413 for a body over the limit", async () => {

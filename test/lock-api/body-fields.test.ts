@@ -51,4 +51,35 @@ describe("Lock API body fields", () => {
     expect(response.status).toBe(200);
     expect(await readBody(response)).toEqual({ released: true });
   });
+
+  it("a body nested thousands of levels deep is 400 invalid_request, never a 500", async () => {
+    // 7000 levels in under 16 KiB: walking it recursively would overflow the stack.
+    const deep = `${"[".repeat(7000)}${"]".repeat(7000)}`;
+    const acquired = await acquire(`{"waitMs":${deep}}`);
+    expect(acquired.status).toBe(400);
+    const answer = await readBody(acquired);
+    expect(answer.error).toBe("invalid_request");
+    expect(answer.message).toContain("levels deep");
+    expect(await held()).toBe(0);
+
+    const { slotId } = await readBody(await acquire("{}"));
+    const released = await h.lockPost(`/pools/llm/lock/${slotId}/release`, {
+      key,
+      body: `{"rate":{"limit":${deep}}}`,
+    });
+    expect(released.status).toBe(400);
+    expect(await readBody(released)).toMatchObject({ error: "invalid_request", released: true });
+    expect(await held()).toBe(0);
+  });
+
+  it("a JSON body starting with a UTF-8 byte order mark is read as without it", async () => {
+    const response = await acquire('\uFEFF{"waitMs":0}');
+    expect(response.status).toBe(200);
+    const { slotId } = await readBody(response);
+    const released = await h.lockPost(`/pools/llm/lock/${slotId}/release`, {
+      key,
+      body: '\uFEFF{"status":200}',
+    });
+    expect(await readBody(released)).toEqual({ released: true });
+  });
 });

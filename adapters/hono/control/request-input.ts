@@ -1,6 +1,8 @@
 import { HTTPException } from "hono/http-exception";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../../src/errors.js";
+import { JsonBodyError, parseJsonBody } from "../json-body.js";
+import { requireJsonBody } from "../lock/cross-site.js";
 import { type BodyLimits, readBodyLimited } from "../lock/request-body.js";
 
 /** Key-creation bodies are a few hundred bytes; anything near this is not a real request. */
@@ -12,8 +14,9 @@ export const BODY_FIELD = "body";
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * The JSON object of an optional request body: an empty body or `null` is `{}`. Malformed
- * JSON (or invalid UTF-8) is a 400; valid JSON that is not an object is a 422 on `body`; a
+ * The JSON object of an optional request body: an empty body or `null` is `{}`; a leading byte
+ * order mark is dropped. Malformed JSON, nesting too deep (see {@link parseJsonBody}) or
+ * invalid UTF-8 is a 400; a body not declared `application/json` a 415; valid JSON that is not an object is a 422 on `body`; a
  * body over the size limit a 413 and one that does not arrive in time a 408 (see
  * {@link readBodyLimited}).
  *
@@ -28,14 +31,16 @@ export async function readOptionalJsonObject(
   env?: unknown,
 ): Promise<Record<string, unknown>> {
   const bytes = await readBodyLimited(request, limits, env);
+  requireJsonBody(request.headers, bytes, "Control API");
   let parsed: unknown;
   try {
-    const text = strictUtf8.decode(bytes);
-    parsed = text.trim() === "" ? null : JSON.parse(text);
-  } catch {
-    throw new HTTPException(400, { message: "The request body is not valid JSON." });
+    parsed = parseJsonBody(strictUtf8.decode(bytes));
+  } catch (error) {
+    const message =
+      error instanceof JsonBodyError ? error.message : "The request body is not valid JSON.";
+    throw new HTTPException(400, { message });
   }
-  if (parsed === null) return {};
+  if (parsed === null || parsed === undefined) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new InvalidArgumentError("The request body must be a JSON object.", [
       `${BODY_FIELD}: Must be a JSON object.`,

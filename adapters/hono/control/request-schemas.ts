@@ -26,45 +26,49 @@ function isoDateTimeString() {
 
 /**
  * Body of `POST /api/v1/pools/{pool}/keys` (contract: PoolKeyCreateRequest). The whole body is
- * optional. Whether `expires_at` lies in the future is checked by the catalog against its
- * clock, and reported the same way.
+ * optional; a field not listed is a 422 on that field. Whether `expires_at` lies in the future
+ * is checked by the catalog against its clock, and reported the same way.
  *
  * @example
  * ```ts
  * v.parse(PoolKeyCreateRequestSchema, { label: "ci", access: "read", expires_preset: "7d" });
  * ```
  */
-export const PoolKeyCreateRequestSchema = v.object({
-  label: v.pipe(
-    v.nullish(
-      v.pipe(
-        v.string("Must be a string."),
-        // Counted in code points after trimming, like the catalog: 60 emoji are 60 characters.
-        v.check(
-          (label) => characterCount(label.trim()) <= KEY_LABEL_MAX,
-          `Must be at most ${KEY_LABEL_MAX} characters.`,
+export const PoolKeyCreateRequestSchema = v.strictObject(
+  {
+    label: v.pipe(
+      v.nullish(
+        v.pipe(
+          v.string("Must be a string."),
+          // Counted in code points after trimming, like the catalog: 60 emoji are 60 characters.
+          v.check(
+            (label) => characterCount(label.trim()) <= KEY_LABEL_MAX,
+            `Must be at most ${KEY_LABEL_MAX} characters.`,
+          ),
+          v.check((label) => !hasControlCharacter(label), PLAIN_TEXT_MESSAGE),
+          v.metadata({ maxLength: KEY_LABEL_MAX }),
         ),
-        v.check((label) => !hasControlCharacter(label), PLAIN_TEXT_MESSAGE),
-        v.metadata({ maxLength: KEY_LABEL_MAX }),
+      ),
+      v.description(`A name for the key, at most ${KEY_LABEL_MAX} characters.`),
+    ),
+    expires_preset: v.pipe(
+      v.nullish(v.picklist(KEY_EXPIRY_PRESETS, `Must be one of ${KEY_EXPIRY_PRESETS.join(", ")}.`)),
+      v.description("Expiry relative to now; omit (or none) for no expiry."),
+    ),
+    access: v.pipe(
+      v.nullish(v.picklist(["read", "write"], "Must be one of read, write.")),
+      v.description(
+        "read admits GET, HEAD, OPTIONS and the pool's read methods; omit for full write access.",
       ),
     ),
-    v.description(`A name for the key, at most ${KEY_LABEL_MAX} characters.`),
-  ),
-  expires_preset: v.pipe(
-    v.nullish(v.picklist(KEY_EXPIRY_PRESETS, `Must be one of ${KEY_EXPIRY_PRESETS.join(", ")}.`)),
-    v.description("Expiry relative to now; omit (or none) for no expiry."),
-  ),
-  access: v.pipe(
-    v.nullish(v.picklist(["read", "write"], "Must be one of read, write.")),
-    v.description(
-      "read admits GET, HEAD, OPTIONS and the pool's read methods; omit for full write access.",
+    expires_at: v.pipe(
+      v.nullish(isoDateTimeString()),
+      v.description("An absolute expiry in the future; may be sent instead of expires_preset."),
     ),
-  ),
-  expires_at: v.pipe(
-    v.nullish(isoDateTimeString()),
-    v.description("An absolute expiry in the future; may be sent instead of expires_preset."),
-  ),
-});
+  },
+  // An unknown field is refused rather than ignored: `{"key": "…"}` must not look accepted.
+  (issue) => (issue.expected === "never" ? "Unknown field." : "Must be a JSON object."),
+);
 /** The body of `POST /api/v1/pools/{pool}/keys`, as validated. */
 export type PoolKeyCreateRequest = v.InferOutput<typeof PoolKeyCreateRequestSchema>;
 

@@ -100,13 +100,13 @@ function isOwnOrigin(origin: string, requestUrl: string): boolean {
  * requireJsonBody(headers, bytes); // throws for Content-Type: text/plain with a body
  * ```
  */
-export function requireJsonBody(headers: HeaderLookup, body: Uint8Array): void {
+export function requireJsonBody(headers: HeaderLookup, body: Uint8Array, api = "Lock API"): void {
   if (body.byteLength === 0) return;
   const type = headers.get("content-type");
   const media = type?.split(";", 1)[0]?.trim().toLowerCase();
   if (media === "application/json") return;
   const got = type === null ? "none" : JSON.stringify(type.slice(0, SHOWN_LENGTH));
   throw new UnsupportedMediaTypeError(
-    `A Lock API body must be JSON sent with Content-Type: application/json (got ${got}).`,
+    `A ${api} body must be JSON sent with Content-Type: application/json (got ${got}).`,
   );
 }

@@ -4,6 +4,7 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
 } from "../../../src/errors.js";
+import { type JsonBodyError, parseJsonBody } from "../json-body.js";
 import { ClientGoneError, nodeBindings } from "./node-bindings.js";
 
 /** Largest Lock API request body (acquire and release). */
@@ -136,9 +137,9 @@ function joinChunks(chunks: readonly Uint8Array[], total: number): Uint8Array {
 }
 
 /**
- * An optional JSON object body: empty (or only whitespace) → undefined. Throws
- * {@link InvalidArgumentError} (400 `invalid_request`) for malformed JSON or a JSON value
- * that is not an object.
+ * An optional JSON object body: empty (or only whitespace) → undefined; a leading byte order
+ * mark is dropped. Throws {@link InvalidArgumentError} (400 `invalid_request`) for malformed
+ * JSON, nesting deeper than 32 levels, or a JSON value that is not an object.
  *
  * @example
  * ```ts
@@ -148,13 +149,13 @@ function joinChunks(chunks: readonly Uint8Array[], total: number): Uint8Array {
 export function parseOptionalJsonObject(bytes: Uint8Array): Record<string, unknown> | undefined {
   if (bytes.byteLength === 0) return undefined;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
-  if (text.trim() === "") return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    throw new InvalidArgumentError("The request body is not valid JSON.");
+    value = parseJsonBody(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as JsonBodyError).message);
   }
+  if (value === undefined) return undefined;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError("The request body must be a JSON object.");
   }

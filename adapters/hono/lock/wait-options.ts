@@ -118,8 +118,13 @@ export function refuseUnknownBodyFields(body: Readonly<Record<string, unknown>>)
   }
 }
 
-/** A short rendering of a rejected JSON value (JSON.stringify would print Infinity as null). */
+/**
+ * A short rendering of a rejected JSON value (JSON.stringify would print Infinity as null, and
+ * walk a whole array or object only to cut it).
+ */
 function describe(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) return "an object";
   const text = typeof value === "number" ? String(value) : JSON.stringify(value);
   return (text ?? typeof value).slice(0, 40);
 }
