@@ -17,7 +17,7 @@ import {
   StoreUnavailableError,
   UnauthorizedError,
 } from "../../src/errors.js";
-import { rawExchange } from "../server/http-client.js";
+import { httpRequest, rawExchange } from "../server/http-client.js";
 import { expectErrorBody } from "./assertions.js";
 import { type ControlApiHarness, startControlApi } from "./harness.js";
 
@@ -193,5 +193,32 @@ describe("bad input never causes a 500", () => {
       expect(response.status).toBeLessThan(500);
     }
     expectErrorBody(await api.call("GET", "/api/v1/pools/%00", { token }), 404);
+  });
+
+  it("refuses ambiguous paths with 400 instead of serving the route they resolve to", async () => {
+    const port = Number(new URL(api.baseUrl).port);
+    const authorization = `Bearer ${token}`;
+    for (const path of [
+      "/api/v1/pools/%2e%2e/budgets",
+      "/api/v1/pools/embed/%2E%2E/%2e%2e/budgets",
+      "/api/v1/pools/./embed",
+      "/api/v1/pools/embed%2Fkeys",
+    ]) {
+      const answer = await httpRequest({
+        port,
+        path,
+        host: "127.0.0.1",
+        headers: { authorization },
+      });
+      expect(answer.status, path).toBe(400);
+      expect(answer.json(), path).toEqual({ message: expect.stringContaining("Ambiguous path") });
+    }
+    const plain = await httpRequest({
+      port,
+      path: "/api/v1/budgets",
+      host: "127.0.0.1",
+      headers: { authorization },
+    });
+    expect(plain.status).toBe(200);
   });
 });

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { BODY_TIMEOUT_MS } from "../lock/request-body.js";
+import { receivedPathProblem } from "../received-path.js";
 import { allowedMethods } from "./allowed-methods.js";
 import type { ControlAppDeps, ControlEnv, ControlRouteDeps } from "./control-env.js";
 import { controlErrorResponse, logToConsole } from "./error-response.js";
@@ -51,6 +52,12 @@ export function createControlApp(deps: ControlAppDeps): Hono<ControlEnv> {
 
   const app = new Hono<ControlEnv>();
   app.use(async (c, next) => {
+    // An escaped dot segment would be resolved away and served as another route.
+    const problem = receivedPathProblem(c.req.raw, c.env);
+    if (problem !== null) {
+      c.header("Cache-Control", "no-store");
+      return c.json({ message: `Ambiguous path: ${problem}.` }, 400);
+    }
     await next();
     // Responses carry account data and, once, secrets: no cache may keep them.
     c.header("Cache-Control", "no-store");

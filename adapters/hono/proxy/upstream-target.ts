@@ -1,8 +1,7 @@
-import { ambiguousPathProblem } from "../../../src/catalog/ambiguous-path.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
 import { hostWithoutPort } from "../../server/host-router.js";
-import { nodeBindings } from "../lock/node-bindings.js";
+import { receivedPathProblem } from "../received-path.js";
 
 /** A pool's origin, split for the upstream client. */
 export interface ParsedOrigin {
@@ -76,9 +75,7 @@ export function requestTarget(url: string): RequestTarget {
  * ```
  */
 export function refuseAmbiguousPath(request: Request, env: unknown): void {
-  const received = pathAndQueryOf(nodeBindings(env).incoming?.url ?? request.url);
-  const query = received.indexOf("?");
-  const problem = ambiguousPathProblem(query < 0 ? received : received.slice(0, query));
+  const problem = receivedPathProblem(request, env);
   if (problem !== null) {
     throw new InvalidArgumentError(
       `The request is not forwarded: ${problem}. Send the path the origin should serve, with dot segments resolved and slashes unencoded.`,
