@@ -1,5 +1,6 @@
 import { initialLearnerState, learn, toLearnedLimits } from "../learning/learner.js";
 import { adoptShared, sameLearned } from "../learning/shared-learning.js";
+import { isCount } from "../learning/parse-outcome.js";
 import type { OutcomeReport, ParsedOutcome } from "../learning/types.js";
 import type { HeldSlot, MaybePromise, SharedLearned, SlotStore } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
@@ -41,7 +42,10 @@ export function learnFromOutcome(
   lesson: Lesson,
 ): MaybePromise<void> {
   const { outcome, report, now } = lesson;
-  if (outcome.throttled) entry.meter.throttled(now, Math.max(1, report.throttled ?? 0));
+  if (outcome.throttled) {
+    // An unvalidated count (a library caller's) must not push the throttled total to 1e300.
+    entry.meter.throttled(now, isCount(report.throttled) ? Math.max(1, report.throttled) : 1);
+  }
   if (facts.shared !== undefined) adoptFromStore(entry, facts.shared);
   const { settings } = entry;
   const next = learn(entry.learner, outcome, {

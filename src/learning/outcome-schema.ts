@@ -50,9 +50,8 @@ export const OutcomeReportSchema = v.object({
   ),
   throttled: v.optional(
     v.pipe(
-      v.number(),
+      count,
       v.integer(),
-      v.minValue(0),
       v.description("Count of upstream 429 responses observed during the call."),
     ),
   ),

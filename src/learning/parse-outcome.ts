@@ -19,7 +19,8 @@ const RATE_FIELDS: readonly (keyof RateInfo)[] = [
  * every known dialect; fields present in `rate` override those read from headers; the
  * report's `retryAfterMs` wins over header hints. `throttled` is true for a 429 status or a
  * `throttled` count above 0. Values out of range (a status outside 100-599, a negative or
- * non-finite number, a duration beyond 10 years, a window of 0) are ignored, so an
+ * non-finite number, a `throttled` that is no whole count up to 2^53 − 1, a duration beyond 10
+ * years, a window of 0) are ignored, so an
  * unvalidated report is safe too.
  *
  * @param nowMs Epoch ms that dates and epoch resets in headers are measured from.
@@ -32,7 +33,7 @@ const RATE_FIELDS: readonly (keyof RateInfo)[] = [
 export function parseOutcome(report: OutcomeReport, nowMs: number): ParsedOutcome {
   const fromHeaders = report.headers == null ? null : parseRateLimitHeaders(report.headers, nowMs);
   const status = isHttpStatus(report.status) ? report.status : null;
-  const throttledCount = isNonNegative(report.throttled) ? report.throttled : 0;
+  const throttledCount = isCount(report.throttled) ? report.throttled : 0;
   return {
     status,
     throttled: status === 429 || throttledCount > 0,
@@ -67,6 +68,11 @@ function isRateValue(field: keyof RateInfo, value: unknown): value is number {
 
 function isHttpStatus(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599;
+}
+
+/** A whole count that stays exact (at most 2^53 − 1), as the report schema requires. */
+export function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 function isNonNegative(value: unknown): value is number {

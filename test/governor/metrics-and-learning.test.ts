@@ -223,6 +223,18 @@ describe("learning through the governor, one dialect at a time", () => {
     });
   }
 
+  it("counts an absurd throttled count from an unvalidated report as one throttle", async () => {
+    const { governor } = manualGovernor(NOW);
+    await governor.definePool("llm", { maxConcurrent: 4 });
+    for (const throttled of [1e300, 2.5, Number.POSITIVE_INFINITY, 3]) {
+      const grant = await governor.acquire("llm");
+      await governor.release("llm", grant.slotId, { status: 429, throttled });
+    }
+    expect(governor.metrics.totals("llm", 0, Number.POSITIVE_INFINITY).throttled).toBe(
+      1 + 1 + 1 + 3,
+    );
+  });
+
   it("lets the rate object win over headers for the same field", async () => {
     const { governor } = manualGovernor(NOW);
     await governor.definePool("llm", { maxConcurrent: 4 });

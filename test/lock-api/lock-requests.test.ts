@@ -277,6 +277,7 @@ describe("Lock API request handling", () => {
       ["fractional status", { status: 200.5 }, /status/],
       ["string status", { status: "200" }, /status/],
       ["negative throttled", { throttled: -1 }, /throttled/],
+      ["throttled beyond a safe integer", { throttled: 1e300 }, /throttled/],
       ["negative retryAfterMs", { retryAfterMs: -5 }, /retryAfterMs/],
       ["negative rate.remaining", { rate: { remaining: -1 } }, /rate\.remaining/],
       ["headers that are not an object", { headers: "x-ratelimit-limit: 5" }, /headers/],
