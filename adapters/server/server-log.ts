@@ -6,13 +6,17 @@ export type LogFormat = ServerConfig["logFormat"];
 /** Severity of a log line. */
 export type LogLevel = "info" | "warn" | "error";
 
-/** Structured details of a line: only names and numbers of Sluice's own, never a secret. */
+/**
+ * Structured details of a line: names and numbers. Strings may come from the request (a
+ * path, a Host, a request id); {@link formatLogLine} scrubs secrets out of each.
+ */
 export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
 /**
  * Formats one log line. Text: the message, then `name=value` for each field (values with
  * spaces, quotes or control characters quoted as JSON strings, so a hostile path or pool
- * name cannot forge a line). JSON: `{"time","level","msg",...fields}`.
+ * name cannot forge a line). JSON: `{"time","level","msg",...fields}`. The message and every
+ * string field go through {@link scrubSecrets} first.
  *
  * @example
  * ```ts
@@ -29,16 +33,27 @@ export function formatLogLine(
   fields: LogFields,
   now: number,
 ): string {
+  const msg = scrubSecrets(message);
   if (format === "json") {
-    return JSON.stringify({ time: new Date(now).toISOString(), level, msg: message, ...fields });
+    const line: Record<string, unknown> = { time: new Date(now).toISOString(), level, msg };
+    for (const name in fields) line[name] = scrubbedValue(fields[name]);
+    return JSON.stringify(line);
   }
-  let line = message;
+  let line = msg;
   for (const name in fields) {
-    const value = fields[name];
+    const value = scrubbedValue(fields[name]);
     if (value === undefined) continue;
     line += ` ${name}=${textValue(value)}`;
   }
   return line;
+}
+
+/**
+ * Every string of every line is scrubbed, not only causes: a caller may put a key or token
+ * where Sluice logs a name (the path, the Host header, X-Request-Id).
+ */
+function scrubbedValue<T extends LogFields[string]>(value: T): T | string {
+  return typeof value === "string" ? scrubSecrets(value) : value;
 }
 
 function textValue(value: string | number | boolean | null): string {
@@ -81,7 +96,8 @@ export function createServerLog(
 
 /**
  * Hides what may be a secret inside free text (an error message, a URL): Sluice's own secrets
- * (`slc_…`), the user and password of a URL, and its query. Applied to every cause logged.
+ * (`slc_…`), the user and password of a URL, and its query. Applied to every string of every
+ * line logged.
  *
  * @example
  * ```ts

@@ -303,6 +303,24 @@ describe("the operations surface of a running server", () => {
     expect(entries().some((entry) => /^Listening on /.test(String(entry.msg)))).toBe(true);
   });
 
+  it("never logs a key or token a caller put in the path, the Host or X-Request-Id", async () => {
+    const token = "slc_tok_SecretShapedTokenValue123";
+    const before = lines.length;
+    await lock(`/pools/${key}/lock/acquire`, {});
+    await control(`/api/v1/pools/${token}`, { "x-request-id": token });
+    await httpRequest({
+      port,
+      path: "/v1/echo",
+      host: `${key}.pools.localhost:${port}`,
+      headers: {},
+    });
+    await expect.poll(() => lines.length - before).toBeGreaterThanOrEqual(3);
+    const written = lines.slice(before).join("\n");
+    expect(written).toContain("slc_***");
+    expect(written).not.toContain(key);
+    expect(written).not.toContain("SecretShapedTokenValue123");
+  });
+
   it("drops a deleted pool's series", async () => {
     const store = server.catalog.store;
     const down = await store.findPoolBySubdomain("down");
