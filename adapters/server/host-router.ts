@@ -157,7 +157,7 @@ export function createHostRouter(options: HostRouterOptions): Hono {
 /**
  * The request's `Host`: read from the Node request's raw headers on `@hono/node-server`
  * (building a web `Headers` just for this costs more than the routing), else from the web
- * request; the URL's host when there is none. Repeated fields are joined like `Headers.get`.
+ * request (the URL's host when it has none). Repeated fields are joined like `Headers.get`.
  */
 function hostOf(request: Request, env: unknown): string {
   const raw = (env as { incoming?: { rawHeaders?: readonly string[] } } | undefined)?.incoming
@@ -170,10 +170,11 @@ function hostOf(request: Request, env: unknown): string {
       const value = (raw[i + 1] as string).trim();
       host = host === null ? value : `${host}, ${value}`;
     }
-  } else {
-    host = request.headers.get("host");
+    // No Host at all (HTTP/1.0 allows that): a host nothing is served at, not the URL's
+    // host, which the adapter made up from its own defaults.
+    return host ?? "";
   }
-  return host ?? new URL(request.url).host;
+  return request.headers.get("host") ?? new URL(request.url).host;
 }
 
 /** The path of an absolute URL without escapes, up to the query (Hono's `c.req.path` then). */

@@ -127,6 +127,22 @@ describe("createSluiceServer over a real socket", () => {
     expect(jsonBody(toElsewhere)).toMatchObject({ error: "not_found" });
   });
 
+  it("answers an HTTP/1.0 request without Host as one for an unknown host", async () => {
+    seedCatalog([]);
+    const { port } = await start();
+    for (const path of ["/api/v1/me", "/pools/chat/lock/acquire"]) {
+      const answer = await rawExchange(
+        port,
+        `GET ${path} HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+      );
+      expect(answer, path).toMatch(/^HTTP\/1\.[01] 404 /);
+      expect(jsonBody(answer)).toEqual({
+        error: "not_found",
+        message: expect.stringContaining("Sluice routes requests by their Host header"),
+      });
+    }
+  });
+
   it("logs an IPv6 listen address in brackets, as it is written in a URL", async () => {
     seedCatalog([]);
     const { port } = await start({ host: "::1" });
