@@ -14,7 +14,8 @@ import { NO_BACKOFF } from "./probe-backoff.js";
 
 /**
  * The learner's state after adopting the limits and probe backoff another process wrote to
- * the store: its limit, RPM and backoff; the later of both pauses, decreases and activity. A changed
+ * the store: its limit, RPM and backoff; the later of both pauses (none when the store's was
+ * reset), decreases and activity. A changed
  * limit starts the success streak over, as a change made here would.
  *
  * @example
@@ -32,7 +33,9 @@ export function adoptShared(state: LearnerState, learned: LearnedLimits): Learne
     // The failure is activity too: a process that was quiet must not take it for stale.
     activeAt: Math.max(state.activeAt, probe.failedAt),
     rpm: learned.rpm,
-    pausedUntil: Math.max(state.pausedUntil, learned.pausedUntil),
+    // 0 is a pause nobody ever set, or one an operator reset (`resetLearned`): a pause this
+    // process had adopted must not come back with its next write.
+    pausedUntil: learned.pausedUntil === 0 ? 0 : Math.max(state.pausedUntil, learned.pausedUntil),
     probe,
   };
 }

@@ -54,7 +54,7 @@ async function acquireMany(governor: Governor, count: number): Promise<SlotGrant
 describe.each([
   { store: "memory", stores: memory, skip: false },
   { store: "redis", stores: redis, skip: !redisAvailable },
-])("probe backoff shared by processes on one store ($store)", ({ stores, skip }) => {
+])("probe backoff shared by processes on one store ($store)", ({ store, stores, skip }) => {
   it.skipIf(skip)(
     "a probe that failed in one process backs off in the other, and the other's failure counts on",
     async () => {
@@ -101,6 +101,35 @@ describe.each([
         probe: { level: 4, failures: 2, failedAt: clock.now() },
       });
       for (const grant of busy) await b.release(POOL, grant.slotId);
+    },
+  );
+
+  it.skipIf(skip)(
+    "a reset in one process is not undone by a pause the other had adopted",
+    async () => {
+      // A fresh pool: the test before left its learned limits in Redis.
+      if (store === "redis") await deleteKeys(prefix);
+      const clock = new ManualClock();
+      const [a, b] = await governors(clock, stores);
+      const early = await b.acquire(POOL);
+      const throttled = await a.acquire(POOL);
+      await a.release(POOL, throttled.slotId, { status: 429, retryAfterMs: 120_000 });
+      // B adopts A's pause with its next release.
+      await b.release(POOL, early.slotId, { status: 200 });
+      expect((await b.status(POOL)).learned.pausedUntil).toBe(clock.now() + 120_000);
+
+      await a.resetLearned(POOL);
+      // B learns something else (a concurrency throttle lowers the limit) and writes it.
+      await clock.advance(10);
+      const slots = await acquireMany(b, 4);
+      await clock.advance(10);
+      await b.release(POOL, slots[3]!.slotId, { status: 429 });
+      for (const grant of slots.slice(0, 3)) await b.release(POOL, grant.slotId);
+      // On Redis, A hears of B's write a moment later.
+      await expect
+        .poll(async () => (await a.status(POOL)).learned)
+        .toMatchObject({ concurrency: 3, pausedUntil: 0 });
+      await expect(a.acquire(POOL)).resolves.toBeTruthy();
     },
   );
 });
