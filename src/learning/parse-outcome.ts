@@ -19,9 +19,8 @@ const RATE_FIELDS: readonly (keyof RateInfo)[] = [
  * every known dialect; fields present in `rate` override those read from headers; the
  * report's `retryAfterMs` wins over header hints. `throttled` is true for a 429 status or a
  * `throttled` count above 0. Values out of range (a status outside 100-599, a negative or
- * non-finite number, a `throttled` that is no whole count up to 2^53 − 1, a duration beyond 10
- * years, a window of 0) are ignored, so an
- * unvalidated report is safe too.
+ * non-finite number, a `throttled` that is no whole count up to 2^53 − 1, a duration beyond
+ * 10 years, a window of 0) are ignored, so an unvalidated report is safe too.
  *
  * @param nowMs Epoch ms that dates and epoch resets in headers are measured from.
  * @example
@@ -70,7 +69,15 @@ function isHttpStatus(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599;
 }
 
-/** A whole count that stays exact (at most 2^53 − 1), as the report schema requires. */
+/**
+ * A whole count that stays exact (0 to 2^53 − 1), as the report schema requires of `throttled`.
+ *
+ * @example
+ * ```ts
+ * isCount(3); // true
+ * isCount(1e300); // false
+ * ```
+ */
 export function isCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0;
 }

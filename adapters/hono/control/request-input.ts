@@ -16,9 +16,9 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * The JSON object of an optional request body: an empty body or `null` is `{}`; a leading byte
  * order mark is dropped. Malformed JSON, nesting too deep (see {@link parseJsonBody}) or
- * invalid UTF-8 is a 400; a body not declared `application/json` a 415; valid JSON that is not an object is a 422 on `body`; a
- * body over the size limit a 413 and one that does not arrive in time a 408 (see
- * {@link readBodyLimited}).
+ * invalid UTF-8 is a 400; a body not declared `application/json` a 415; valid JSON that is
+ * not an object is a 422 on `body`; a body over the size limit a 413 and one that does not
+ * arrive in time a 408 (see {@link readBodyLimited}).
  *
  * @example
  * ```ts

@@ -21,8 +21,9 @@ const SLUICE_SECRET = new RegExp(
 /**
  * The Sluice secret inside an `Authorization` value (a token starting `slc_key_`, `slc_tok_`
  * or `slc_sig_`, in any shape: `Bearer <secret>`, `Token <secret>`, bare, with more after it,
- * or as the user or password of `Basic` credentials, which are base64-encoded); null otherwise. Other values are the caller's own upstream credentials and are left alone;
- * a value carrying a Sluice secret is never sent upstream.
+ * or as the user or password of base64-encoded `Basic` credentials); null otherwise. Other
+ * values are the caller's own upstream credentials and are left alone; a value carrying a
+ * Sluice secret is never sent upstream.
  *
  * @example
  * ```ts
