@@ -1,6 +1,6 @@
 import { initialLearnerState, learn, toLearnedLimits } from "../learning/learner.js";
-import { adoptShared, sameLearned } from "../learning/shared-learning.js";
 import { isCount } from "../learning/parse-outcome.js";
+import { adoptShared, sameLearned } from "../learning/shared-learning.js";
 import type { OutcomeReport, ParsedOutcome } from "../learning/types.js";
 import type { HeldSlot, MaybePromise, SharedLearned, SlotStore } from "../store/types.js";
 import type { PoolEntry } from "./pool-registry.js";
