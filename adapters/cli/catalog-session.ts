@@ -23,7 +23,7 @@ export const READ_ONLY: Readonly<{ readOnly: true }> = Object.freeze({ readOnly:
  *
  * @example
  * ```ts
- * run: (args, io) => withCatalog(args, io, (catalog) => { io.out(String(catalog.store.listAllPools().length)); return 0; }),
+ * run: (args, io) => withCatalog(args, io, async (catalog) => { io.out(String((await catalog.store.listAllPools()).length)); return 0; }),
  * ```
  */
 export async function withCatalog(
@@ -32,7 +32,7 @@ export async function withCatalog(
   work: (catalog: CatalogService) => number | Promise<number>,
   options: { readOnly?: boolean } = {},
 ): Promise<number> {
-  const data = openDataDir({
+  const data = await openDataDir({
     dataDir: resolveDataDir(optionalString(args, "data-dir"), io.env),
     secretKey: io.env.SLUICE_SECRET_KEY || undefined,
     // A command that only reads never leaves a fresh directory behind (a mistyped --data-dir).
@@ -50,11 +50,11 @@ export async function withCatalog(
  *
  * @example
  * ```ts
- * const team = requireTeam(catalog, "acme");
+ * const team = await requireTeam(catalog, "acme");
  * ```
  */
-export function requireTeam(catalog: CatalogService, slug: string): TeamRecord {
-  const team = catalog.store.findTeamBySlug(slug);
+export async function requireTeam(catalog: CatalogService, slug: string): Promise<TeamRecord> {
+  const team = await catalog.store.findTeamBySlug(slug);
   if (!team) {
     throw new InvalidArgumentError(
       `No team with slug "${slug}". Create it with "sluice team create".`,
@@ -68,16 +68,16 @@ export function requireTeam(catalog: CatalogService, slug: string): TeamRecord {
  *
  * @example
  * ```ts
- * const user = requireMember(catalog, team, "ada@example.com");
+ * const user = await requireMember(catalog, team, "ada@example.com");
  * ```
  */
-export function requireMember(
+export async function requireMember(
   catalog: CatalogService,
   team: TeamRecord,
   email: string,
-): UserRecord {
-  const user = catalog.store.findUserByEmail(normalizeEmail(email));
-  if (!user || !catalog.store.getMembership(team.id, user.id)) {
+): Promise<UserRecord> {
+  const user = await catalog.store.findUserByEmail(normalizeEmail(email));
+  if (!user || !(await catalog.store.getMembership(team.id, user.id))) {
     throw new InvalidArgumentError(
       `${email} is not a member of team ${team.slug}. Add them with "sluice user add".`,
     );

@@ -47,7 +47,7 @@ export interface CatalogSyncOptions {
    * names another pool (deleted and re-created, maybe by another team). The server forgets
    * the pool's metrics here, which are keyed by subdomain.
    */
-  onPoolRemoved?: (subdomain: string) => void;
+  onPoolRemoved?: (subdomain: string) => void | Promise<void>;
 }
 
 function emptyReport(): SyncReport {
@@ -97,7 +97,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     appliedPools.delete(subdomain);
     appliedPoolIds.delete(subdomain);
     try {
-      options.onPoolRemoved?.(subdomain);
+      await options.onPoolRemoved?.(subdomain);
     } catch (error) {
       log(`Could not clean up after pool ${subdomain}: ${(error as Error).message}`);
     }
@@ -174,9 +174,9 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   async function apply(): Promise<SyncReport> {
     const report = emptyReport();
-    lastMarker = store.changeMarker();
-    const budgets = store.listAllBudgets();
-    const pools = store.listAllPools();
+    lastMarker = await store.changeMarker();
+    const budgets = await store.listAllBudgets();
+    const pools = await store.listAllPools();
     const budgetById = new Map<number, BudgetRecord>(budgets.map((budget) => [budget.id, budget]));
 
     // In an order that never breaks a ceiling on the way (each step only lowers what a budget
@@ -233,7 +233,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const sync: CatalogSync = {
     syncNow: () => serialized(apply),
     syncIfChanged: () =>
-      serialized(async () => (store.changeMarker() === lastMarker ? null : apply())),
+      serialized(async () => ((await store.changeMarker()) === lastMarker ? null : apply())),
     start(intervalMs) {
       stopped = false;
       const tick = () => {

@@ -19,7 +19,7 @@ import {
 } from "./catalog-sync.js";
 import type { ServerConfig } from "./config.js";
 import { countNoun } from "./count-noun.js";
-import { openDataDir } from "./data-dir.js";
+import { type OpenDataDir, openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
@@ -133,7 +133,7 @@ export async function createSluiceServer(
   const clock = options.clock ?? systemClock;
   const serverLog = createServerLog(config.logFormat, options.log ?? (() => {}));
   const log = (line: string) => serverLog.info(line);
-  const data = openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
+  const data = await openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
     const servingLock = lockForServing(
@@ -151,7 +151,7 @@ export async function createSluiceServer(
       clock,
       log,
     });
-    const loaded = persistence.load();
+    const loaded = await persistence.load();
     if (loaded > 0) log(`Loaded ${countNoun(loaded, "metric bucket")}`);
     const access = createServerAccessLog({
       database: data.database,
@@ -267,7 +267,7 @@ interface Parts {
   served: FetchApp;
   /** Set once shutdown begins (readiness then fails). */
   stopping: { now: boolean };
-  data: ReturnType<typeof openDataDir>;
+  data: OpenDataDir;
   servingLock: ServingLock;
   governor: Governor;
   metrics: MetricsRecorder;
@@ -307,9 +307,9 @@ function assemble(parts: Parts): SluiceServer {
     await governor.close();
     log("Closed the governor");
     // After the governor: the releases of requests cut off above are counted by now.
-    log(`Saved ${countNoun(persistence.flush(), "metric bucket")}`);
+    log(`Saved ${countNoun(await persistence.flush(), "metric bucket")}`);
     // After the governor: callers it turned away on closing are still logged.
-    access.close();
+    await access.close();
     data.close();
     // Last: a server started next on this directory finds everything saved.
     servingLock.release();
@@ -367,18 +367,14 @@ function withDashboard(controlApp: FetchApp, dashboardApp: FetchApp | undefined)
  * Drops what each holder keeps under a removed pool's subdomain. Every holder is asked even
  * when one fails, so a failing metrics delete never leaves the access log to the next pool.
  */
-function forgetPoolEverywhere(
+async function forgetPoolEverywhere(
   subdomain: string,
-  holders: readonly { forgetPool(pool: string): unknown }[],
-): void {
-  const failures: unknown[] = [];
-  for (const holder of holders) {
-    try {
-      holder.forgetPool(subdomain);
-    } catch (error) {
-      failures.push(error);
-    }
-  }
+  holders: readonly { forgetPool(pool: string): Promise<unknown> }[],
+): Promise<void> {
+  const results = await Promise.allSettled(holders.map((holder) => holder.forgetPool(subdomain)));
+  const failures = results.flatMap((result) =>
+    result.status === "rejected" ? [result.reason as unknown] : [],
+  );
   if (failures.length === 1) throw failures[0];
   if (failures.length > 1) {
     const messages = failures.map((error) => (error as Error).message).join("; ");

@@ -58,18 +58,18 @@ export function resolveDataDir(
  *
  * @example
  * ```ts
- * const data = openDataDir({ dataDir: "./.sluice-data", secretKey: process.env.SLUICE_SECRET_KEY });
- * data.catalog.store.listAllPools();
+ * const data = await openDataDir({ dataDir: "./.sluice-data", secretKey: process.env.SLUICE_SECRET_KEY });
+ * await data.catalog.store.listAllPools();
  * data.close();
  * ```
  */
-export function openDataDir(options: {
+export async function openDataDir(options: {
   dataDir: string;
   secretKey?: string | undefined;
   clock?: Clock;
   /** False: a directory without `sluice.db` is an error, and nothing is created. Default true. */
   create?: boolean;
-}): OpenDataDir {
+}): Promise<OpenDataDir> {
   const dataDir = resolve(options.dataDir);
   const create = options.create ?? true;
   checkDataDir(dataDir, create);
@@ -88,7 +88,10 @@ export function openDataDir(options: {
   try {
     // A reader without the key never decrypts: its stand-in key is not checked.
     if (key !== READ_ONLY_STAND_IN) {
-      checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE));
+      await checkSecretKey(
+        catalog,
+        options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE),
+      );
     }
   } catch (error) {
     database.close();
@@ -149,8 +152,8 @@ function checkDataDir(dataDir: string, create: boolean): void {
  * `SLUICE_SECRET_KEY`, or a `secret.key` from another directory): caught at open, with the
  * way out, instead of every call to such a pool failing later.
  */
-function checkSecretKey(catalog: CatalogService, keySource: string): void {
-  const sealed = catalog.store.listAllPools().find((pool) => pool.credential !== null);
+async function checkSecretKey(catalog: CatalogService, keySource: string): Promise<void> {
+  const sealed = (await catalog.store.listAllPools()).find((pool) => pool.credential !== null);
   if (!sealed) return;
   try {
     catalog.decryptCredential(sealed);

@@ -16,7 +16,7 @@ export interface ServerAccessLog {
   /** Prunes to each pool's retention now and then hourly. */
   startRetention(): void;
   /** Stops the retention job and writes what is buffered; later appends are dropped. */
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Options of {@link createServerAccessLog}. */
@@ -36,8 +36,8 @@ export interface ServerAccessLogOptions {
  * ```ts
  * const { accessLog, startRetention, close } = createServerAccessLog({ database, catalog: catalog.store, clock, log });
  * startRetention();
- * accessLog.list("chat", { limit: 20 });
- * close();
+ * await accessLog.list("chat", { limit: 20 });
+ * await close();
  * ```
  */
 export function createServerAccessLog(options: ServerAccessLogOptions): ServerAccessLog {
@@ -45,7 +45,7 @@ export function createServerAccessLog(options: ServerAccessLogOptions): ServerAc
   const accessLog = createSqliteAccessLog(options.database, {
     clock,
     onError: (error) => log(`Writing the access log failed: ${(error as Error).message}`),
-    poolCreatedAt: (pool) => catalog.findPoolBySubdomain(pool)?.createdAt,
+    poolCreatedAt: async (pool) => (await catalog.findPoolBySubdomain(pool))?.createdAt,
   });
   let retention: AccessLogRetentionJob | null = null;
   return {
@@ -54,13 +54,13 @@ export function createServerAccessLog(options: ServerAccessLogOptions): ServerAc
       retention ??= startAccessLogRetention({
         accessLog,
         clock,
-        retention: () => retentionOfPools(catalog.listAllPools()),
+        retention: async () => retentionOfPools(await catalog.listAllPools()),
         onError: (error) => log(`Pruning the access log failed: ${(error as Error).message}`),
       });
     },
-    close() {
+    async close() {
       retention?.stop();
-      accessLog.close();
+      await accessLog.close();
     },
   };
 }

@@ -30,9 +30,9 @@ export async function prepareCatalog(
   config: Record<string, unknown>,
   env: Record<string, string>,
 ): Promise<void> {
-  const data = openDataDir({ dataDir, secretKey: env.SLUICE_SECRET_KEY });
+  const data = await openDataDir({ dataDir, secretKey: env.SLUICE_SECRET_KEY });
   try {
-    data.catalog.store.createTeam({ name: "E2E", slug: String(config.team) });
+    await data.catalog.store.createTeam({ name: "E2E", slug: String(config.team) });
   } finally {
     data.close();
   }
