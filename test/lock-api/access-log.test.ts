@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
@@ -11,21 +11,28 @@ import { retentionOfPools, startAccessLogRetention } from "../../src/access-log/
 import type { AccessLogStore } from "../../src/access-log/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { postgresFixture } from "../postgres/pg-fixture.js";
+import { requirePostgres } from "../support/postgres.js";
 import { accessLogEntry } from "./access-log-entry.js";
 
 const DAY = 86_400_000;
 
 const entry = accessLogEntry;
 
-describe.each([
-  ["memory", () => ({ store: new MemoryAccessLogStore() as AccessLogStore, close: () => {} })],
+const postgresAvailable = await requirePostgres("the PostgreSQL access log store");
+const postgres = postgresFixture("pg_access_log");
+afterAll(() => postgres.drop());
+
+type OpenStore = () => Promise<{ store: AccessLogStore; close: () => Promise<void> | void }>;
+const STORES: [string, OpenStore][] = [
+  ["memory", async () => ({ store: new MemoryAccessLogStore(), close: () => {} })],
   [
     "sqlite",
-    () => {
+    async () => {
       const dir = mkdtempSync(join(tmpdir(), "sluice-access-"));
       const db: Database.Database = openSluiceDatabase(join(dir, "sluice.db"));
       return {
-        store: new SqliteAccessLogStore(db) as AccessLogStore,
+        store: new SqliteAccessLogStore(db),
         close: () => {
           db.close();
           rmSync(dir, { recursive: true, force: true });
@@ -33,11 +40,22 @@ describe.each([
       };
     },
   ],
-])("%s access log store", (_name, open) => {
+];
+if (postgresAvailable) {
+  STORES.push([
+    "postgres",
+    async () => {
+      const catalog = await postgres.open();
+      return { store: catalog.accessLog, close: () => catalog.close() };
+    },
+  ]);
+}
+
+describe.each(STORES)("%s access log store", (_name, open) => {
   let store: AccessLogStore;
-  let close: () => void;
+  let close: () => Promise<void> | void;
   beforeEach(async () => {
-    ({ store, close } = open());
+    ({ store, close } = await open());
   });
   afterEach(async () => close());
 
