@@ -9,8 +9,9 @@ import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { createControlApp } from "../hono/control/index.js";
-import { SqliteAuthStore, SqliteMetricsStore } from "../sqlite/index.js";
+import { SqliteAuthStore } from "../sqlite/index.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
+import { type CatalogDatabase, openCatalogDatabase } from "./catalog-database.js";
 import {
   type CatalogSync,
   createCatalogSync,
@@ -19,7 +20,6 @@ import {
 } from "./catalog-sync.js";
 import type { ServerConfig } from "./config.js";
 import { countNoun } from "./count-noun.js";
-import { type OpenDataDir, openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
@@ -31,6 +31,7 @@ import { requestPoolResolver } from "./request-pool.js";
 import { createServerAccessLog, type ServerAccessLog } from "./server-access-log.js";
 import { createServerLog } from "./server-log.js";
 import { lockForServing, redisTargetOf, type ServingLock } from "./serving-lock.js";
+
 import { describeSlotStore, slotStoreFor } from "./slot-store.js";
 
 /** What the Lock API and proxy app factories receive. */
@@ -133,20 +134,23 @@ export async function createSluiceServer(
   const clock = options.clock ?? systemClock;
   const serverLog = createServerLog(config.logFormat, options.log ?? (() => {}));
   const log = (line: string) => serverLog.info(line);
-  const data = await openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
+  const data = await openCatalogDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    secretKey: config.secretKey,
+    clock,
+    log,
+  });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
-    const servingLock = lockForServing(
-      data.dataDir,
-      config.redisUrl === undefined ? null : redisTargetOf(config.redisUrl, config.redisPrefix),
-    );
+    const servingLock = servingLockOf(config, data, log);
     cleanups.push(() => servingLock.release());
-    log(`Data directory: ${data.dataDir}`);
+    log(`Catalog: ${data.description}`);
     const prometheus = createPrometheusMetrics(() => governor);
     const metrics = new MetricsRecorder({ observer: prometheus.observer });
     const persistence = createMetricsPersistence({
       recorder: metrics,
-      store: new SqliteMetricsStore(data.database),
+      store: data.metrics,
       catalog: data.catalog.store,
       clock,
       log,
@@ -154,7 +158,7 @@ export async function createSluiceServer(
     const loaded = await persistence.load();
     if (loaded > 0) log(`Loaded ${countNoun(loaded, "metric bucket")}`);
     const access = createServerAccessLog({
-      database: data.database,
+      store: data.accessLog,
       catalog: data.catalog.store,
       clock,
       log,
@@ -267,7 +271,7 @@ interface Parts {
   served: FetchApp;
   /** Set once shutdown begins (readiness then fails). */
   stopping: { now: boolean };
-  data: OpenDataDir;
+  data: CatalogDatabase;
   servingLock: ServingLock;
   governor: Governor;
   metrics: MetricsRecorder;
@@ -310,7 +314,7 @@ function assemble(parts: Parts): SluiceServer {
     log(`Saved ${countNoun(await persistence.flush(), "metric bucket")}`);
     // After the governor: callers it turned away on closing are still logged.
     await access.close();
-    data.close();
+    await data.close();
     // Last: a server started next on this directory finds everything saved.
     servingLock.release();
     log("Closed the database");
@@ -388,4 +392,25 @@ function withActualPort(baseUrl: string, port: number): string {
   if (url.port !== "0") return baseUrl;
   url.port = String(port);
   return url.toString().replace(/\/$/, "");
+}
+
+/**
+ * The data directory's serving lock (see {@link lockForServing}). A PostgreSQL catalog has no
+ * directory to lock: an in-memory server on it is only warned about.
+ */
+function servingLockOf(
+  config: ServerConfig,
+  data: CatalogDatabase,
+  log: (line: string) => void,
+): ServingLock {
+  const redisTarget =
+    config.redisUrl === undefined ? null : redisTargetOf(config.redisUrl, config.redisPrefix);
+  if (data.dataDir !== null) return lockForServing(data.dataDir, redisTarget);
+  if (redisTarget === null) {
+    log(
+      "Warning: slots are kept in memory, so every server on this PostgreSQL catalog admits each " +
+        "pool's full limit; give every server the same --redis-url to share one limit.",
+    );
+  }
+  return { release() {} };
 }

@@ -91,6 +91,7 @@ export async function openDataDir(options: {
       await checkSecretKey(
         catalog,
         options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE),
+        "this data directory",
       );
     }
   } catch (error) {
@@ -151,16 +152,25 @@ function checkDataDir(dataDir: string, create: boolean): void {
  * Refuses a secret key that cannot open the credentials already stored (a wrong
  * `SLUICE_SECRET_KEY`, or a `secret.key` from another directory): caught at open, with the
  * way out, instead of every call to such a pool failing later.
+ *
+ * @example
+ * ```ts
+ * await checkSecretKey(catalog, "SLUICE_SECRET_KEY", "this database");
+ * ```
  */
-async function checkSecretKey(catalog: CatalogService, keySource: string): Promise<void> {
+export async function checkSecretKey(
+  catalog: CatalogService,
+  keySource: string,
+  where: string,
+): Promise<void> {
   const sealed = (await catalog.store.listAllPools()).find((pool) => pool.credential !== null);
   if (!sealed) return;
   try {
     catalog.decryptCredential(sealed);
   } catch {
     throw new InvalidArgumentError(
-      `The secret key (${keySource}) cannot open the upstream credentials stored in this data ` +
-        `directory (pool ${sealed.subdomain}): use the key they were sealed with.`,
+      `The secret key (${keySource}) cannot open the upstream credentials stored in ${where} ` +
+        `(pool ${sealed.subdomain}): use the key they were sealed with.`,
     );
   }
 }

@@ -1,13 +1,12 @@
-import type Database from "better-sqlite3";
-import type { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
+import { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
 import {
   type AccessLogRetentionJob,
   retentionOfPools,
   startAccessLogRetention,
 } from "../../src/access-log/retention.js";
+import type { AccessLogStore } from "../../src/access-log/types.js";
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
-import { createSqliteAccessLog } from "../sqlite/access-log-store.js";
 
 /** The server's pool access log and its retention job. */
 export interface ServerAccessLog {
@@ -21,7 +20,7 @@ export interface ServerAccessLog {
 
 /** Options of {@link createServerAccessLog}. */
 export interface ServerAccessLogOptions {
-  database: Database.Database;
+  store: AccessLogStore;
   catalog: Pick<CatalogStore, "findPoolBySubdomain" | "listAllPools">;
   clock: Clock;
   log: (line: string) => void;
@@ -34,7 +33,7 @@ export interface ServerAccessLogOptions {
  *
  * @example
  * ```ts
- * const { accessLog, startRetention, close } = createServerAccessLog({ database, catalog: catalog.store, clock, log });
+ * const { accessLog, startRetention, close } = createServerAccessLog({ store, catalog: catalog.store, clock, log });
  * startRetention();
  * await accessLog.list("chat", { limit: 20 });
  * await close();
@@ -42,7 +41,8 @@ export interface ServerAccessLogOptions {
  */
 export function createServerAccessLog(options: ServerAccessLogOptions): ServerAccessLog {
   const { catalog, clock, log } = options;
-  const accessLog = createSqliteAccessLog(options.database, {
+  const accessLog = new BufferedAccessLog({
+    store: options.store,
     clock,
     onError: (error) => log(`Writing the access log failed: ${(error as Error).message}`),
     poolCreatedAt: async (pool) => (await catalog.findPoolBySubdomain(pool))?.createdAt,
