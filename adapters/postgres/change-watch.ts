@@ -30,6 +30,7 @@ export class PostgresChangeWatch {
   private pollTimer: NodeJS.Timeout | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly listeners = new Set<() => void>();
   private readonly pollMs: number;
   private readonly log: (line: string) => void;
 
@@ -44,6 +45,15 @@ export class PostgresChangeWatch {
   /** The highest catalog version seen; moves whenever any server changes the catalog. */
   get version(): number {
     return this.seen;
+  }
+
+  /**
+   * Calls `listener` whenever the version moves (a NOTIFY, a periodic read, or this process's
+   * own write); returns how to stop.
+   */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Reads the version now (after this process's own write, so its marker moves at once). */
@@ -78,7 +88,9 @@ export class PostgresChangeWatch {
   }
 
   private note(version: number): void {
-    if (version > this.seen) this.seen = version;
+    if (version <= this.seen) return;
+    this.seen = version;
+    for (const listener of this.listeners) listener();
   }
 
   private async listen(): Promise<void> {

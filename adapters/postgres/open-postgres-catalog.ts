@@ -24,6 +24,8 @@ export interface PostgresCatalog {
   readonly accessLog: PostgresAccessLogStore;
   /** Migration versions this open applied (empty when another server had, or none were due). */
   readonly migrated: number[];
+  /** Calls `listener` whenever any server changes the catalog; returns how to stop. */
+  onChange(listener: () => void): () => void;
   /** Stops listening and ends the pool (also `store.close()`). */
   close(): Promise<void>;
 }
@@ -68,6 +70,7 @@ export async function openPostgresCatalog(
       metrics: new PostgresMetricsStore(pool),
       accessLog: new PostgresAccessLogStore(pool),
       migrated,
+      onChange: (listener) => watch.onChange(listener),
       close,
     };
   } catch (error) {

@@ -19,6 +19,11 @@ export interface CatalogDatabase {
   readonly dataDir: string | null;
   /** For the start-up log: the directory, or the database URL without its password. */
   readonly description: string;
+  /**
+   * Calls `listener` as soon as any process changes the catalog, where the database tells
+   * (PostgreSQL's NOTIFY); absent where only polling the change marker can (SQLite).
+   */
+  readonly onChange?: (listener: () => void) => () => void;
   /** Closes the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -106,6 +111,7 @@ async function openPostgres(
     accessLog: opened.accessLog,
     dataDir: null,
     description: `PostgreSQL ${describePostgresUrl(url)}`,
+    onChange: (listener) => opened.onChange(listener),
     close: () => opened.close(),
   };
 }

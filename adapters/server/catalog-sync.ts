@@ -29,6 +29,11 @@ export interface CatalogSync {
   syncIfChanged(): Promise<SyncReport | null>;
   /** Checks the change marker every `intervalMs` until {@link CatalogSync.stop}. */
   start(intervalMs: number): void;
+  /**
+   * Checks the change marker now, between timer ticks (a catalog that notifies changes, such
+   * as PostgreSQL's, calls it), logging what changed like a tick does.
+   */
+  nudge(): Promise<void>;
   /** Stops the timer and waits for a sync in progress. */
   stop(): Promise<void>;
   /** Why the last timed sync failed; null when it succeeded (or none ran yet). */
@@ -237,25 +242,26 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     start(intervalMs) {
       stopped = false;
       const tick = () => {
-        sync
-          .syncIfChanged()
-          .then((report) => {
-            failure = null;
-            // Token use and metrics also move the marker; only real changes are worth a line.
-            if (report && Object.values(report).some((names) => names.length > 0)) {
-              log(describeSync(report));
-            }
-          })
-          .catch((error: unknown) => {
-            failure = (error as Error).message;
-            log(`Catalog sync failed: ${failure}`);
-          })
-          .finally(() => {
-            if (!stopped) timer = clock.setTimeout(tick, intervalMs);
-          });
+        sync.nudge().finally(() => {
+          if (!stopped) timer = clock.setTimeout(tick, intervalMs);
+        });
       };
       timer = clock.setTimeout(tick, intervalMs);
     },
+    nudge: () =>
+      sync
+        .syncIfChanged()
+        .then((report) => {
+          failure = null;
+          // Token use and metrics also move the marker; only real changes are worth a line.
+          if (report && Object.values(report).some((names) => names.length > 0)) {
+            log(describeSync(report));
+          }
+        })
+        .catch((error: unknown) => {
+          failure = (error as Error).message;
+          log(`Catalog sync failed: ${failure}`);
+        }),
     async stop() {
       stopped = true;
       if (timer !== null) clock.clearTimeout(timer);

@@ -288,6 +288,7 @@ function assemble(parts: Parts): SluiceServer {
   const { auth, publicUrls } = parts;
   let listener: HttpListener | null = null;
   let closing: Promise<void> | null = null;
+  let stopWatching: (() => void) | null = null;
 
   async function shutdown(): Promise<void> {
     parts.stopping.now = true;
@@ -307,6 +308,7 @@ function assemble(parts: Parts): SluiceServer {
     }
     parts.closeApps();
     persistence.stop();
+    stopWatching?.();
     await sync.stop();
     await governor.close();
     log("Closed the governor");
@@ -340,6 +342,8 @@ function assemble(parts: Parts): SluiceServer {
       persistence.start(config.metricsFlushMs);
       access.startRetention();
       sync.start(config.catalogSyncMs);
+      // A notified change is applied at once, not at the next tick.
+      stopWatching = data.onChange?.(() => void sync.nudge()) ?? null;
       // An IPv6 address needs brackets to be read (and pasted) as host and port.
       const host = config.host.includes(":") ? `[${config.host}]` : config.host;
       log(`Listening on ${host}:${listener.port}`);
