@@ -76,6 +76,7 @@ CREATE TABLE pools (
   budget_id BIGINT REFERENCES budgets (id) ON DELETE SET NULL,
   reserved_concurrent INTEGER NOT NULL,
   metrics_retention_days INTEGER NOT NULL,
+  database_connection TEXT,
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );

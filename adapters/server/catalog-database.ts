@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type Database from "better-sqlite3";
 import type { AccessLogStore } from "../../src/access-log/types.js";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
@@ -6,9 +8,10 @@ import { type Clock, systemClock } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import type { MetricsStore } from "../../src/metrics/metrics-store.js";
 import { SqliteAccessLogStore } from "../sqlite/access-log-store.js";
+import { openSluiceDatabase } from "../sqlite/database.js";
 import { decodeSecretKey, SECRET_KEY_ENV } from "../sqlite/secret-key.js";
 import { SqliteMetricsStore } from "../sqlite/sqlite-metrics-store.js";
-import { checkSecretKey, openDataDir } from "./data-dir.js";
+import { checkSecretKey, DATABASE_FILE, openDataDir } from "./data-dir.js";
 
 /** Where the catalog, metrics and access log live: SQLite in a data directory, or PostgreSQL. */
 export interface CatalogDatabase {
@@ -19,6 +22,12 @@ export interface CatalogDatabase {
   readonly dataDir: string | null;
   /** For the start-up log: the directory, or the database URL without its password. */
   readonly description: string;
+  /**
+   * The SQLite database of this server's data directory, for what is not yet kept in
+   * PostgreSQL (the MCP endpoint's OAuth grants): with a PostgreSQL catalog it is opened on
+   * first use and local to this server.
+   */
+  localDatabase(): Database.Database;
   /**
    * Calls `listener` as soon as any process changes the catalog, where the database tells
    * (PostgreSQL's NOTIFY); absent where only polling the change marker can (SQLite).
@@ -71,6 +80,7 @@ export async function openCatalogDatabase(
     accessLog: new SqliteAccessLogStore(data.database),
     dataDir: data.dataDir,
     description: `data directory ${data.dataDir}`,
+    localDatabase: () => data.database,
     close: async () => data.close(),
   };
 }
@@ -105,6 +115,7 @@ async function openPostgres(
     await opened.close();
     throw error;
   }
+  let local: Database.Database | null = null;
   return {
     catalog,
     metrics: opened.metrics,
@@ -112,6 +123,13 @@ async function openPostgres(
     dataDir: null,
     description: `PostgreSQL ${describePostgresUrl(url)}`,
     onChange: (listener) => opened.onChange(listener),
-    close: () => opened.close(),
+    localDatabase() {
+      local ??= openSluiceDatabase(join(options.dataDir, DATABASE_FILE));
+      return local;
+    },
+    async close() {
+      if (local?.open) local.close();
+      await opened.close();
+    },
   };
 }

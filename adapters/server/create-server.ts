@@ -202,7 +202,7 @@ export async function createSluiceServer(
       clock,
       config,
       reportFailure: requestLog.reportFailure,
-      database: data.database,
+      database: data.localDatabase(),
       auth,
       syncCatalog: () => sync.syncNow(),
       publicUrls: () => publicUrls,
@@ -377,9 +377,11 @@ function withDashboard(controlApp: FetchApp, dashboardApp: FetchApp | undefined)
  */
 async function forgetPoolEverywhere(
   subdomain: string,
-  holders: readonly { forgetPool(pool: string): Promise<unknown> }[],
+  holders: readonly { forgetPool(pool: string): unknown }[],
 ): Promise<void> {
-  const results = await Promise.allSettled(holders.map((holder) => holder.forgetPool(subdomain)));
+  const results = await Promise.allSettled(
+    holders.map(async (holder) => holder.forgetPool(subdomain)),
+  );
   const failures = results.flatMap((result) =>
     result.status === "rejected" ? [result.reason as unknown] : [],
   );

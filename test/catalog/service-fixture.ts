@@ -29,9 +29,9 @@ export async function catalogWithTeam() {
 }
 
 /** The validation issues `run` throws, grouped by field; fails the test when it throws none. */
-export function issuesOf(run: () => unknown): Record<string, string[]> {
+export async function issuesOf(run: () => unknown): Promise<Record<string, string[]>> {
   try {
-    run();
+    await run();
   } catch (error) {
     expect(error).toBeInstanceOf(InvalidArgumentError);
     return groupIssuesByField((error as InvalidArgumentError).issues);

@@ -481,8 +481,8 @@ describe("sluice apply", () => {
       const env = { WAREHOUSE_READ_URL: READ_URL };
       const result = await sluice(["apply", file], env);
       expect(result).toMatchObject({ code: 0, stderr: "" });
-      const { pool, stored, decrypted } = readCatalog((data) => {
-        const record = data.catalog.store.getPoolBySubdomain(1, "warehouse")!;
+      const { pool, stored, decrypted } = await readCatalog(async (data) => {
+        const record = (await data.catalog.store.getPoolBySubdomain(1, "warehouse"))!;
         return {
           pool: record,
           stored: JSON.stringify(record),
@@ -539,7 +539,7 @@ describe("sluice apply", () => {
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toContain("Must be a postgres:// or postgresql:// URL.");
       expect(bad.stderr).not.toContain("leaky-pw");
-      expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+      expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
     });
   });
 });

@@ -261,7 +261,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       }
       expect(response.text).not.toContain(live.key);
       expect(response.text).not.toContain(revoked.key);
-      for (const record of api.store.listPoolKeys(api.acme.open.id)) {
+      for (const record of await api.store.listPoolKeys(api.acme.open.id)) {
         expect(response.text).not.toContain(record.keyHash);
       }
     });

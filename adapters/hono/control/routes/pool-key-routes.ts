@@ -24,7 +24,7 @@ export function poolKeyRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   const routes = new Hono<ControlEnv>();
 
   routes.get("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
-    const pool = requireTeamPool(catalog.store, c.var.auth.team.id, c.req.param("pool"));
+    const pool = await requireTeamPool(catalog.store, c.var.auth.team.id, c.req.param("pool"));
     const keys = await catalog.store.listPoolKeys(pool.id);
     return c.json({ data: keys.map((key) => serializePoolKey(pool, key)) });
   });
