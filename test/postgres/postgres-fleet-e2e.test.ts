@@ -4,9 +4,14 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisKeys } from "../../adapters/redis/index.js";
 import { cliEnv, tempDir } from "../cli/cli-process.js";
-import { type ClusterNode, sluiceOk, startCluster, stopCluster } from "../redis/e2e-cluster.js";
+import {
+  type ClusterNode,
+  heldIds,
+  sluiceOk,
+  startCluster,
+  stopCluster,
+} from "../redis/e2e-cluster.js";
 import { Endpoint, send } from "../redis/e2e-http.js";
 import { type HeldSlot, holdSlot, type LoadPlan, LoadStats, runClient } from "../redis/e2e-load.js";
 import { ConcurrencyChecker } from "../redis/e2e-upstream.js";
@@ -43,12 +48,6 @@ function poolEntry(subdomain: string, origin: string) {
     adaptive: false,
     requireKey: false,
   };
-}
-
-async function heldIds(redis: Redis, prefix: string, pool: string): Promise<string[]> {
-  const pattern = new RedisKeys(prefix).pattern().replace(/\*$/, `*:holders:${pool}`);
-  const keys = await redis.keys(pattern);
-  return (await Promise.all(keys.map((key) => redis.zrange(key, 0, -1)))).flat();
 }
 
 describe.skipIf(!available)("three sluice serve processes on one PostgreSQL and one Redis", () => {
