@@ -86,3 +86,29 @@ export function describePostgresUrl(url: string): string {
 export type Queryable = Pick<pg.Pool, "query">;
 
 export { TYPES as POSTGRES_TYPES };
+
+/**
+ * Runs `body` in BEGIN … COMMIT on one connection of `pool` (ROLLBACK when it throws).
+ *
+ * @example
+ * ```ts
+ * const moved = await withTransaction(pool, async (client) => (await client.query(sql)).rowCount);
+ * ```
+ */
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  body: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await body(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -19,3 +19,4 @@ export { openPostgresCatalog } from "./open-postgres-catalog.js";
 export { PostgresAccessLogStore } from "./postgres-access-log-store.js";
 export { PostgresCatalogStore } from "./postgres-catalog-store.js";
 export { PostgresMetricsStore } from "./postgres-metrics-store.js";
+export { PostgresOAuthStore } from "./postgres-oauth-store.js";

@@ -158,10 +158,55 @@ CREATE TABLE access_log (
 CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
 `;
 
+/** The MCP endpoint's OAuth clients, grants, codes and tokens (secrets only as hashes). */
+const OAUTH_SCHEMA = `
+CREATE TABLE oauth_clients (
+  client_id TEXT PRIMARY KEY,
+  client_name TEXT NOT NULL,
+  redirect_uris TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE oauth_grants (
+  id BIGSERIAL PRIMARY KEY,
+  user_id BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  team_id BIGINT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  client_id TEXT NOT NULL,
+  client_name TEXT NOT NULL,
+  redirect_host TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  last_used_at BIGINT,
+  revoked_at BIGINT
+);
+CREATE INDEX oauth_grants_by_user ON oauth_grants (team_id, user_id);
+CREATE TABLE oauth_codes (
+  code_hash TEXT PRIMARY KEY,
+  grant_id BIGINT NOT NULL REFERENCES oauth_grants (id) ON DELETE CASCADE,
+  client_id TEXT NOT NULL,
+  redirect_uri TEXT NOT NULL,
+  code_challenge TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at BIGINT
+);
+CREATE INDEX oauth_codes_by_grant ON oauth_codes (grant_id);
+CREATE TABLE oauth_tokens (
+  token_hash TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+  grant_id BIGINT NOT NULL REFERENCES oauth_grants (id) ON DELETE CASCADE,
+  scopes TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at BIGINT
+);
+CREATE INDEX oauth_tokens_by_grant ON oauth_tokens (grant_id);
+CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at);
+`;
+
 /** The schema history, oldest first. Append only; never edit a shipped entry. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "catalog", sql: CATALOG_SCHEMA },
   { version: 2, name: "metrics buckets and access log", sql: METRICS_AND_ACCESS_LOG_SCHEMA },
+  { version: 3, name: "oauth grants and tokens", sql: OAUTH_SCHEMA },
 ];
 
 /** Any fixed number: every Sluice server migrating one database takes this same lock. */

@@ -6,6 +6,7 @@ import { migratePostgres } from "./migrations.js";
 import { PostgresAccessLogStore } from "./postgres-access-log-store.js";
 import { PostgresCatalogStore } from "./postgres-catalog-store.js";
 import { PostgresMetricsStore } from "./postgres-metrics-store.js";
+import { PostgresOAuthStore } from "./postgres-oauth-store.js";
 
 /** Options of {@link openPostgresCatalog}. */
 export interface OpenPostgresCatalogOptions extends ConnectPostgresOptions {
@@ -22,6 +23,8 @@ export interface PostgresCatalog {
   readonly store: PostgresCatalogStore;
   readonly metrics: PostgresMetricsStore;
   readonly accessLog: PostgresAccessLogStore;
+  /** The MCP endpoint's OAuth grants and tokens, shared by the fleet. */
+  readonly oauth: PostgresOAuthStore;
   /** Migration versions this open applied (empty when another server had, or none were due). */
   readonly migrated: number[];
   /** Calls `listener` whenever any server changes the catalog; returns how to stop. */
@@ -69,6 +72,7 @@ export async function openPostgresCatalog(
       store,
       metrics: new PostgresMetricsStore(pool),
       accessLog: new PostgresAccessLogStore(pool),
+      oauth: new PostgresOAuthStore(pool),
       migrated,
       onChange: (listener) => watch.onChange(listener),
       close,

@@ -28,7 +28,7 @@ import {
   poolParams,
 } from "../sqlite/catalog-rows.js";
 import type { PostgresChangeWatch } from "./change-watch.js";
-import type { Queryable } from "./connect.js";
+import { type Queryable, withTransaction } from "./connect.js";
 import { translatePostgresError } from "./postgres-errors.js";
 
 /** What every handle of one store shares: the pool, the clock and the change watch. */
@@ -400,18 +400,7 @@ export class PostgresCatalogStore implements CatalogStore {
   }
 
   private async transaction<T>(what: string, body: (q: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await translated(what, () => this.shared.pool.connect());
-    let result: T;
-    try {
-      await client.query("BEGIN");
-      result = await body(client);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw translatePostgresError(error, what);
-    } finally {
-      client.release();
-    }
+    const result = await translated(what, () => withTransaction(this.shared.pool, body));
     // This server's own change shows in its marker at once, not only when the NOTIFY arrives.
     await this.shared.watch.refresh().catch(() => {});
     return result;

@@ -7,6 +7,7 @@ import { SecretBox } from "../../src/catalog/encryption.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import type { MetricsStore } from "../../src/metrics/metrics-store.js";
+import type { OAuthStore } from "../oauth/types.js";
 import { SqliteAccessLogStore } from "../sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../sqlite/database.js";
 import { decodeSecretKey, SECRET_KEY_ENV } from "../sqlite/secret-key.js";
@@ -22,9 +23,11 @@ export interface CatalogDatabase {
   readonly dataDir: string | null;
   /** For the start-up log: the directory, or the database URL without its password. */
   readonly description: string;
+  /** The MCP endpoint's OAuth store when it lives beside the catalog (PostgreSQL); else absent. */
+  readonly oauth?: OAuthStore;
   /**
    * The SQLite database of this server's data directory, for what is not yet kept in
-   * PostgreSQL (the MCP endpoint's OAuth grants): with a PostgreSQL catalog it is opened on
+   * PostgreSQL (the dashboard's sign-in records): with a PostgreSQL catalog it is opened on
    * first use and local to this server.
    */
   localDatabase(): Database.Database;
@@ -120,6 +123,7 @@ async function openPostgres(
     catalog,
     metrics: opened.metrics,
     accessLog: opened.accessLog,
+    oauth: opened.oauth,
     dataDir: null,
     description: `PostgreSQL ${describePostgresUrl(url)}`,
     onChange: (listener) => opened.onChange(listener),

@@ -9,6 +9,7 @@ import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { createControlApp } from "../hono/control/index.js";
+import type { OAuthStore } from "../oauth/types.js";
 import { SqliteAuthStore } from "../sqlite/index.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
 import { type CatalogDatabase, openCatalogDatabase } from "./catalog-database.js";
@@ -56,6 +57,8 @@ export interface ServerAppDeps {
   syncCatalog(): Promise<SyncReport>;
   /** The base and lock URLs as callers reach them: with port 0, the bound port once listening. */
   publicUrls(): { baseUrl: string; lockUrl: string };
+  /** Where the MCP endpoint keeps OAuth grants and tokens, when not in `database` (PostgreSQL). */
+  oauthStore?: OAuthStore;
 }
 
 /** Builds an app (Lock API, pool proxy) from the server's parts. */
@@ -203,6 +206,7 @@ export async function createSluiceServer(
       config,
       reportFailure: requestLog.reportFailure,
       database: data.localDatabase(),
+      ...(data.oauth ? { oauthStore: data.oauth } : {}),
       auth,
       syncCatalog: () => sync.syncNow(),
       publicUrls: () => publicUrls,

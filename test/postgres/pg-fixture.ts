@@ -6,7 +6,8 @@ import type { ManualClock } from "../../src/clock/manual-clock.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 const TABLES =
-  "teams, users, memberships, api_tokens, budgets, pools, pool_keys, metrics_buckets, access_log";
+  "teams, users, memberships, api_tokens, budgets, pools, pool_keys, metrics_buckets, access_log, " +
+  "oauth_clients, oauth_grants, oauth_codes, oauth_tokens";
 
 /**
  * One database per test file, emptied for each test: `open()` gives a migrated catalog on it
