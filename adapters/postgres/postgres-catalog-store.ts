@@ -146,6 +146,16 @@ export class PostgresCatalogStore implements CatalogStore {
     return rows.map((row) => ({ teamId, userId: row.user_id, role: row.role }));
   }
 
+  removeMembership(teamId: number, userId: number): Promise<boolean> {
+    return this.write("membership", async (q) => {
+      const result = await q.query("DELETE FROM memberships WHERE team_id = $1 AND user_id = $2", [
+        teamId,
+        userId,
+      ]);
+      return result.rowCount === 1;
+    });
+  }
+
   insertApiToken(input: Omit<ApiTokenRecord, "id">): Promise<ApiTokenRecord> {
     return this.write("API token", async (q) => {
       await this.requireTeam(q, input.teamId);

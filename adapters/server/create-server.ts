@@ -193,7 +193,7 @@ export async function createSluiceServer(
     // Filled in with the bound port by listen() when the configured port is 0.
     const publicUrls = { baseUrl: config.baseUrl, lockUrl: config.lockUrl };
     const auth = new AuthService({
-      store: new SqliteAuthStore(data.database),
+      store: new SqliteAuthStore(data.localDatabase()),
       catalog: data.catalog.store,
       clock,
     });

@@ -82,12 +82,14 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("refuses the token of a user no longer in the team, on every endpoint", async () => {
-      const leaver = api.catalog.addMember(
-        api.acme.team.id,
-        { name: "Lee", email: `lee-${kind}@acme.test` },
-        "admin",
+      const leaver = (
+        await api.catalog.addMember(
+          api.acme.team.id,
+          { name: "Lee", email: `lee-${kind}@acme.test` },
+          "admin",
+        )
       ).user;
-      const { plaintext } = api.catalog.createApiToken({
+      const { plaintext } = await api.catalog.createApiToken({
         teamId: api.acme.team.id,
         actorUserId: leaver.id,
         name: "leaver's",
