@@ -65,6 +65,16 @@ export class PostgresOAuthStore implements OAuthStore {
     );
   }
 
+  async pruneUnusedClients(createdBefore: number): Promise<number> {
+    const result = await this.query(
+      "OAuth client",
+      `DELETE FROM oauth_clients WHERE created_at < $1
+       AND NOT EXISTS (SELECT 1 FROM oauth_grants WHERE oauth_grants.client_id = oauth_clients.client_id)`,
+      [createdBefore],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async insertGrant(grant: Omit<OAuthGrantRecord, "id">): Promise<OAuthGrantRecord> {
     const { rows } = await this.query<GrantRow>(
       "OAuth grant",
