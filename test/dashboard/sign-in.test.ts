@@ -8,7 +8,7 @@ describe("dashboard sign-in", () => {
     d = await startDashboard();
     await d.auth.setPassword(d.acme.owner.id, PASSWORD);
   });
-  afterEach(() => d.close());
+  afterEach(async () => d.close());
 
   it("serves the sign-in page with a CSP that allows only its own scripts, and its assets from the package", async () => {
     const page = await d.request("/sign-in");

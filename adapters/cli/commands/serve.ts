@@ -45,6 +45,11 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     placeholder: "<domain>",
     description: `Pools answer at <subdomain>.<domain>. Default ${SERVER_CONFIG_DEFAULTS.poolDomain}.`,
   },
+  databaseUrl: {
+    placeholder: "<postgres://…>",
+    description:
+      "Keep the catalog, metrics and access log in PostgreSQL, shared by several servers (needs SLUICE_SECRET_KEY). Default: sluice.db in the data directory.",
+  },
   redisUrl: {
     placeholder: "<url>",
     description: "Keep slots in Redis to share limits across servers. Default: in memory.",

@@ -51,8 +51,8 @@ export const teamCreateCommand: CommandSpec = {
     'sluice team create --name "Acme" --slug acme --owner-name "Ada Lovelace" --owner-email ada@example.com',
   ],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
-      const { team, owner } = withFlagNames(TEAM_FLAGS, () =>
+    withCatalog(args, io, async (catalog) => {
+      const { team, owner } = await withFlagNames(TEAM_FLAGS, () =>
         catalog.createTeamWithOwner({
           teamName: requiredString(args, "name"),
           slug: requiredString(args, "slug"),

@@ -83,7 +83,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       return sluiceReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
     const remoteAddress = remoteAddressOf(env);
-    const { pool, key } = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    const { pool, key } = await admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
     if (pool.backend === "postgres" && sql) {
       return sql({ request, env, headers, pool, key, remoteAddress });
     }
