@@ -8,6 +8,8 @@ export function AccountPage(props: {
   hasPassword: boolean;
   welcome?: boolean;
   saved?: boolean;
+  /** Sessions in other browsers ended by the new password. */
+  endedSessions?: number;
   errors?: FieldErrorMap;
 }) {
   const { user } = props.signedIn;
@@ -22,7 +24,14 @@ export function AccountPage(props: {
           Signed in with the one-time link. Set a password now: the link works only once.
         </p>
       ) : null}
-      {props.saved ? <p class="notice">Password saved.</p> : null}
+      {props.saved ? (
+        <p class="notice">
+          Password saved.
+          {props.endedSessions
+            ? ` Signed out ${props.endedSessions} other session${props.endedSessions === 1 ? "" : "s"}.`
+            : ""}
+        </p>
+      ) : null}
       <section class="card">
         <h2>{props.hasPassword ? "Change password" : "Set a password"}</h2>
         <form class="stack" method="post" action="/account/password">

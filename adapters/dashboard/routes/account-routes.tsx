@@ -34,7 +34,11 @@ export function accountRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono<
         422,
       );
     }
-    return c.html(<AccountPage signedIn={signedIn} hasPassword={true} saved={true} />);
+    // As `sluice user set-password` does, but this browser stays signed in.
+    const ended = await deps.auth.endOtherSessions(signedIn.session);
+    return c.html(
+      <AccountPage signedIn={signedIn} hasPassword={true} saved={true} endedSessions={ended} />,
+    );
   });
 
   routes.post("/sign-out", async (c) => {

@@ -1,0 +1,88 @@
+import { Hono } from "hono";
+import { FirstRunSetup } from "../../../src/auth/first-run-setup.js";
+import { ConflictError, UnauthorizedError } from "../../../src/errors.js";
+import type { DashboardDeps } from "../dashboard-env.js";
+import { type FieldErrorMap, fieldErrorsOf, formText, readForm } from "../forms.js";
+import { MessagePage } from "../pages/message-page.js";
+import { SetupPage, type SetupValues } from "../pages/setup-page.js";
+import { type SessionCookie, writeSessionCookie } from "../session-cookie.js";
+
+const SET_UP_ALREADY = "Sluice is set up already: a team exists. Sign in instead.";
+const LINK_DEAD =
+  "This setup link does not work: it was used already, has expired, or was mistyped. Restart sluice serve for a new one.";
+
+/**
+ * First run (`/setup?token=…`, printed by `sluice serve` while there is no team): creates
+ * the first team with the visitor as owner, signs them in and lands on the overview. Refused
+ * once any team exists.
+ */
+export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
+  const routes = new Hono();
+  const setup = new FirstRunSetup(deps.auth, deps.catalog);
+
+  async function refusal(token: string) {
+    if (!(await setup.isOpen())) {
+      return <MessagePage title="Set up already" message={SET_UP_ALREADY} link="/sign-in" />;
+    }
+    if (!(await setup.accepts(token))) {
+      return <MessagePage title="Setup link expired" message={LINK_DEAD} link="/sign-in" />;
+    }
+    return null;
+  }
+
+  routes.get("/setup", async (c) => {
+    const token = c.req.query("token") ?? "";
+    const refused = await refusal(token);
+    if (refused) return c.html(refused, (await setup.isOpen()) ? 401 : 409);
+    return c.html(<SetupPage token={token} />);
+  });
+
+  routes.post("/setup", async (c) => {
+    const form = await readForm(c);
+    const token = formText(form, "token");
+    const values: SetupValues = {
+      teamName: formText(form, "teamName"),
+      slug: formText(form, "slug"),
+      ownerName: formText(form, "ownerName"),
+      ownerEmail: formText(form, "ownerEmail"),
+    };
+    const password = formText(form, "password");
+    let errors: FieldErrorMap | null =
+      password === formText(form, "repeat") ? null : { repeat: ["The two passwords differ."] };
+    let started: Awaited<ReturnType<FirstRunSetup["createFirstTeam"]>> | undefined;
+    try {
+      errors ??= await fieldErrorsOf(async () => {
+        started = await setup.createFirstTeam(token, {
+          teamName: values.teamName ?? "",
+          slug: values.slug ?? "",
+          ownerName: values.ownerName ?? "",
+          ownerEmail: values.ownerEmail ?? "",
+          password,
+        });
+      });
+    } catch (error) {
+      if (error instanceof ConflictError) {
+        return c.html(
+          <MessagePage title="Set up already" message={SET_UP_ALREADY} link="/sign-in" />,
+          409,
+        );
+      }
+      if (!(error instanceof UnauthorizedError)) throw error;
+      return c.html(
+        <MessagePage title="Setup link expired" message={error.message} link="/sign-in" />,
+        401,
+      );
+    }
+    if (errors || !started) {
+      return c.html(<SetupPage token={token} values={values} errors={errors ?? {}} />, 422);
+    }
+    writeSessionCookie(
+      c,
+      cookie,
+      started.sessionId,
+      Math.floor(deps.auth.policy.absoluteMs / 1000),
+    );
+    return c.redirect("/", 303);
+  });
+  return routes;
+}
