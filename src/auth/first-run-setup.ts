@@ -9,6 +9,10 @@ import { passwordIssue } from "./passwords.js";
 /** Prefix of a first-run setup link's token. */
 export const SETUP_TOKEN_PREFIX = "slc_set_";
 
+/** Why a setup link was refused (used, expired or mistyped: deliberately not told apart). */
+export const SETUP_LINK_REFUSED =
+  "This setup link does not work: it was used already, has expired, or was mistyped. Restart sluice serve for a new one.";
+
 /** What the setup page asks for: the first team and its owner (you). */
 export interface FirstTeamInput {
   teamName: string;
@@ -71,9 +75,7 @@ export class FirstRunSetup {
     if (!(await this.isOpen())) {
       throw new ConflictError("Sluice is set up already: sign in instead.");
     }
-    const refused = new UnauthorizedError(
-      "This setup link does not work: it was used already, has expired, or was mistyped. Restart sluice serve for a new one.",
-    );
+    const refused = new UnauthorizedError(SETUP_LINK_REFUSED);
     if (!hasSecretShape(token, SETUP_TOKEN_PREFIX)) throw refused;
     const hash = hashSecret(token);
     const held = await this.auth.store.consumeSetupToken(hash, this.catalog.clock.now());

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { FirstRunSetup } from "../../../src/auth/first-run-setup.js";
+import { FirstRunSetup, SETUP_LINK_REFUSED } from "../../../src/auth/first-run-setup.js";
 import { ConflictError, UnauthorizedError } from "../../../src/errors.js";
 import type { DashboardDeps } from "../dashboard-env.js";
 import { type FieldErrorMap, fieldErrorsOf, formText, readForm } from "../forms.js";
@@ -8,8 +8,6 @@ import { SetupPage, type SetupValues } from "../pages/setup-page.js";
 import { type SessionCookie, writeSessionCookie } from "../session-cookie.js";
 
 const SET_UP_ALREADY = "Sluice is set up already: a team exists. Sign in instead.";
-const LINK_DEAD =
-  "This setup link does not work: it was used already, has expired, or was mistyped. Restart sluice serve for a new one.";
 
 /**
  * First run (`/setup?token=…`, printed by `sluice serve` while there is no team): creates
@@ -20,20 +18,17 @@ export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
   const routes = new Hono();
   const setup = new FirstRunSetup(deps.auth, deps.catalog);
 
-  async function refusal(token: string) {
-    if (!(await setup.isOpen())) {
-      return <MessagePage title="Set up already" message={SET_UP_ALREADY} link="/sign-in" />;
-    }
-    if (!(await setup.accepts(token))) {
-      return <MessagePage title="Setup link expired" message={LINK_DEAD} link="/sign-in" />;
-    }
-    return null;
-  }
+  const setUpAlready = () => (
+    <MessagePage title="Set up already" message={SET_UP_ALREADY} link="/sign-in" />
+  );
+  const linkDead = (message: string) => (
+    <MessagePage title="Setup link expired" message={message} link="/sign-in" />
+  );
 
   routes.get("/setup", async (c) => {
     const token = c.req.query("token") ?? "";
-    const refused = await refusal(token);
-    if (refused) return c.html(refused, (await setup.isOpen()) ? 401 : 409);
+    if (!(await setup.isOpen())) return c.html(setUpAlready(), 409);
+    if (!(await setup.accepts(token))) return c.html(linkDead(SETUP_LINK_REFUSED), 401);
     return c.html(<SetupPage token={token} />);
   });
 
@@ -61,17 +56,9 @@ export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
         });
       });
     } catch (error) {
-      if (error instanceof ConflictError) {
-        return c.html(
-          <MessagePage title="Set up already" message={SET_UP_ALREADY} link="/sign-in" />,
-          409,
-        );
-      }
+      if (error instanceof ConflictError) return c.html(setUpAlready(), 409);
       if (!(error instanceof UnauthorizedError)) throw error;
-      return c.html(
-        <MessagePage title="Setup link expired" message={error.message} link="/sign-in" />,
-        401,
-      );
+      return c.html(linkDead(error.message), 401);
     }
     if (errors || !started) {
       return c.html(<SetupPage token={token} values={values} errors={errors ?? {}} />, 422);
