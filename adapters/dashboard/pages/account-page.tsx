@@ -1,6 +1,6 @@
 import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { FieldErrorMap } from "../forms.js";
-import { Field, Layout } from "./layout.js";
+import { Layout, NewPasswordFields } from "./layout.js";
 
 /** The signed-in person's account: password and sessions. */
 export function AccountPage(props: {
@@ -35,15 +35,7 @@ export function AccountPage(props: {
       <section class="card">
         <h2>{props.hasPassword ? "Change password" : "Set a password"}</h2>
         <form class="stack" method="post" action="/account/password">
-          <Field
-            label="New password"
-            name="password"
-            type="password"
-            errors={props.errors}
-            hint="At least 12 characters."
-            required
-          />
-          <Field label="Repeat it" name="repeat" type="password" errors={props.errors} required />
+          <NewPasswordFields label="New password" errors={props.errors} />
           <div class="actions">
             <button type="submit">Save password</button>
           </div>

@@ -1,5 +1,5 @@
 import type { FieldErrorMap } from "../forms.js";
-import { Field, FormErrors, Layout } from "./layout.js";
+import { Field, FormErrors, Layout, NewPasswordFields } from "./layout.js";
 
 /** What the setup form was sent with (kept when it comes back with errors; never the password). */
 export interface SetupValues {
@@ -52,15 +52,7 @@ export function SetupPage(props: { token: string; values?: SetupValues; errors?:
           errors={props.errors}
           required
         />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          errors={props.errors}
-          hint="At least 12 characters."
-          required
-        />
-        <Field label="Repeat it" name="repeat" type="password" errors={props.errors} required />
+        <NewPasswordFields label="Password" errors={props.errors} />
         <div class="actions">
           <button type="submit">Create team</button>
         </div>

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { FirstRunSetup, SETUP_LINK_REFUSED } from "../../../src/auth/first-run-setup.js";
 import { ConflictError, UnauthorizedError } from "../../../src/errors.js";
 import type { DashboardDeps } from "../dashboard-env.js";
-import { type FieldErrorMap, fieldErrorsOf, formText, readForm } from "../forms.js";
+import { fieldErrorsOf, formText, passwordsDiffer, readForm } from "../forms.js";
 import { MessagePage } from "../pages/message-page.js";
 import { SetupPage, type SetupValues } from "../pages/setup-page.js";
 import { type SessionCookie, writeSessionCookie } from "../session-cookie.js";
@@ -42,8 +42,7 @@ export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
       ownerEmail: formText(form, "ownerEmail"),
     };
     const password = formText(form, "password");
-    let errors: FieldErrorMap | null =
-      password === formText(form, "repeat") ? null : { repeat: ["The two passwords differ."] };
+    let errors = passwordsDiffer(form);
     let started: Awaited<ReturnType<FirstRunSetup["createFirstTeam"]>> | undefined;
     try {
       errors ??= await fieldErrorsOf(async () => {
