@@ -125,38 +125,34 @@ export async function startEmptyDashboard() {
 export async function startDashboard() {
   const empty = await startEmptyDashboard();
   const { catalog, store, sync } = empty;
-  const acme = catalog.createTeamWithOwner({
+  const acme = await catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
     ownerEmail: "ada@acme.test",
   });
-  const admin = catalog.addMember(
-    acme.team.id,
-    { name: "Bo", email: "bo@acme.test" },
-    "admin",
+  const admin = (
+    await catalog.addMember(acme.team.id, { name: "Bo", email: "bo@acme.test" }, "admin")
   ).user;
-  const member = catalog.addMember(
-    acme.team.id,
-    { name: "Cy", email: "cy@acme.test" },
-    "member",
+  const member = (
+    await catalog.addMember(acme.team.id, { name: "Cy", email: "cy@acme.test" }, "member")
   ).user;
-  const budget = store.upsertBudget(acme.team.id, { name: "LLM", originMaxConcurrent: 10 });
-  const llm = store.upsertPool(
+  const budget = await store.upsertBudget(acme.team.id, { name: "LLM", originMaxConcurrent: 10 });
+  const llm = await store.upsertPool(
     acme.team.id,
     poolInput({ name: "LLM", subdomain: "llm", budgetId: budget.id, reservedConcurrent: 4 }),
   );
-  const open = store.upsertPool(
+  const open = await store.upsertPool(
     acme.team.id,
     poolInput({ name: "Open", subdomain: "open", requireKey: false, maxConcurrent: 2 }),
   );
-  const globex = catalog.createTeamWithOwner({
+  const globex = await catalog.createTeamWithOwner({
     teamName: "Globex",
     slug: "globex",
     ownerName: "Gus",
     ownerEmail: "gus@globex.test",
   });
-  const globexPool = store.upsertPool(
+  const globexPool = await store.upsertPool(
     globex.team.id,
     poolInput({ name: "Globex", subdomain: "globex-llm" }),
   );
