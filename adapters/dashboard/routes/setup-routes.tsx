@@ -1,10 +1,11 @@
 import { Hono } from "hono";
+import type { StartedSession } from "../../../src/auth/auth-service.js";
 import { FirstRunSetup, SETUP_LINK_REFUSED } from "../../../src/auth/first-run-setup.js";
 import { ConflictError, UnauthorizedError } from "../../../src/errors.js";
 import type { DashboardDeps } from "../dashboard-env.js";
 import { fieldErrorsOf, formText, passwordsDiffer, readForm } from "../forms.js";
 import { MessagePage } from "../pages/message-page.js";
-import { SetupPage, type SetupValues } from "../pages/setup-page.js";
+import { SetupPage } from "../pages/setup-page.js";
 import { type SessionCookie, writeSessionCookie } from "../session-cookie.js";
 
 const SET_UP_ALREADY = "Sluice is set up already: a team exists. Sign in instead.";
@@ -35,7 +36,7 @@ export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
   routes.post("/setup", async (c) => {
     const form = await readForm(c);
     const token = formText(form, "token");
-    const values: SetupValues = {
+    const values = {
       teamName: formText(form, "teamName"),
       slug: formText(form, "slug"),
       ownerName: formText(form, "ownerName"),
@@ -43,16 +44,10 @@ export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
     };
     const password = formText(form, "password");
     let errors = passwordsDiffer(form);
-    let started: Awaited<ReturnType<FirstRunSetup["createFirstTeam"]>> | undefined;
+    let started: StartedSession | undefined;
     try {
       errors ??= await fieldErrorsOf(async () => {
-        started = await setup.createFirstTeam(token, {
-          teamName: values.teamName ?? "",
-          slug: values.slug ?? "",
-          ownerName: values.ownerName ?? "",
-          ownerEmail: values.ownerEmail ?? "",
-          password,
-        });
+        started = await setup.createFirstTeam(token, { ...values, password });
       });
     } catch (error) {
       if (error instanceof ConflictError) return c.html(setUpAlready(), 409);
