@@ -147,12 +147,19 @@ export class SqliteAuthStore implements AuthStore {
   }
 
   async consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {
-    const row = this.write("setup link", () =>
-      this.sql(
-        `DELETE FROM setup_tokens WHERE token_hash = ? RETURNING ${SETUP_TOKEN_COLUMNS}`,
-      ).get(tokenHash),
-    ) as SetupTokenRecord | undefined;
-    return row && at < row.expiresAt ? row : undefined;
+    // One transaction (a write lock from its start): of two setups racing, even with
+    // different tokens, only the first finds its token; it takes every other one out too.
+    const take = this.database.transaction(() => {
+      const row = this.sql(
+        `SELECT ${SETUP_TOKEN_COLUMNS} FROM setup_tokens WHERE token_hash = ?`,
+      ).get(tokenHash) as SetupTokenRecord | undefined;
+      if (!row) return undefined;
+      this.sql("DELETE FROM setup_tokens WHERE token_hash = ?").run(tokenHash);
+      if (at >= row.expiresAt) return undefined;
+      this.sql("DELETE FROM setup_tokens").run();
+      return row;
+    }).immediate;
+    return this.write("setup link", take);
   }
 
   async deleteSetupTokens(): Promise<void> {

@@ -104,7 +104,9 @@ export class MemoryAuthStore implements AuthStore {
   async consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {
     const token = this.setupTokens.get(tokenHash);
     this.setupTokens.delete(tokenHash);
-    return token && at < token.expiresAt ? token : undefined;
+    if (!token || at >= token.expiresAt) return undefined;
+    this.setupTokens.clear();
+    return token;
   }
 
   async deleteSetupTokens(): Promise<void> {

@@ -83,7 +83,11 @@ export interface AuthStore {
   insertSetupToken(token: SetupTokenRecord): Promise<void>;
   /** The setup token if it exists and has not expired at `at` (it stays in the store). */
   findSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined>;
-  /** Like {@link consumeSignInLink}: takes the token out, answers it while unexpired at `at`. */
+  /**
+   * Takes the token out and answers it while unexpired at `at`, and then takes every other
+   * setup token out too, atomically: of two setups racing, even with different tokens, only
+   * one gets a token (the first team is made once).
+   */
   consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined>;
   /** Deletes every setup token (once a team exists none may work). */
   deleteSetupTokens(): Promise<void>;

@@ -101,7 +101,7 @@ export function describeAuthStoreContract(name: string, factory: AuthStoreFactor
       expect(await store.failures("address:1.2.3.4", 60, 100)).toEqual({ count: 1, endsAt: 150 });
     });
 
-    it("keeps setup tokens until used once, expired or all deleted", async () => {
+    it("keeps setup tokens until one is used, they expire or all are deleted", async () => {
       const token = { tokenHash: "e".repeat(64), createdAt: 1_000, expiresAt: 2_000 };
       await store.insertSetupToken(token);
       expect(await store.findSetupToken(token.tokenHash, 1_500)).toEqual(token);
@@ -115,6 +115,17 @@ export function describeAuthStoreContract(name: string, factory: AuthStoreFactor
       expect(await store.findSetupToken(token.tokenHash, 1_500)).toBeUndefined();
       await store.insertSetupToken(token);
       expect(await store.consumeSetupToken(token.tokenHash, 2_000)).toBeUndefined();
+      // Two setups racing with different tokens: one wins, and no token is left.
+      const other = { ...token, tokenHash: "a".repeat(64) };
+      await store.insertSetupToken(token);
+      await store.insertSetupToken(other);
+      const raced = await Promise.all([
+        store.consumeSetupToken(token.tokenHash, 1_500),
+        store.consumeSetupToken(other.tokenHash, 1_500),
+      ]);
+      expect(raced.filter(Boolean)).toHaveLength(1);
+      expect(await store.findSetupToken(token.tokenHash, 1_500)).toBeUndefined();
+      expect(await store.findSetupToken(other.tokenHash, 1_500)).toBeUndefined();
       await store.insertSetupToken(token);
       await store.insertSetupToken({ ...token, tokenHash: "f".repeat(64) });
       await store.deleteSetupTokens();
