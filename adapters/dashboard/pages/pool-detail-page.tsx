@@ -1,4 +1,3 @@
-import type { LearnerStatus } from "../../../src/learning/learner-status.js";
 import type { AccessLogEntry, AccessOutcome } from "../../../src/access-log/types.js";
 import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { MintedPoolKey } from "../../../src/catalog/pool-keys.js";
@@ -7,6 +6,7 @@ import {
   type PoolKeyRecord,
   type PoolRecord,
 } from "../../../src/catalog/types.js";
+import type { LearnerStatus } from "../../../src/learning/learner-status.js";
 import type { FieldErrorMap } from "../forms.js";
 import type { PoolFigures } from "../live-figures.js";
 import { CHART_RANGES, type ChartRange } from "../pool-series.js";
