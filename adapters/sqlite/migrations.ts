@@ -215,7 +215,19 @@ CREATE TABLE sign_in_failures (
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 8.
+ * First-run setup links (issue 21): while the catalog has no team, `sluice serve` prints one;
+ * stored by the SHA-256 of its token, never the token.
+ */
+const SETUP_TOKENS_SCHEMA = `
+CREATE TABLE setup_tokens (
+  token_hash TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 9.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
@@ -225,6 +237,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "pool database connection", up: POOL_DATABASE },
   { version: 6, name: "oauth grants and tokens", up: OAUTH_SCHEMA },
   { version: 7, name: "dashboard sign-in", up: SIGN_IN_SCHEMA },
+  { version: 8, name: "dashboard setup links", up: SETUP_TOKENS_SCHEMA },
 ];
 
 /** The version a fully migrated database has. */

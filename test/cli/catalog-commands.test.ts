@@ -49,7 +49,9 @@ describe("sluice team create", () => {
   it("creates the team and owner in the data directory and says so", async () => {
     expect(await createAcme()).toEqual({
       code: 0,
-      stdout: "Created team acme (id 1) with owner ada@example.com.\n",
+      stdout:
+        "Created team acme (id 1) with owner ada@example.com.\n" +
+        "Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com\n",
       stderr: "",
     });
     expect(existsSync(join(dir, "sluice.db"))).toBe(true);

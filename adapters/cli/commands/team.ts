@@ -1,5 +1,5 @@
 import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
-import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
+import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
 
 const TEAM_FLAGS = {
   teamName: "name",
@@ -61,6 +61,11 @@ export const teamCreateCommand: CommandSpec = {
         }),
       );
       io.out(`Created team ${team.slug} (id ${team.id}) with owner ${owner.email}.`);
+      // A running server needs no restart: the link goes into the shared database.
+      const dataDir = optionalString(args, "data-dir");
+      io.out(
+        `Dashboard sign-in link for them: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${dataDir}` : ""}`,
+      );
       return 0;
     }),
 };
