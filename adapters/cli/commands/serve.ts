@@ -262,7 +262,8 @@ export const serveCommand: CommandSpec = {
     // Signals are handled from here on, also while the sign-in links are made.
     const stopped = runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io, say);
     try {
-      await printFirstSignInLinks((line) => say.info(line), server, listening.url);
+      // The links are for the operator's eyes: written as they are, not scrubbed like other lines.
+      await printFirstSignInLinks((line) => say.reveal(line), server, listening.url);
       say.info("Press Ctrl+C to stop.");
     } catch (error) {
       // The server keeps serving: people can still sign in with a password.
