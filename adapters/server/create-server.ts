@@ -9,6 +9,7 @@ import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { createControlApp } from "../hono/control/index.js";
+import { REFUSED_BY_POLICY_HEADER } from "../hono/lock/lock-responses.js";
 import { SqliteAuthStore, SqliteMetricsStore } from "../sqlite/index.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
 import {
@@ -175,7 +176,9 @@ export async function createSluiceServer(
       log: serverLog,
       logRequests: config.logRequests,
       poolOf,
-      onAuthRefusal(request, status) {
+      onAuthRefusal(request, status, response) {
+        // A caller policy's refusal is counted under the policy, from its access log entry.
+        if (response.headers.has(REFUSED_BY_POLICY_HEADER)) return;
         const pool = poolOf(request);
         if (pool) prometheus.countAuthRefusal(pool, status === 401 ? "unauthorized" : "forbidden");
       },

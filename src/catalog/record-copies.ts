@@ -1,3 +1,4 @@
+import type { CallerPolicies } from "../policies/policy-schema.js";
 import type {
   ApiTokenRecord,
   EncryptedSecret,
@@ -23,6 +24,13 @@ function copyReadPaths(
   return copy;
 }
 
+function copyCallerPolicies(policies: CallerPolicies | null): CallerPolicies | null {
+  if (!policies) return null;
+  const copy: CallerPolicies = {};
+  if (policies.ipAllowlist) copy.ipAllowlist = [...policies.ipAllowlist];
+  return copy;
+}
+
 /** A pool input or record with its nested arrays, maps and secrets copied. */
 export function copyPoolFields<T extends PoolInput | PoolRecord>(pool: T): T {
   return {
@@ -35,6 +43,7 @@ export function copyPoolFields<T extends PoolInput | PoolRecord>(pool: T): T {
       : null,
     readMethods: [...pool.readMethods],
     readPaths: copyReadPaths(pool.readPaths),
+    callerPolicies: copyCallerPolicies(pool.callerPolicies),
   };
 }
 

@@ -10,16 +10,17 @@ import {
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
+import { type AdmittedCaller, admitCaller } from "../caller/admit-caller.js";
+import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
+import { remoteAddressOf } from "../caller/remote-address.js";
 import { lockApiError } from "../error-status.js";
 import { logFailed, logGranted } from "./access-attempt.js";
-import { type AdmittedCaller, admitCaller } from "./admit-caller.js";
 import { createOriginPolicy, requireJsonBody } from "./cross-site.js";
 import type { LockAppDeps } from "./lock-deps.js";
 import { grantHeaders, jsonReply, respondToError } from "./lock-responses.js";
 import { type LockRoute, matchLockRoute, pathOfUrl } from "./lock-routes.js";
 import { clientGoneSignal } from "./node-bindings.js";
 import { CatalogPoolDirectory } from "./pool-directory.js";
-import { remoteAddressOf } from "./remote-address.js";
 import {
   BODY_TIMEOUT_MS,
   type BodyLimits,
@@ -81,6 +82,11 @@ export function createLockApp(deps: LockAppDeps): Hono {
   };
   const logError = deps.logError ?? ((error: unknown) => console.error("Lock API error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
+  const policyChecks = callerPolicyChecks({
+    trustedProxies: deps.trustedProxies,
+    accessLog: deps.accessLog,
+    clock,
+  });
   const parts = { governor, clock, deps, bodyLimits };
 
   const onError = respondToError(logError);
@@ -96,6 +102,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
       const purpose = route.action === "release" ? RELEASING : undefined;
       const caller = admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
+        enforceCallerPolicies(policyChecks, caller, { headers, peer: address, source: "lock" });
         const body = parseOptionalJsonObject(await readJsonBody(request, env, headers, parts));
         return await acquire(request, env, parts, caller, waitRequest(headers, body));
       }

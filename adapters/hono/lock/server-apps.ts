@@ -59,6 +59,7 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
     corsOrigins: webOrigins(deps),
+    trustedProxies: deps.config.trustedProxies,
     ...failureReporting(deps),
   });
 }
@@ -81,6 +82,7 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
+    trustedProxies: deps.config.trustedProxies,
     sql: { runner: lazyPostgresPools(), corsOrigins: webOrigins(deps) },
     ...failureReporting(deps),
   });

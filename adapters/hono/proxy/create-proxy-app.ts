@@ -3,12 +3,13 @@ import { keyAllowsMethod } from "../../../src/catalog/key-access.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
-import { admitCaller } from "../lock/admit-caller.js";
+import { admitCaller } from "../caller/admit-caller.js";
+import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
+import { remoteAddressOf } from "../caller/remote-address.js";
 import { continueIfExpected } from "../lock/expect-continue.js";
 import { REJECTED_BY_HEADER, respondToError, sluiceReply } from "../lock/lock-responses.js";
 import { nodeBindings, onClientGone } from "../lock/node-bindings.js";
 import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
-import { remoteAddressOf } from "../lock/remote-address.js";
 import { readBodyLimited } from "../lock/request-body.js";
 import { type HeaderLookup, requestHeaders } from "../lock/request-headers.js";
 import { waitRequest } from "../lock/wait-options.js";
@@ -36,7 +37,7 @@ export type ProxyApp = Hono & { close(): void };
  * each request goes to the pool's origin (origin URL + path + query) through the pool's
  * slots, queue and RPM gate, shared with Lock API traffic. In order:
  * 1. pool and caller checks (401 for a missing key, a key not valid for the pool and a pool
- *    that does not exist alike; 403 IP policy); a postgres pool is served by the SQL handler
+ *    that does not exist alike; then the pool's caller policies, `adapters/hono/caller/`); a postgres pool is served by the SQL handler
  *    (`adapters/hono/sql/`, POST /sql in the Neon HTTP format), or answers 501 without one;
  *    an ambiguous path (dot segments in any spelling, encoded slashes or backslashes) answers 400;
  * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method, itself or named
@@ -64,6 +65,11 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const signedLimit = deps.signedBodyLimitBytes ?? SIGNED_BODY_LIMIT_BYTES;
   const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
+  const policyChecks = callerPolicyChecks({
+    trustedProxies: deps.trustedProxies,
+    accessLog: deps.accessLog,
+    clock,
+  });
   const sql =
     deps.sql &&
     createSqlHandler({
@@ -83,7 +89,13 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       return sluiceReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
     const remoteAddress = remoteAddressOf(env);
-    const { pool, key } = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    const admitted = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    const { pool, key } = admitted;
+    enforceCallerPolicies(policyChecks, admitted, {
+      headers,
+      peer: remoteAddress,
+      source: "proxy",
+    });
     if (pool.backend === "postgres" && sql) {
       return sql({ request, env, headers, pool, key, remoteAddress });
     }

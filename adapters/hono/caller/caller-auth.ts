@@ -5,8 +5,8 @@ import {
 } from "../../../src/catalog/secrets.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { UnauthorizedError } from "../../../src/errors.js";
-import type { PoolDirectory } from "./pool-directory.js";
-import type { HeaderLookup } from "./request-headers.js";
+import type { PoolDirectory } from "../lock/pool-directory.js";
+import type { HeaderLookup } from "../lock/request-headers.js";
 
 /** Header that carries a pool key (contract section 5, Lock API rule 1). */
 export const POOL_KEY_HEADER = "x-svc-key";
