@@ -6,6 +6,8 @@ export { createRedisSlotStore } from "./create-redis-slot-store.js";
 export { deleteKeysUnder } from "./delete-keys.js";
 export type { StoreHealth, StoreState } from "./health.js";
 export { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
+export type { RedisNonceStoreOptions } from "./redis-nonce-store.js";
+export { RedisNonceStore } from "./redis-nonce-store.js";
 export type { FailurePolicy, RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
 export { DEFAULT_RESTORE_GRACE_MS } from "./options.js";
 export { RedisSlotStore } from "./redis-slot-store.js";

@@ -8,6 +8,7 @@ import { InvalidArgumentError } from "../../src/errors.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
+import type { NonceStore } from "../../src/policies/nonce-store.js";
 import { createControlApp } from "../hono/control/index.js";
 import { REFUSED_BY_POLICY_HEADER } from "../hono/lock/lock-responses.js";
 import { SqliteAuthStore, SqliteMetricsStore } from "../sqlite/index.js";
@@ -24,6 +25,7 @@ import { openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
+import { nonceStoreFor } from "./nonce-store.js";
 import { withOpsRoutes } from "./ops-routes.js";
 import { countingAccessLog, createPrometheusMetrics } from "./prometheus-metrics.js";
 import { checkReadiness } from "./readiness.js";
@@ -56,6 +58,8 @@ export interface ServerAppDeps {
   syncCatalog(): Promise<SyncReport>;
   /** The base and lock URLs as callers reach them: with port 0, the bound port once listening. */
   publicUrls(): { baseUrl: string; lockUrl: string };
+  /** Where signed requests' nonces are remembered (Redis with `redisUrl`; the server closes it). */
+  nonces?: NonceStore;
 }
 
 /** Builds an app (Lock API, pool proxy) from the server's parts. */
@@ -160,6 +164,8 @@ export async function createSluiceServer(
     cleanups.unshift(() => access.close());
     const governor = createGovernor({ store: await slotStoreFor(config, log), clock, metrics });
     cleanups.unshift(() => governor.close());
+    const nonces = await nonceStoreFor(config, clock);
+    cleanups.unshift(() => nonces.close?.());
     log(`Governor: ${describeSlotStore(config)}`);
     const sync = createCatalogSync({
       store: data.catalog.store,
@@ -202,6 +208,7 @@ export async function createSluiceServer(
       auth,
       syncCatalog: () => sync.syncNow(),
       publicUrls: () => publicUrls,
+      nonces,
     };
     const proxyApp = options.proxyApp?.(deps);
     const stopping = { now: false };

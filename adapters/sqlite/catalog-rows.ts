@@ -72,6 +72,7 @@ export interface PoolKeyRow {
   revoked_at: number | null;
   created_at: number;
   signing_secret: string | null;
+  request_secret: string | null;
 }
 
 export interface BudgetRow {
@@ -217,6 +218,7 @@ export function poolKeyFromRow(row: PoolKeyRow): PoolKeyRecord {
     revokedAt: row.revoked_at,
     createdAt: row.created_at,
     signingSecret: parseOrNull<EncryptedSecret>(row.signing_secret),
+    requestSecret: parseOrNull<EncryptedSecret>(row.request_secret),
   };
 }
 
@@ -231,6 +233,7 @@ export function poolKeyParams(key: Omit<PoolKeyRecord, "id">): Omit<PoolKeyRow, 
     revoked_at: key.revokedAt,
     created_at: key.createdAt,
     signing_secret: jsonOrNull(key.signingSecret),
+    request_secret: jsonOrNull(key.requestSecret),
   };
 }
 

@@ -215,13 +215,16 @@ CREATE TABLE sign_in_failures (
 `;
 
 /**
- * Caller policies of a pool (`PoolRecord.callerPolicies`, JSON; NULL for none), and the
+ * Caller policies of a pool (`PoolRecord.callerPolicies`, JSON; NULL for none), a key's
+ * request-signing secret for the `hmac` policy (encrypted, like `signing_secret`), and the
  * access log's outcome `refused` (a caller policy turned the attempt away; its reason names
  * the policy). SQLite cannot change a CHECK constraint in place, so the log is rebuilt.
  */
 const CALLER_POLICIES = `
 ALTER TABLE pools ADD COLUMN caller_policies TEXT
   CHECK (caller_policies IS NULL OR json_valid(caller_policies));
+ALTER TABLE pool_keys ADD COLUMN request_secret TEXT
+  CHECK (request_secret IS NULL OR json_valid(request_secret));
 CREATE TABLE access_log_next (
   id INTEGER PRIMARY KEY,
   pool TEXT NOT NULL,

@@ -28,6 +28,7 @@ function copyCallerPolicies(policies: CallerPolicies | null): CallerPolicies | n
   if (!policies) return null;
   const copy: CallerPolicies = {};
   if (policies.ipAllowlist) copy.ipAllowlist = [...policies.ipAllowlist];
+  if (policies.hmac) copy.hmac = { ...policies.hmac };
   return copy;
 }
 
@@ -48,7 +49,11 @@ export function copyPoolFields<T extends PoolInput | PoolRecord>(pool: T): T {
 }
 
 export function copyPoolKey(key: PoolKeyRecord): PoolKeyRecord {
-  return { ...key, signingSecret: key.signingSecret ? copySecret(key.signingSecret) : null };
+  return {
+    ...key,
+    signingSecret: key.signingSecret ? copySecret(key.signingSecret) : null,
+    requestSecret: key.requestSecret ? copySecret(key.requestSecret) : null,
+  };
 }
 
 export function copyApiToken(token: ApiTokenRecord): ApiTokenRecord {

@@ -157,6 +157,8 @@ export interface PoolKeyRecord {
   createdAt: number;
   /** Present when the pool had origin signing on at creation. */
   signingSecret: EncryptedSecret | null;
+  /** The caller's request-signing secret: present when the pool had the `hmac` caller policy at creation. */
+  requestSecret: EncryptedSecret | null;
 }
 
 /** Fields accepted when creating or updating a pool (id, team and timestamps come from the store). */

@@ -36,6 +36,7 @@ function keyFields(poolId: number, secret: string): Omit<PoolKeyRecord, "id"> {
     revokedAt: null,
     createdAt: 1_000,
     signingSecret: sealed,
+    requestSecret: null,
   };
 }
 

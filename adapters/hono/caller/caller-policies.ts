@@ -1,17 +1,32 @@
 import type { AccessLog } from "../../../src/access-log/types.js";
+import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import { AddressList } from "../../../src/policies/address-list.js";
 import { clientAddress } from "../../../src/policies/client-address.js";
-import { PolicyForbiddenError, refusingPolicy } from "../../../src/policies/policy-refusal.js";
+import type { NonceStore } from "../../../src/policies/nonce-store.js";
+import {
+  PolicyForbiddenError,
+  PolicyUnauthorizedError,
+  refusingPolicy,
+} from "../../../src/policies/policy-refusal.js";
 import type { CallerPolicies } from "../../../src/policies/policy-schema.js";
+import {
+  checkRequestSignature,
+  REQUEST_SIGNATURE_HEADERS,
+  type RequestSignatureFailure,
+} from "../../../src/policies/request-signing.js";
 import { type AttemptCaller, logRefused } from "../lock/access-attempt.js";
+import type { PoolDirectory } from "../lock/pool-directory.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 import type { AdmittedCaller } from "./admit-caller.js";
 
-/** How a server enforces pools' caller policies. */
+/** How an app enforces pools' caller policies (see {@link callerPolicyChecks}). */
 export interface CallerPolicyChecks {
   /** Proxies whose `X-Forwarded-For` hop is believed; null: none (the socket's address counts). */
   trustedProxies: AddressList | null;
+  /** Where signed requests' nonces are remembered. */
+  nonces: NonceStore;
+  directory: PoolDirectory;
   accessLog: AccessLog | undefined;
   clock: Clock;
 }
@@ -19,6 +34,7 @@ export interface CallerPolicyChecks {
 /** A pool's policies compiled once per catalog version (the directory caches pool records). */
 interface CompiledPolicies {
   ipAllowlist: AddressList | null;
+  hmacSkewMs: number | null;
 }
 
 const compiled = new WeakMap<CallerPolicies, CompiledPolicies>();
@@ -28,6 +44,7 @@ function compile(policies: CallerPolicies): CompiledPolicies {
   if (!found) {
     found = {
       ipAllowlist: policies.ipAllowlist ? AddressList.parse(policies.ipAllowlist) : null,
+      hmacSkewMs: policies.hmac ? policies.hmac.skewSeconds * 1000 : null,
     };
     compiled.set(policies, found);
   }
@@ -35,25 +52,23 @@ function compile(policies: CallerPolicies): CompiledPolicies {
 }
 
 /**
- * The checks of {@link enforceCallerPolicies} for one app: `trustedProxies` (CIDRs, the
- * server setting) parsed once.
+ * The policy checks of one app: `trustedProxies` (CIDRs, the server setting) parsed once,
+ * the nonce store (memory for one server, Redis for several).
  *
  * @example
  * ```ts
- * const checks = callerPolicyChecks({ trustedProxies: ["10.0.0.0/8"], accessLog, clock });
+ * const checks = callerPolicyChecks({ trustedProxies: ["10.0.0.0/8"], nonces, directory, accessLog, clock });
  * ```
  */
 export function callerPolicyChecks(options: {
   trustedProxies?: readonly string[] | undefined;
+  nonces: NonceStore;
+  directory: PoolDirectory;
   accessLog: AccessLog | undefined;
   clock: Clock;
 }): CallerPolicyChecks {
   const list = options.trustedProxies ?? [];
-  return {
-    trustedProxies: list.length > 0 ? AddressList.parse(list) : null,
-    accessLog: options.accessLog,
-    clock: options.clock,
-  };
+  return { ...options, trustedProxies: list.length > 0 ? AddressList.parse(list) : null };
 }
 
 /** The request facts the policies read. */
@@ -62,29 +77,48 @@ export interface CallerRequest {
   /** The socket's peer address. */
   peer: string | null;
   source: AttemptCaller["source"];
+  method: string;
+  /** The request-target as received (path and query, unnormalised). */
+  target: string;
+  /** Reads the whole body (once; the caller keeps it): called only when a policy covers it. */
+  body: () => Promise<Uint8Array>;
+}
+
+/**
+ * Whether the pool's policies read the request body (then the body is buffered, not streamed).
+ *
+ * @example
+ * ```ts
+ * if (policiesReadBody(pool)) body = await readBodyLimited(request, limits, env);
+ * ```
+ */
+export function policiesReadBody(pool: PoolRecord): boolean {
+  return !!pool.callerPolicies?.hmac;
 }
 
 /**
  * Enforces the pool's caller policies on an attempt to take a slot (Lock API acquire,
  * proxied request, SQL request), after the key rule and before a slot is asked for: every
- * policy set must pass. A refusal throws a `PolicyForbiddenError` (403) or
- * `PolicyUnauthorizedError` (401) and is written to the access log as `refused` with the
- * policy's name. Renew and release are not checked: their slot id and key suffice.
+ * policy set must pass, cheapest first (IP allowlist, then the HMAC signature, whose nonce
+ * is claimed last so that only a correctly signed request spends one). A refusal throws a
+ * `PolicyForbiddenError` (403) or `PolicyUnauthorizedError` (401) and is written to the
+ * access log as `refused` with the policy's name. Renew and release are not checked: their
+ * slot id and key suffice.
  *
  * @example
  * ```ts
- * enforceCallerPolicies(checks, admitted, { headers, peer: "10.0.0.7", source: "lock" });
+ * await enforceCallerPolicies(checks, admitted, { headers, peer, source: "lock", method, target, body });
  * ```
  */
-export function enforceCallerPolicies(
+export async function enforceCallerPolicies(
   checks: CallerPolicyChecks,
   admitted: AdmittedCaller,
   request: CallerRequest,
-): void {
+): Promise<void> {
   const policies = admitted.pool.callerPolicies;
   if (policies === null) return;
   try {
-    checkPolicies(checks, compile(policies), request);
+    await checkPolicies(checks, admitted, compile(policies), request);
   } catch (error) {
     const policy = refusingPolicy(error);
     if (policy !== null) {
@@ -100,11 +134,12 @@ export function enforceCallerPolicies(
   }
 }
 
-function checkPolicies(
+async function checkPolicies(
   checks: CallerPolicyChecks,
+  admitted: AdmittedCaller,
   policies: CompiledPolicies,
   request: CallerRequest,
-): void {
+): Promise<void> {
   if (policies.ipAllowlist) {
     const forwardedFor = request.headers.get("x-forwarded-for");
     const address = clientAddress(request.peer, forwardedFor, checks.trustedProxies);
@@ -115,4 +150,61 @@ function checkPolicies(
       );
     }
   }
+  if (policies.hmacSkewMs !== null) {
+    await checkSignature(checks, admitted, policies.hmacSkewMs, request);
+  }
+}
+
+const SIGNATURE_MESSAGES: Readonly<
+  Record<RequestSignatureFailure | "no_secret" | "replay", string>
+> = {
+  missing_headers: `This pool requires signed requests: send ${REQUEST_SIGNATURE_HEADERS.timestamp}, ${REQUEST_SIGNATURE_HEADERS.nonce} and ${REQUEST_SIGNATURE_HEADERS.signature} (see signLockRequest).`,
+  malformed_timestamp: `${REQUEST_SIGNATURE_HEADERS.timestamp} must be epoch milliseconds.`,
+  malformed_nonce: `${REQUEST_SIGNATURE_HEADERS.nonce} must be 16-128 characters of A-Z, a-z, 0-9, _ and -.`,
+  stale_timestamp: "The request's signature timestamp is outside the allowed clock skew.",
+  mismatch:
+    "The request signature does not match (method, path, query, body, timestamp, nonce or key secret).",
+  no_secret:
+    "This key has no request-signing secret (it was minted before the pool required signed requests): mint a new key.",
+  replay: "This request's nonce was used before: sign every request anew.",
+};
+
+async function checkSignature(
+  checks: CallerPolicyChecks,
+  admitted: AdmittedCaller,
+  skewMs: number,
+  request: CallerRequest,
+): Promise<void> {
+  const key: PoolKeyRecord | null = admitted.key;
+  const secret = key && checks.directory.requestSecret(key);
+  if (!key || !secret) {
+    const why = key ? "no_secret" : "missing_headers";
+    throw new PolicyUnauthorizedError("hmac", SIGNATURE_MESSAGES[why]);
+  }
+  const { headers } = request;
+  const presented = {
+    timestamp: headers.get(REQUEST_SIGNATURE_HEADERS.timestamp),
+    nonce: headers.get(REQUEST_SIGNATURE_HEADERS.nonce),
+    signature: headers.get(REQUEST_SIGNATURE_HEADERS.signature),
+  };
+  // Unsigned requests are refused before their body is read.
+  if (presented.timestamp === null || presented.nonce === null || presented.signature === null) {
+    throw new PolicyUnauthorizedError("hmac", SIGNATURE_MESSAGES.missing_headers);
+  }
+  const result = checkRequestSignature({
+    presented,
+    secret,
+    keyId: String(key.id),
+    method: request.method,
+    pathAndQuery: request.target,
+    body: await request.body(),
+    now: checks.clock.now(),
+    skewMs,
+  });
+  if (!result.valid) throw new PolicyUnauthorizedError("hmac", SIGNATURE_MESSAGES[result.reason]);
+  const fresh = await checks.nonces.claim(
+    `${key.poolId}:${key.id}:${result.nonce}`,
+    result.rememberMs,
+  );
+  if (!fresh) throw new PolicyUnauthorizedError("hmac", SIGNATURE_MESSAGES.replay);
 }

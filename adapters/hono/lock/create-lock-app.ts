@@ -10,9 +10,10 @@ import {
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
+import { MemoryNonceStore } from "../../../src/policies/nonce-store.js";
 import { type AdmittedCaller, admitCaller } from "../caller/admit-caller.js";
 import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
-import { remoteAddressOf } from "../caller/remote-address.js";
+import { remoteAddressOf, sentTarget } from "../caller/remote-address.js";
 import { lockApiError } from "../error-status.js";
 import { logFailed, logGranted } from "./access-attempt.js";
 import { createOriginPolicy, requireJsonBody } from "./cross-site.js";
@@ -84,6 +85,8 @@ export function createLockApp(deps: LockAppDeps): Hono {
   const checks = { directory, ipPolicy: deps.ipPolicy };
   const policyChecks = callerPolicyChecks({
     trustedProxies: deps.trustedProxies,
+    nonces: deps.nonces ?? new MemoryNonceStore({ now: () => clock.now() }),
+    directory,
     accessLog: deps.accessLog,
     clock,
   });
@@ -102,8 +105,20 @@ export function createLockApp(deps: LockAppDeps): Hono {
       const purpose = route.action === "release" ? RELEASING : undefined;
       const caller = admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
-        enforceCallerPolicies(policyChecks, caller, { headers, peer: address, source: "lock" });
-        const body = parseOptionalJsonObject(await readJsonBody(request, env, headers, parts));
+        let bytes: Uint8Array | undefined;
+        const readBody = async () => {
+          bytes ??= await readJsonBody(request, env, headers, parts);
+          return bytes;
+        };
+        await enforceCallerPolicies(policyChecks, caller, {
+          headers,
+          peer: address,
+          source: "lock",
+          method: request.method,
+          target: sentTarget(request, env),
+          body: readBody,
+        });
+        const body = parseOptionalJsonObject(await readBody());
         return await acquire(request, env, parts, caller, waitRequest(headers, body));
       }
       if (route.action === "renew") {

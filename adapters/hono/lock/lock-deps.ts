@@ -1,6 +1,7 @@
 import type { AccessLog } from "../../../src/access-log/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
+import type { NonceStore } from "../../../src/policies/nonce-store.js";
 import type { IpPolicy } from "../caller/ip-policy.js";
 import type { PoolDirectory, TrafficCatalog } from "./pool-directory.js";
 
@@ -22,6 +23,11 @@ export interface LockAppDeps {
    * a pool's `ipAllowlist` reads the caller's address; default none (the socket's address).
    */
   trustedProxies?: readonly string[];
+  /**
+   * Where signed requests' nonces are remembered (pools with the `hmac` policy); default a
+   * `MemoryNonceStore` of this app. Servers sharing slots through Redis share it too.
+   */
+  nonces?: NonceStore;
   /** Largest acquire/release body; default 16 KiB. */
   bodyLimitBytes?: number;
   /** How long an acquire/release body may take to arrive (then 408); default 10 s. */
