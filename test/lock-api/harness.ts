@@ -23,6 +23,7 @@ import type { Clock } from "../../src/clock/clock.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
+import { MemoryNonceStore, type NonceStore } from "../../src/policies/nonce-store.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
 import { poolInput } from "../catalog/fixtures.js";
 
@@ -75,6 +76,8 @@ export interface HarnessOptions {
   ipPolicy?: IpPolicy;
   /** Proxies whose X-Forwarded-For hop pools' IP allowlists believe (default none). */
   trustedProxies?: readonly string[];
+  /** Nonce store of both apps (default one memory store they share). */
+  nonces?: NonceStore;
   /** The Lock API's body timeout (default 10 s). */
   bodyTimeoutMs?: number;
   /** Web origins the Lock API admits besides the request's own (default none). */
@@ -146,6 +149,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ownerEmail: "ada@acme.test",
   });
   const loggedErrors: unknown[] = [];
+  const nonces = options.nonces ?? new MemoryNonceStore({ now: () => clock.now() });
   const logError = (error: unknown) => loggedErrors.push(error);
   const originFailures: Error[] = [];
   const lockApp = createLockApp({
@@ -154,6 +158,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     accessLog,
     ipPolicy: options.ipPolicy,
     trustedProxies: options.trustedProxies,
+    nonces,
     logError,
     ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
     corsOrigins: options.corsOrigins,
@@ -165,6 +170,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     poolDomain: POOL_DOMAIN,
     ipPolicy: options.ipPolicy,
     trustedProxies: options.trustedProxies,
+    nonces,
     logError,
     onOriginFailure: (_request, cause) => originFailures.push(cause),
     ...(options.sql ? { sql: options.sql } : {}),
