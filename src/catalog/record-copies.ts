@@ -25,11 +25,8 @@ function copyReadPaths(
 }
 
 function copyCallerPolicies(policies: CallerPolicies | null): CallerPolicies | null {
-  if (!policies) return null;
-  const copy: CallerPolicies = {};
-  if (policies.ipAllowlist) copy.ipAllowlist = [...policies.ipAllowlist];
-  if (policies.hmac) copy.hmac = { ...policies.hmac };
-  return copy;
+  // Nested JSON (CIDR lists, key sets, claim lists): a deep copy keeps the record unshared.
+  return policies ? structuredClone(policies) : null;
 }
 
 /** A pool input or record with its nested arrays, maps and secrets copied. */

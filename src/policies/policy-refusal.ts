@@ -1,7 +1,7 @@
 import { ForbiddenError, UnauthorizedError } from "../errors.js";
 
 /** The caller policies a pool may set; the name is what the access log and metrics record. */
-export const CALLER_POLICY_NAMES = ["ip_allowlist", "hmac"] as const;
+export const CALLER_POLICY_NAMES = ["ip_allowlist", "hmac", "jwt", "access_proxy"] as const;
 export type CallerPolicyName = (typeof CALLER_POLICY_NAMES)[number];
 
 /**
