@@ -16,8 +16,8 @@ type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 describe("access-proxy policy", () => {
   let rsa: KeyPair;
   let ec: KeyPair;
-  let rsaJwk: JWK;
-  let ecJwk: JWK;
+  let rsaJwk: JWK & { kty: string };
+  let ecJwk: JWK & { kty: string };
   let h: Harness;
   let upstream: TestUpstream;
   let key: string;
@@ -25,8 +25,8 @@ describe("access-proxy policy", () => {
   beforeAll(async () => {
     rsa = await generateKeyPair("RS256", { extractable: true });
     ec = await generateKeyPair("ES256", { extractable: true });
-    rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: "cf1" };
-    ecJwk = { ...(await exportJWK(ec.publicKey)), kid: "iap1" };
+    rsaJwk = { ...(await exportJWK(rsa.publicKey)), kid: "cf1" } as JWK & { kty: string };
+    ecJwk = { ...(await exportJWK(ec.publicKey)), kid: "iap1" } as JWK & { kty: string };
   });
 
   async function setUp(accessProxy: NonNullable<CallerPolicies["accessProxy"]>) {

@@ -17,7 +17,7 @@ type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 describe("JWT policy", () => {
   let rsa: KeyPair;
   let other: KeyPair;
-  let jwk: JWK;
+  let jwk: JWK & { kty: string };
   let h: Harness;
   let upstream: TestUpstream;
   let key: string;
@@ -25,7 +25,7 @@ describe("JWT policy", () => {
   beforeAll(async () => {
     rsa = await generateKeyPair("RS256", { extractable: true });
     other = await generateKeyPair("RS256", { extractable: true });
-    jwk = { ...(await exportJWK(rsa.publicKey)), kid: "k1", alg: "RS256" };
+    jwk = { ...(await exportJWK(rsa.publicKey)), kid: "k1", alg: "RS256" } as JWK & { kty: string };
   });
 
   async function setUp(jwt: Partial<NonNullable<CallerPolicies["jwt"]>> = {}) {
