@@ -152,8 +152,9 @@ export function policiesReadBody(pool: PoolRecord): boolean {
 /**
  * Enforces the pool's caller policies on an attempt to take a slot (Lock API acquire,
  * proxied request, SQL request), after the key rule and before a slot is asked for: every
- * policy set must pass, cheapest first (IP allowlist, then the HMAC signature, whose nonce
- * is claimed last so that only a correctly signed request spends one). A refusal throws a
+ * policy set must pass, cheapest first: IP allowlist, access-proxy assertion, JWT, then the
+ * HMAC signature (the body is read only for it, and its nonce is claimed last so that only a
+ * correctly signed request spends one). A refusal throws a
  * `PolicyForbiddenError` (403) or `PolicyUnauthorizedError` (401) and is written to the
  * access log as `refused` with the policy's name. Renew and release are not checked: their
  * slot id and key suffice.
