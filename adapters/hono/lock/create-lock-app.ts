@@ -51,7 +51,9 @@ const RELEASING = Object.freeze({ release: true });
  *   100-599) with `{ error, message, released, ignored }`, where only the listed fields were
  *   dropped; a body over the size limit answers 413 `payload_too_large`, and one that does
  *   not arrive within the body timeout 408 `request_timeout`, both after releasing.
- * - Unauthorised requests are not acquire attempts and are not access-logged.
+ * - Acquire also passes the pool's caller policies (`docs/caller-policies.md`; renew and
+ *   release do not): a refusal is access-logged as `refused` with the policy. Requests
+ *   refused for their key are not acquire attempts and are not access-logged.
  * - A pool that does not exist answers every route with the 401 `unauthorized` an existing
  *   pool needing a key would give (the same body): a caller without a valid key learns
  *   nothing about which pools exist. This includes a release on a pool deleted while its
@@ -110,14 +112,16 @@ export function createLockApp(deps: LockAppDeps): Hono {
           bytes ??= await readJsonBody(request, env, headers, parts);
           return bytes;
         };
-        await enforceCallerPolicies(policyChecks, caller, {
-          headers,
-          peer: address,
-          source: "lock",
-          method: request.method,
-          target: sentTarget(request, env),
-          body: readBody,
-        });
+        if (caller.pool.callerPolicies !== null) {
+          await enforceCallerPolicies(policyChecks, caller, {
+            headers,
+            peer: address,
+            source: "lock",
+            method: request.method,
+            target: sentTarget(request, env),
+            body: readBody,
+          });
+        }
         const body = parseOptionalJsonObject(await readBody());
         return await acquire(request, env, parts, caller, waitRequest(headers, body));
       }

@@ -37,9 +37,9 @@ export type ProxyApp = Hono & { close(): void };
  * The pool proxy (backend `http`) as a Hono app, for hosts `{subdomain}.{poolDomain}`:
  * each request goes to the pool's origin (origin URL + path + query) through the pool's
  * slots, queue and RPM gate, shared with Lock API traffic. In order:
- * 1. pool and caller checks (401 for a missing key, a key not valid for the pool and a pool
- *    that does not exist alike; then the pool's caller policies, `adapters/hono/caller/`); a postgres pool is served by the SQL handler
- *    (`adapters/hono/sql/`, POST /sql in the Neon HTTP format), or answers 501 without one;
+ * 1. pool and caller checks (`adapters/hono/caller/`: 401 for a missing key, a key not valid
+ *    for the pool and a pool that does not exist alike; then the pool's caller policies, 401
+ *    or 403); a postgres pool is served by the SQL handler (`adapters/hono/sql/`, POST /sql in the Neon HTTP format), or answers 501 without one;
  *    an ambiguous path (dot segments in any spelling, encoded slashes or backslashes) answers 400;
  * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method, itself or named
  *    by a method-override header, gets 403 before a slot is taken or the origin sees
@@ -103,14 +103,16 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       buffered ??= await readBodyLimited(request, limits, env);
       return buffered;
     };
-    await enforceCallerPolicies(policyChecks, admitted, {
-      headers,
-      peer: remoteAddress,
-      source: "proxy",
-      method: request.method,
-      target: sentTarget(request, env),
-      body: readWholeBody,
-    });
+    if (pool.callerPolicies !== null) {
+      await enforceCallerPolicies(policyChecks, admitted, {
+        headers,
+        peer: remoteAddress,
+        source: "proxy",
+        method: request.method,
+        target: sentTarget(request, env),
+        body: readWholeBody,
+      });
+    }
     if (pool.backend === "postgres" && sql) {
       return sql({ request, env, headers, pool, key, remoteAddress, body: buffered });
     }
