@@ -1,12 +1,7 @@
 import type { AccessLog } from "../../../src/access-log/types.js";
-import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
+import type { PoolKeyRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import { AddressList } from "../../../src/policies/address-list.js";
-import {
-  type ClaimValue,
-  claimIssue,
-  identityAllowed,
-} from "../../../src/policies/claim-checks.js";
 import { clientAddress } from "../../../src/policies/client-address.js";
 import type { NonceStore } from "../../../src/policies/nonce-store.js";
 import {
@@ -14,7 +9,7 @@ import {
   PolicyUnauthorizedError,
   refusingPolicy,
 } from "../../../src/policies/policy-refusal.js";
-import type { AccessProxyPolicy, CallerPolicies } from "../../../src/policies/policy-schema.js";
+import type { CallerPolicies } from "../../../src/policies/policy-schema.js";
 import {
   checkRequestSignature,
   REQUEST_SIGNATURE_HEADERS,
@@ -25,12 +20,13 @@ import type { PoolDirectory } from "../lock/pool-directory.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 import type { AdmittedCaller } from "./admit-caller.js";
 import {
-  type JwtSettings,
-  type JwtVerifier,
-  jwtVerifier,
-  presetJwt,
-  TokenRejected,
-} from "./jwt-verifier.js";
+  accessProxyCheck,
+  checkIdentity,
+  checkToken,
+  type TokenCheck,
+  type TrustedHeaderCheck,
+  tokenCheck,
+} from "./identity-checks.js";
 
 /** How an app enforces pools' caller policies (see {@link callerPolicyChecks}). */
 export interface CallerPolicyChecks {
@@ -49,43 +45,6 @@ interface CompiledPolicies {
   hmacSkewMs: number | null;
   jwt: TokenCheck | null;
   accessProxy: TokenCheck | TrustedHeaderCheck | null;
-}
-
-/** A bearer token in a header, verified (JWT policy, Cloudflare Access, Google IAP). */
-interface TokenCheck {
-  kind: "token";
-  header: string;
-  verify: JwtVerifier;
-  requiredClaims: Readonly<Record<string, readonly ClaimValue[]>> | undefined;
-}
-
-/** An identity header believed only from the listed proxies (oauth2-proxy and the like). */
-interface TrustedHeaderCheck {
-  kind: "trusted-header";
-  header: string;
-  proxies: AddressList;
-  allow: readonly string[] | undefined;
-}
-
-function tokenCheck(settings: JwtSettings): TokenCheck {
-  return {
-    kind: "token",
-    header: settings.header,
-    verify: jwtVerifier(settings),
-    requiredClaims: settings.requiredClaims,
-  };
-}
-
-function accessProxyCheck(policy: AccessProxyPolicy): TokenCheck | TrustedHeaderCheck {
-  if (policy.preset === "trusted-header") {
-    return {
-      kind: "trusted-header",
-      header: policy.header,
-      proxies: AddressList.parse(policy.trustedProxies),
-      allow: policy.allow,
-    };
-  }
-  return tokenCheck(presetJwt(policy) as JwtSettings);
 }
 
 const compiled = new WeakMap<CallerPolicies, CompiledPolicies>();
@@ -135,18 +94,6 @@ export interface CallerRequest {
   target: string;
   /** Reads the whole body (once; the caller keeps it): called only when a policy covers it. */
   body: () => Promise<Uint8Array>;
-}
-
-/**
- * Whether the pool's policies read the request body (then the body is buffered, not streamed).
- *
- * @example
- * ```ts
- * if (policiesReadBody(pool)) body = await readBodyLimited(request, limits, env);
- * ```
- */
-export function policiesReadBody(pool: PoolRecord): boolean {
-  return !!pool.callerPolicies?.hmac;
 }
 
 /**
@@ -205,68 +152,13 @@ async function checkPolicies(
     }
   }
   if (policies.accessProxy) {
-    await checkIdentity(checks, policies.accessProxy, request);
+    await checkIdentity(checks.clock.now(), policies.accessProxy, request);
   }
   if (policies.jwt) {
-    await checkToken(checks, "jwt", policies.jwt, request);
+    await checkToken(checks.clock.now(), "jwt", policies.jwt, request);
   }
   if (policies.hmacSkewMs !== null) {
     await checkSignature(checks, admitted, policies.hmacSkewMs, request);
-  }
-}
-
-const BEARER = /^bearer[ \t]+(\S+)$/i;
-
-async function checkToken(
-  checks: CallerPolicyChecks,
-  policy: "jwt" | "access_proxy",
-  check: TokenCheck,
-  request: CallerRequest,
-): Promise<void> {
-  const raw = request.headers.get(check.header);
-  const token = check.header === "authorization" ? raw && BEARER.exec(raw)?.[1] : raw;
-  if (!token) {
-    const how = check.header === "authorization" ? "Authorization: Bearer <jwt>" : check.header;
-    throw new PolicyUnauthorizedError(policy, `This pool requires a verified token in ${how}.`);
-  }
-  let claims: Record<string, unknown>;
-  try {
-    claims = await check.verify(token, checks.clock.now());
-  } catch (error) {
-    const why = error instanceof TokenRejected ? error.message : "it could not be verified";
-    throw new PolicyUnauthorizedError(policy, `The token in ${check.header} was refused: ${why}.`);
-  }
-  const issue = check.requiredClaims ? claimIssue(claims, check.requiredClaims) : null;
-  if (issue !== null) {
-    throw new PolicyUnauthorizedError(
-      policy,
-      `The token in ${check.header} was refused: ${issue}.`,
-    );
-  }
-}
-
-async function checkIdentity(
-  checks: CallerPolicyChecks,
-  check: TokenCheck | TrustedHeaderCheck,
-  request: CallerRequest,
-): Promise<void> {
-  if (check.kind === "token") return checkToken(checks, "access_proxy", check, request);
-  // Only the proxy in front may vouch: its own socket address, never a forwarded one.
-  if (!check.proxies.has(request.peer)) {
-    throw new PolicyUnauthorizedError(
-      "access_proxy",
-      "This pool admits only requests through its access proxy.",
-    );
-  }
-  const identity = request.headers.get(check.header);
-  if (!identity) {
-    throw new PolicyUnauthorizedError("access_proxy", `The access proxy sent no ${check.header}.`);
-  }
-  if (!identityAllowed(identity, check.allow)) {
-    throw new PolicyUnauthorizedError(
-      "access_proxy",
-      "The identity the access proxy vouches for is not allowed on this pool.",
-    );
   }
 }
 
