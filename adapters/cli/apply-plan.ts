@@ -36,7 +36,7 @@ export interface PlannedChange {
 export interface ApplyPlan {
   teamId: number;
   changes: PlannedChange[];
-  execute(): void;
+  execute(): Promise<void>;
 }
 
 type DesiredPool = Omit<PoolInput, "budgetId" | "credential" | "database"> & {
@@ -78,30 +78,30 @@ const COMPARED_FIELDS = [
  *
  * @example
  * ```ts
- * const plan = planApply(catalog, file, { env: process.env, prune: false });
+ * const plan = await planApply(catalog, file, { env: process.env, prune: false });
  * plan.changes.forEach((change) => console.log(change.action, change.name));
- * plan.execute();
+ * await plan.execute();
  * ```
  */
-export function planApply(
+export async function planApply(
   catalog: CatalogService,
   file: ApplyFile,
   options: { env: Readonly<Record<string, string | undefined>>; prune: boolean },
-): ApplyPlan {
+): Promise<ApplyPlan> {
   const store = catalog.store;
-  const team = store.findTeamBySlug(file.team);
+  const team = await store.findTeamBySlug(file.team);
   if (!team) {
     throw new InvalidArgumentError(
       `No team with slug "${file.team}". Create it with "sluice team create".`,
     );
   }
-  const budgets = store.listBudgets(team.id);
-  const pools = store.listPools(team.id);
+  const budgets = await store.listBudgets(team.id);
+  const pools = await store.listPools(team.id);
   const desired = allPools(file).map(({ pool, budgetName }) =>
     desiredPool(pool, budgetName, options.env),
   );
   for (const pool of desired) {
-    const owner = store.findPoolBySubdomain(pool.subdomain);
+    const owner = await store.findPoolBySubdomain(pool.subdomain);
     if (owner && owner.teamId !== team.id) {
       throw new ConflictError(`The subdomain "${pool.subdomain}" belongs to another team.`);
     }
@@ -114,26 +114,26 @@ export function planApply(
   return {
     teamId: team.id,
     changes,
-    execute() {
+    async execute() {
       const budgetByName = new Map(budgets.map((budget) => [budget.name, budget]));
-      file.budgets.forEach((budget, index) => {
-        if (budgetChanges[index]?.action === "unchanged") return;
+      for (const [index, budget] of file.budgets.entries()) {
+        if (budgetChanges[index]?.action === "unchanged") continue;
         const { name, originMaxConcurrent } = budget;
-        budgetByName.set(name, store.upsertBudget(team.id, { name, originMaxConcurrent }));
-      });
-      desired.forEach((pool, index) => {
-        if (poolChanges[index]?.action === "unchanged") return;
+        budgetByName.set(name, await store.upsertBudget(team.id, { name, originMaxConcurrent }));
+      }
+      for (const [index, pool] of desired.entries()) {
+        if (poolChanges[index]?.action === "unchanged") continue;
         const existing = pools.find((record) => record.subdomain === pool.subdomain);
-        store.upsertPool(team.id, toPoolInput(catalog, pool, budgetByName, existing));
-      });
+        await store.upsertPool(team.id, toPoolInput(catalog, pool, budgetByName, existing));
+      }
       // Pools first: a budget is deleted only once none of its pools is left.
       for (const deletion of deletions) {
         const pool = deletion.kind === "pool" && pools.find((p) => p.subdomain === deletion.name);
-        if (pool) store.deletePool(team.id, pool.id);
+        if (pool) await store.deletePool(team.id, pool.id);
       }
       for (const deletion of deletions) {
         const budget = deletion.kind === "budget" && budgets.find((b) => b.name === deletion.name);
-        if (budget) store.deleteBudget(team.id, budget.id);
+        if (budget) await store.deleteBudget(team.id, budget.id);
       }
     },
   };

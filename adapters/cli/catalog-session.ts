@@ -2,28 +2,39 @@ import type { CatalogService } from "../../src/catalog/catalog-service.js";
 import { normalizeEmail } from "../../src/catalog/teams.js";
 import type { TeamRecord, UserRecord } from "../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../src/errors.js";
-import { openDataDir, resolveDataDir } from "../server/data-dir.js";
+import { openCatalogDatabase } from "../server/catalog-database.js";
+import { resolveDataDir } from "../server/data-dir.js";
 import { type CliIo, type OptionSpec, optionalString, type ParsedCommand } from "./command.js";
 
-/** The `--data-dir` flag shared by every command that touches the catalog. */
-export const DATA_DIR_OPTION: Readonly<Record<"data-dir", OptionSpec>> = {
+/** The `--data-dir` and `--database-url` flags shared by every command that touches the catalog. */
+export const DATA_DIR_OPTION: Readonly<Record<"data-dir" | "database-url", OptionSpec>> = {
   "data-dir": {
     type: "string",
     placeholder: "<dir>",
     description: "Data directory (sluice.db). Default: $SLUICE_DATA_DIR or ./.sluice-data.",
   },
+  "database-url": {
+    type: "string",
+    placeholder: "<postgres://…>",
+    description:
+      "A PostgreSQL catalog (as sluice serve --database-url) instead of the data directory. Default: $SLUICE_DATABASE_URL.",
+  },
 };
+
+/** How long a command waits for a PostgreSQL that does not answer before giving up. */
+const POSTGRES_WAIT_MS = 10_000;
 
 /** {@link withCatalog} options of a command that only reads the catalog. */
 export const READ_ONLY: Readonly<{ readOnly: true }> = Object.freeze({ readOnly: true });
 
 /**
- * Opens the catalog of the command's data directory, runs `work`, and closes it again.
- * `readOnly`: the directory must hold a catalog already; nothing is created.
+ * Opens the command's catalog (`--database-url` / `SLUICE_DATABASE_URL`, else the data
+ * directory), runs `work`, and closes it again. `readOnly`: the directory must hold a catalog
+ * already; nothing is created.
  *
  * @example
  * ```ts
- * run: (args, io) => withCatalog(args, io, (catalog) => { io.out(String(catalog.store.listAllPools().length)); return 0; }),
+ * run: (args, io) => withCatalog(args, io, async (catalog) => { io.out(String((await catalog.store.listAllPools()).length)); return 0; }),
  * ```
  */
 export async function withCatalog(
@@ -32,17 +43,27 @@ export async function withCatalog(
   work: (catalog: CatalogService) => number | Promise<number>,
   options: { readOnly?: boolean } = {},
 ): Promise<number> {
-  const data = openDataDir({
+  const data = await openCatalogDatabase({
     dataDir: resolveDataDir(optionalString(args, "data-dir"), io.env),
+    databaseUrl: databaseUrlOf(args, io),
     secretKey: io.env.SLUICE_SECRET_KEY || undefined,
     // A command that only reads never leaves a fresh directory behind (a mistyped --data-dir).
     create: options.readOnly !== true,
+    waitMs: POSTGRES_WAIT_MS,
   });
   try {
     return await work(data.catalog);
   } finally {
-    data.close();
+    await data.close();
   }
+}
+
+function databaseUrlOf(args: ParsedCommand, io: CliIo): string | undefined {
+  const url = optionalString(args, "database-url") ?? (io.env.SLUICE_DATABASE_URL || undefined);
+  if (url !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(url.trim())) {
+    throw new InvalidArgumentError("--database-url must be a postgres:// or postgresql:// URL.");
+  }
+  return url?.trim();
 }
 
 /**
@@ -50,11 +71,11 @@ export async function withCatalog(
  *
  * @example
  * ```ts
- * const team = requireTeam(catalog, "acme");
+ * const team = await requireTeam(catalog, "acme");
  * ```
  */
-export function requireTeam(catalog: CatalogService, slug: string): TeamRecord {
-  const team = catalog.store.findTeamBySlug(slug);
+export async function requireTeam(catalog: CatalogService, slug: string): Promise<TeamRecord> {
+  const team = await catalog.store.findTeamBySlug(slug);
   if (!team) {
     throw new InvalidArgumentError(
       `No team with slug "${slug}". Create it with "sluice team create".`,
@@ -68,16 +89,16 @@ export function requireTeam(catalog: CatalogService, slug: string): TeamRecord {
  *
  * @example
  * ```ts
- * const user = requireMember(catalog, team, "ada@example.com");
+ * const user = await requireMember(catalog, team, "ada@example.com");
  * ```
  */
-export function requireMember(
+export async function requireMember(
   catalog: CatalogService,
   team: TeamRecord,
   email: string,
-): UserRecord {
-  const user = catalog.store.findUserByEmail(normalizeEmail(email));
-  if (!user || !catalog.store.getMembership(team.id, user.id)) {
+): Promise<UserRecord> {
+  const user = await catalog.store.findUserByEmail(normalizeEmail(email));
+  if (!user || !(await catalog.store.getMembership(team.id, user.id))) {
     throw new InvalidArgumentError(
       `${email} is not a member of team ${team.slug}. Add them with "sluice user add".`,
     );

@@ -264,12 +264,15 @@ function wrapText(text: string, indent: number): string {
  *
  * @example
  * ```ts
- * const result = withFlagNames({ ownerEmail: "owner-email" }, () => catalog.createTeamWithOwner(input));
+ * const result = await withFlagNames({ ownerEmail: "owner-email" }, () => catalog.createTeamWithOwner(input));
  * ```
  */
-export function withFlagNames<T>(flagsByField: Readonly<Record<string, string>>, work: () => T): T {
+export async function withFlagNames<T>(
+  flagsByField: Readonly<Record<string, string>>,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
     const issues = error.issues.map((issue) => {

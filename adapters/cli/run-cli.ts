@@ -8,6 +8,7 @@ import { teamCreateCommand } from "./commands/team.js";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./commands/token.js";
 import { userAddCommand } from "./commands/user.js";
 import { userSetPasswordCommand } from "./commands/user-password.js";
+import { userSignInLinkCommand } from "./commands/user-sign-in-link.js";
 import { printableIo } from "./printable.js";
 import { packageVersion } from "./version.js";
 
@@ -17,6 +18,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   teamCreateCommand,
   userAddCommand,
   userSetPasswordCommand,
+  userSignInLinkCommand,
   tokenCreateCommand,
   tokenRevokeCommand,
   tokenListCommand,

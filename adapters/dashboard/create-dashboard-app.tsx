@@ -11,6 +11,7 @@ import { overviewRoutes } from "./routes/overview-routes.js";
 import { poolDetailRoutes } from "./routes/pool-detail-routes.js";
 import { poolRoutes } from "./routes/pool-routes.js";
 import { settingsRoutes } from "./routes/settings-routes.js";
+import { setupRoutes } from "./routes/setup-routes.js";
 import { signInRoutes } from "./routes/sign-in-routes.js";
 import { dashboardCsrf, dashboardSecureHeaders } from "./security.js";
 import { sessionCookieFor } from "./session-cookie.js";
@@ -25,7 +26,7 @@ import { onlyManagersChange, requireSignIn } from "./session-middleware.js";
  * Object pages are singular (`/pool/<subdomain>`, `/budget/<id>`): `/pools/*` on the base host
  * belongs to the Lock API whenever the base and lock URLs share a host (the default).
  *
- * Order matters: sign-in pages are public; everything registered after `requireSignIn`
+ * Order matters: sign-in and first-run setup pages are public; everything registered after `requireSignIn`
  * needs a session; everything after `onlyManagersChange` refuses members' writes.
  *
  * @example
@@ -42,6 +43,7 @@ export function createDashboardApp(deps: DashboardDeps): Hono<DashboardEnv> {
   app.route(ASSETS_PREFIX, assetRoutes());
   app.use(dashboardCsrf(deps.baseUrl));
   app.route("/", signInRoutes(deps, cookie));
+  app.route("/", setupRoutes(deps, cookie));
 
   app.use(requireSignIn(deps.auth, cookie));
   app.route("/", accountRoutes(deps, cookie));

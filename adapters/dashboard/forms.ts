@@ -68,3 +68,17 @@ export function addFieldError(errors: FieldErrorMap, field: string, message: str
   if (!list) errors[field] = [message];
   else if (!list.includes(message)) list.push(message);
 }
+
+/**
+ * The error of a new password typed twice differently (fields `password`, `repeat`), or null.
+ *
+ * @example
+ * ```ts
+ * const errors = passwordsDiffer(form) ?? (await fieldErrorsOf(() => auth.setPassword(id, pw)));
+ * ```
+ */
+export function passwordsDiffer(form: FormBody): FieldErrorMap | null {
+  return formText(form, "password") === formText(form, "repeat")
+    ? null
+    : { repeat: ["The two passwords differ."] };
+}

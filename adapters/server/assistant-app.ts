@@ -39,7 +39,7 @@ export function assistantAppForServer(options: AssistantAppOptions): ServerAppFa
     const logError = (error: unknown) =>
       deps.reportFailure ? deps.reportFailure(undefined, error) : console.error(error);
     const oauth = createOAuthApp({
-      store: new SqliteOAuthStore(deps.database),
+      store: deps.oauthStore ?? new SqliteOAuthStore(deps.database),
       catalog: deps.catalog.store,
       sessions: options.sessions,
       clock: deps.clock,

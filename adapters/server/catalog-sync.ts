@@ -29,6 +29,11 @@ export interface CatalogSync {
   syncIfChanged(): Promise<SyncReport | null>;
   /** Checks the change marker every `intervalMs` until {@link CatalogSync.stop}. */
   start(intervalMs: number): void;
+  /**
+   * Checks the change marker now, between timer ticks (a catalog that notifies changes, such
+   * as PostgreSQL's, calls it), logging what changed like a tick does.
+   */
+  nudge(): Promise<void>;
   /** Stops the timer and waits for a sync in progress. */
   stop(): Promise<void>;
   /** Why the last timed sync failed; null when it succeeded (or none ran yet). */
@@ -47,7 +52,7 @@ export interface CatalogSyncOptions {
    * names another pool (deleted and re-created, maybe by another team). The server forgets
    * the pool's metrics here, which are keyed by subdomain.
    */
-  onPoolRemoved?: (subdomain: string) => void;
+  onPoolRemoved?: (subdomain: string) => void | Promise<void>;
 }
 
 function emptyReport(): SyncReport {
@@ -97,7 +102,7 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
     appliedPools.delete(subdomain);
     appliedPoolIds.delete(subdomain);
     try {
-      options.onPoolRemoved?.(subdomain);
+      await options.onPoolRemoved?.(subdomain);
     } catch (error) {
       log(`Could not clean up after pool ${subdomain}: ${(error as Error).message}`);
     }
@@ -174,9 +179,9 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   async function apply(): Promise<SyncReport> {
     const report = emptyReport();
-    lastMarker = store.changeMarker();
-    const budgets = store.listAllBudgets();
-    const pools = store.listAllPools();
+    lastMarker = await store.changeMarker();
+    const budgets = await store.listAllBudgets();
+    const pools = await store.listAllPools();
     const budgetById = new Map<number, BudgetRecord>(budgets.map((budget) => [budget.id, budget]));
 
     // In an order that never breaks a ceiling on the way (each step only lowers what a budget
@@ -233,29 +238,30 @@ export function createCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const sync: CatalogSync = {
     syncNow: () => serialized(apply),
     syncIfChanged: () =>
-      serialized(async () => (store.changeMarker() === lastMarker ? null : apply())),
+      serialized(async () => ((await store.changeMarker()) === lastMarker ? null : apply())),
     start(intervalMs) {
       stopped = false;
       const tick = () => {
-        sync
-          .syncIfChanged()
-          .then((report) => {
-            failure = null;
-            // Token use and metrics also move the marker; only real changes are worth a line.
-            if (report && Object.values(report).some((names) => names.length > 0)) {
-              log(describeSync(report));
-            }
-          })
-          .catch((error: unknown) => {
-            failure = (error as Error).message;
-            log(`Catalog sync failed: ${failure}`);
-          })
-          .finally(() => {
-            if (!stopped) timer = clock.setTimeout(tick, intervalMs);
-          });
+        sync.nudge().finally(() => {
+          if (!stopped) timer = clock.setTimeout(tick, intervalMs);
+        });
       };
       timer = clock.setTimeout(tick, intervalMs);
     },
+    nudge: () =>
+      sync
+        .syncIfChanged()
+        .then((report) => {
+          failure = null;
+          // Token use and metrics also move the marker; only real changes are worth a line.
+          if (report && Object.values(report).some((names) => names.length > 0)) {
+            log(describeSync(report));
+          }
+        })
+        .catch((error: unknown) => {
+          failure = (error as Error).message;
+          log(`Catalog sync failed: ${failure}`);
+        }),
     async stop() {
       stopped = true;
       if (timer !== null) clock.clearTimeout(timer);

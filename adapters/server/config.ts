@@ -197,13 +197,15 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
 
 /**
  * The server configuration: one schema yields the type and its validation. Every field but
- * `secretKey` and `redisUrl` has a default (see {@link SERVER_CONFIG_DEFAULTS}).
+ * `secretKey`, `databaseUrl` and `redisUrl` has a default (see {@link SERVER_CONFIG_DEFAULTS}).
  *
  * - `host`, `port`: where the HTTP server listens (port 0 picks a free port).
  * - `dataDir`: holds `sluice.db` (catalog and metrics) and, unless `secretKey` is set, `secret.key`.
  * - `baseUrl`: public URL of the Control API; its host name routes requests to it.
  * - `lockUrl`: public URL of the Lock API (`/pools/{pool}/lock/...`); defaults to `baseUrl`.
  * - `poolDomain`: a pool is served at `<subdomain>.<poolDomain>`.
+ * - `databaseUrl`: when set (`postgres://…`), the catalog, metrics and access log live in
+ *   PostgreSQL, shared by a fleet of servers, instead of `dataDir/sluice.db`.
  * - `redisUrl`: when set, slots live in Redis (shared by several servers) instead of memory.
  * - `redisClusterNodes`: instead of `redisUrl`, nodes (`host:port`) of a Redis Cluster.
  * - `redisFailurePolicy`: `closed` refuses traffic while Redis is down, `open` admits it.
@@ -244,6 +246,14 @@ export const ServerConfigSchema = v.pipe(
     baseUrl: v.optional(httpUrl),
     lockUrl: v.optional(httpUrl),
     poolDomain: v.optional(hostName, SERVER_CONFIG_DEFAULTS.poolDomain),
+    databaseUrl: v.optional(
+      v.pipe(
+        v.string(),
+        v.trim(),
+        v.regex(/^postgres(ql)?:\/\/\S+$/, "must be a postgres:// or postgresql:// URL"),
+        v.check((text) => URL.canParse(text), "must be a valid URL"),
+      ),
+    ),
     redisUrl: v.optional(
       v.pipe(
         v.string(),
@@ -357,6 +367,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   baseUrl: { env: "SLUICE_BASE_URL", flag: "base-url" },
   lockUrl: { env: "SLUICE_LOCK_URL", flag: "lock-url" },
   poolDomain: { env: "SLUICE_POOL_DOMAIN", flag: "pool-domain" },
+  databaseUrl: { env: "SLUICE_DATABASE_URL", flag: "database-url" },
   redisUrl: { env: "SLUICE_REDIS_URL", flag: "redis-url" },
   redisClusterNodes: { env: "SLUICE_REDIS_CLUSTER_NODES", flag: "redis-cluster-nodes" },
   redisPrefix: { env: "SLUICE_REDIS_PREFIX", flag: "redis-prefix" },

@@ -11,8 +11,10 @@ import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import type { NonceStore } from "../../src/policies/nonce-store.js";
 import { createControlApp } from "../hono/control/index.js";
 import { REFUSED_BY_POLICY_HEADER } from "../hono/lock/lock-responses.js";
-import { SqliteAuthStore, SqliteMetricsStore } from "../sqlite/index.js";
+import type { OAuthStore } from "../oauth/types.js";
+import { SqliteAuthStore } from "../sqlite/index.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
+import { type CatalogDatabase, openCatalogDatabase } from "./catalog-database.js";
 import {
   type CatalogSync,
   createCatalogSync,
@@ -21,7 +23,6 @@ import {
 } from "./catalog-sync.js";
 import type { ServerConfig } from "./config.js";
 import { countNoun } from "./count-noun.js";
-import { openDataDir } from "./data-dir.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
@@ -60,6 +61,8 @@ export interface ServerAppDeps {
   publicUrls(): { baseUrl: string; lockUrl: string };
   /** Where signed requests' nonces are remembered (Redis with `redisUrl`; the server closes it). */
   nonces?: NonceStore;
+  /** Where the MCP endpoint keeps OAuth grants and tokens, when not in `database` (PostgreSQL). */
+  oauthStore?: OAuthStore;
 }
 
 /** Builds an app (Lock API, pool proxy) from the server's parts. */
@@ -138,25 +141,31 @@ export async function createSluiceServer(
   const clock = options.clock ?? systemClock;
   const serverLog = createServerLog(config.logFormat, options.log ?? (() => {}));
   const log = (line: string) => serverLog.info(line);
-  const data = openDataDir({ dataDir: config.dataDir, secretKey: config.secretKey, clock });
+  const data = await openCatalogDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    secretKey: config.secretKey,
+    clock,
+    log,
+  });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
-    const servingLock = lockForServing(data.dataDir, slotTargetOf(config));
+    const servingLock = servingLockOf(config, data, log);
     cleanups.push(() => servingLock.release());
-    log(`Data directory: ${data.dataDir}`);
+    log(`Catalog: ${data.description}`);
     const prometheus = createPrometheusMetrics(() => governor);
     const metrics = new MetricsRecorder({ observer: prometheus.observer });
     const persistence = createMetricsPersistence({
       recorder: metrics,
-      store: new SqliteMetricsStore(data.database),
+      store: data.metrics,
       catalog: data.catalog.store,
       clock,
       log,
     });
-    const loaded = persistence.load();
+    const loaded = await persistence.load();
     if (loaded > 0) log(`Loaded ${countNoun(loaded, "metric bucket")}`);
     const access = createServerAccessLog({
-      database: data.database,
+      store: data.accessLog,
       catalog: data.catalog.store,
       clock,
       log,
@@ -192,7 +201,7 @@ export async function createSluiceServer(
     // Filled in with the bound port by listen() when the configured port is 0.
     const publicUrls = { baseUrl: config.baseUrl, lockUrl: config.lockUrl };
     const auth = new AuthService({
-      store: new SqliteAuthStore(data.database),
+      store: new SqliteAuthStore(data.localDatabase()),
       catalog: data.catalog.store,
       clock,
     });
@@ -204,7 +213,8 @@ export async function createSluiceServer(
       clock,
       config,
       reportFailure: requestLog.reportFailure,
-      database: data.database,
+      database: data.localDatabase(),
+      ...(data.oauth ? { oauthStore: data.oauth } : {}),
       auth,
       syncCatalog: () => sync.syncNow(),
       publicUrls: () => publicUrls,
@@ -274,7 +284,7 @@ interface Parts {
   served: FetchApp;
   /** Set once shutdown begins (readiness then fails). */
   stopping: { now: boolean };
-  data: ReturnType<typeof openDataDir>;
+  data: CatalogDatabase;
   servingLock: ServingLock;
   governor: Governor;
   metrics: MetricsRecorder;
@@ -291,6 +301,7 @@ function assemble(parts: Parts): SluiceServer {
   const { auth, publicUrls } = parts;
   let listener: HttpListener | null = null;
   let closing: Promise<void> | null = null;
+  let stopWatching: (() => void) | null = null;
 
   async function shutdown(): Promise<void> {
     parts.stopping.now = true;
@@ -310,14 +321,15 @@ function assemble(parts: Parts): SluiceServer {
     }
     parts.closeApps();
     persistence.stop();
+    stopWatching?.();
     await sync.stop();
     await governor.close();
     log("Closed the governor");
     // After the governor: the releases of requests cut off above are counted by now.
-    log(`Saved ${countNoun(persistence.flush(), "metric bucket")}`);
+    log(`Saved ${countNoun(await persistence.flush(), "metric bucket")}`);
     // After the governor: callers it turned away on closing are still logged.
-    access.close();
-    data.close();
+    await access.close();
+    await data.close();
     // Last: a server started next on this directory finds everything saved.
     servingLock.release();
     log("Closed the database");
@@ -343,6 +355,8 @@ function assemble(parts: Parts): SluiceServer {
       persistence.start(config.metricsFlushMs);
       access.startRetention();
       sync.start(config.catalogSyncMs);
+      // A notified change is applied at once, not at the next tick.
+      stopWatching = data.onChange?.(() => void sync.nudge()) ?? null;
       // An IPv6 address needs brackets to be read (and pasted) as host and port.
       const host = config.host.includes(":") ? `[${config.host}]` : config.host;
       log(`Listening on ${host}:${listener.port}`);
@@ -374,18 +388,16 @@ function withDashboard(controlApp: FetchApp, dashboardApp: FetchApp | undefined)
  * Drops what each holder keeps under a removed pool's subdomain. Every holder is asked even
  * when one fails, so a failing metrics delete never leaves the access log to the next pool.
  */
-function forgetPoolEverywhere(
+async function forgetPoolEverywhere(
   subdomain: string,
   holders: readonly { forgetPool(pool: string): unknown }[],
-): void {
-  const failures: unknown[] = [];
-  for (const holder of holders) {
-    try {
-      holder.forgetPool(subdomain);
-    } catch (error) {
-      failures.push(error);
-    }
-  }
+): Promise<void> {
+  const results = await Promise.allSettled(
+    holders.map(async (holder) => holder.forgetPool(subdomain)),
+  );
+  const failures = results.flatMap((result) =>
+    result.status === "rejected" ? [result.reason as unknown] : [],
+  );
   if (failures.length === 1) throw failures[0];
   if (failures.length > 1) {
     const messages = failures.map((error) => (error as Error).message).join("; ");
@@ -399,4 +411,24 @@ function withActualPort(baseUrl: string, port: number): string {
   if (url.port !== "0") return baseUrl;
   url.port = String(port);
   return url.toString().replace(/\/$/, "");
+}
+
+/**
+ * The data directory's serving lock (see {@link lockForServing}). A PostgreSQL catalog has no
+ * directory to lock: an in-memory server on it is only warned about.
+ */
+function servingLockOf(
+  config: ServerConfig,
+  data: CatalogDatabase,
+  log: (line: string) => void,
+): ServingLock {
+  const redisTarget = slotTargetOf(config);
+  if (data.dataDir !== null) return lockForServing(data.dataDir, redisTarget);
+  if (redisTarget === null) {
+    log(
+      "Warning: slots are kept in memory, so every server on this PostgreSQL catalog admits each " +
+        "pool's full limit; give every server the same --redis-url (or --redis-cluster-nodes) to share one limit.",
+    );
+  }
+  return { release() {} };
 }

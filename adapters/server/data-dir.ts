@@ -58,18 +58,18 @@ export function resolveDataDir(
  *
  * @example
  * ```ts
- * const data = openDataDir({ dataDir: "./.sluice-data", secretKey: process.env.SLUICE_SECRET_KEY });
- * data.catalog.store.listAllPools();
+ * const data = await openDataDir({ dataDir: "./.sluice-data", secretKey: process.env.SLUICE_SECRET_KEY });
+ * await data.catalog.store.listAllPools();
  * data.close();
  * ```
  */
-export function openDataDir(options: {
+export async function openDataDir(options: {
   dataDir: string;
   secretKey?: string | undefined;
   clock?: Clock;
   /** False: a directory without `sluice.db` is an error, and nothing is created. Default true. */
   create?: boolean;
-}): OpenDataDir {
+}): Promise<OpenDataDir> {
   const dataDir = resolve(options.dataDir);
   const create = options.create ?? true;
   checkDataDir(dataDir, create);
@@ -88,7 +88,11 @@ export function openDataDir(options: {
   try {
     // A reader without the key never decrypts: its stand-in key is not checked.
     if (key !== READ_ONLY_STAND_IN) {
-      checkSecretKey(catalog, options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE));
+      await checkSecretKey(
+        catalog,
+        options.secretKey ? SECRET_KEY_ENV : join(dataDir, SECRET_KEY_FILE),
+        "this data directory",
+      );
     }
   } catch (error) {
     database.close();
@@ -148,16 +152,25 @@ function checkDataDir(dataDir: string, create: boolean): void {
  * Refuses a secret key that cannot open the credentials already stored (a wrong
  * `SLUICE_SECRET_KEY`, or a `secret.key` from another directory): caught at open, with the
  * way out, instead of every call to such a pool failing later.
+ *
+ * @example
+ * ```ts
+ * await checkSecretKey(catalog, "SLUICE_SECRET_KEY", "this database");
+ * ```
  */
-function checkSecretKey(catalog: CatalogService, keySource: string): void {
-  const sealed = catalog.store.listAllPools().find((pool) => pool.credential !== null);
+export async function checkSecretKey(
+  catalog: CatalogService,
+  keySource: string,
+  where: string,
+): Promise<void> {
+  const sealed = (await catalog.store.listAllPools()).find((pool) => pool.credential !== null);
   if (!sealed) return;
   try {
     catalog.decryptCredential(sealed);
   } catch {
     throw new InvalidArgumentError(
-      `The secret key (${keySource}) cannot open the upstream credentials stored in this data ` +
-        `directory (pool ${sealed.subdomain}): use the key they were sealed with.`,
+      `The secret key (${keySource}) cannot open the upstream credentials stored in ${where} ` +
+        `(pool ${sealed.subdomain}): use the key they were sealed with.`,
     );
   }
 }

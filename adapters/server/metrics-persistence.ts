@@ -1,8 +1,8 @@
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock, TimerHandle } from "../../src/clock/clock.js";
+import type { MetricsStore } from "../../src/metrics/metrics-store.js";
 import type { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { METRIC_COUNT_FIELDS, type MetricsBucket } from "../../src/metrics/types.js";
-import type { SqliteMetricsStore } from "../sqlite/index.js";
 
 const DAY_MS = 86_400_000;
 /** Retention when no pool says otherwise (the apply file's default). */
@@ -10,26 +10,30 @@ const DEFAULT_RETENTION_DAYS = 30;
 /** Pruning deletes rows; once an hour keeps it off the flush path. */
 const PRUNE_EVERY_MS = 3_600_000;
 
-/** Moves metrics between the in-memory recorder and SQLite on a schedule. */
+/**
+ * Moves metrics between the in-memory recorder and the database on a schedule. Operations
+ * run one at a time (a flush never overlaps another: each writes the increments since the
+ * one before).
+ */
 export interface MetricsPersistence {
   /**
    * Loads persisted buckets within retention into the recorder; returns how many. Only buckets
    * of pools in the catalog that do not end before the pool was created: a subdomain may have
    * belonged to a deleted pool (maybe another team's) whose history is not the new pool's.
    */
-  load(): number;
+  load(): Promise<number>;
   /** Saves every bucket changed since the last flush; returns how many were written. */
-  flush(): number;
+  flush(): Promise<number>;
   /**
    * Drops buckets older than the longest pool retention, in memory and on disk, and on disk
    * each pool's buckets older than its own retention.
    */
-  prune(): number;
+  prune(): Promise<number>;
   /**
    * Forgets a pool deleted from the governor: its meter, its buckets in memory and on disk.
    * Call after `governor.removePool`, so no live meter is detached.
    */
-  forgetPool(pool: string): number;
+  forgetPool(pool: string): Promise<number>;
   /** Flushes every `intervalMs` (and prunes hourly) until {@link MetricsPersistence.stop}. */
   start(intervalMs: number): void;
   stop(): void;
@@ -38,7 +42,7 @@ export interface MetricsPersistence {
 /** Options of {@link createMetricsPersistence}. */
 export interface MetricsPersistenceOptions {
   recorder: MetricsRecorder;
-  store: Pick<SqliteMetricsStore, "addBuckets" | "loadBuckets" | "pruneBefore" | "deletePool">;
+  store: MetricsStore;
   /** Pools carry their retention (`metricsRetentionDays`); the longest one wins. */
   catalog: Pick<CatalogStore, "listAllPools">;
   clock: Clock;
@@ -54,7 +58,7 @@ export interface MetricsPersistenceOptions {
  * @example
  * ```ts
  * const persistence = createMetricsPersistence({ recorder: governor.metrics, store, catalog: catalog.store, clock });
- * persistence.load();
+ * await persistence.load();
  * persistence.start(5_000);
  * ```
  */
@@ -80,66 +84,79 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
   // Whole buckets only, as the recorder prunes: the bucket holding a cutoff stays.
   const bucketStart = (ms: number) => Math.floor(ms / recorder.bucketMs) * recorder.bucketMs;
 
+  let running: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = running.then(work, work);
+    running = next.catch(() => {});
+    return next;
+  };
+
+  async function flush(): Promise<number> {
+    for (const bucket of recorder.drainDirty()) {
+      const key = bucketKey(bucket);
+      const delta = difference(bucket, saved.get(key));
+      saved.set(key, bucket);
+      const waiting = pending.get(key);
+      pending.set(key, waiting ? sum(waiting, delta) : delta);
+    }
+    if (pending.size === 0) return 0;
+    const deltas = [...pending.values()];
+    await store.addBuckets(deltas);
+    pending.clear();
+    return deltas.length;
+  }
+
   const persistence: MetricsPersistence = {
-    load() {
-      const pools = catalog.listAllPools();
-      const createdAt = new Map(pools.map((pool) => [pool.subdomain, pool.createdAt]));
-      const buckets = store.loadBuckets(retentionStart(pools)).filter((bucket) => {
-        const poolCreatedAt = createdAt.get(bucket.pool);
-        // The bucket of the creation minute stays: it holds the new pool's first events.
-        return poolCreatedAt !== undefined && bucket.start + recorder.bucketMs > poolCreatedAt;
-      });
-      recorder.load(buckets);
-      for (const bucket of buckets) saved.set(bucketKey(bucket), bucket);
-      return buckets.length;
-    },
-    flush() {
-      for (const bucket of recorder.drainDirty()) {
-        const key = bucketKey(bucket);
-        const delta = difference(bucket, saved.get(key));
-        saved.set(key, bucket);
-        const waiting = pending.get(key);
-        pending.set(key, waiting ? sum(waiting, delta) : delta);
-      }
-      if (pending.size === 0) return 0;
-      const deltas = [...pending.values()];
-      store.addBuckets(deltas);
-      pending.clear();
-      return deltas.length;
-    },
-    prune() {
-      const now = clock.now();
-      lastPruneAt = now;
-      const pools = catalog.listAllPools();
-      const cutoff = bucketStart(retentionStart(pools));
-      recorder.prune(cutoff);
-      forgetSaved((bucket) => bucket.start >= cutoff);
-      let pruned = store.pruneBefore(cutoff);
-      // On disk each pool keeps only its own retention (in memory the longest applies to all;
-      // reads clamp each pool to its own anyway).
-      for (const pool of pools) {
-        const poolCutoff = bucketStart(now - pool.metricsRetentionDays * DAY_MS);
-        if (poolCutoff > cutoff) pruned += store.pruneBefore(poolCutoff, pool.subdomain);
-      }
-      return pruned;
-    },
+    load: () =>
+      serialized(async () => {
+        const pools = await catalog.listAllPools();
+        const createdAt = new Map(pools.map((pool) => [pool.subdomain, pool.createdAt]));
+        const buckets = (await store.loadBuckets(retentionStart(pools))).filter((bucket) => {
+          const poolCreatedAt = createdAt.get(bucket.pool);
+          // The bucket of the creation minute stays: it holds the new pool's first events.
+          return poolCreatedAt !== undefined && bucket.start + recorder.bucketMs > poolCreatedAt;
+        });
+        recorder.load(buckets);
+        for (const bucket of buckets) saved.set(bucketKey(bucket), bucket);
+        return buckets.length;
+      }),
+    flush: () => serialized(flush),
+    prune: () =>
+      serialized(async () => {
+        const now = clock.now();
+        lastPruneAt = now;
+        const pools = await catalog.listAllPools();
+        const cutoff = bucketStart(retentionStart(pools));
+        recorder.prune(cutoff);
+        forgetSaved((bucket) => bucket.start >= cutoff);
+        let pruned = await store.pruneBefore(cutoff);
+        // On disk each pool keeps only its own retention (in memory the longest applies to all;
+        // reads clamp each pool to its own anyway).
+        for (const pool of pools) {
+          const poolCutoff = bucketStart(now - pool.metricsRetentionDays * DAY_MS);
+          if (poolCutoff > cutoff) pruned += await store.pruneBefore(poolCutoff, pool.subdomain);
+        }
+        return pruned;
+      }),
     forgetPool(pool) {
       recorder.removePool(pool);
-      // Buckets counted since the last flush come out of the next drain; save them first so
-      // the delete below removes them too, rather than a later flush writing them back.
-      persistence.flush();
-      forgetSaved((bucket) => bucket.pool !== pool);
-      return store.deletePool(pool);
+      return serialized(async () => {
+        // Buckets counted since the last flush come out of the next drain; save them first so
+        // the delete below removes them too, rather than a later flush writing them back.
+        await flush();
+        forgetSaved((bucket) => bucket.pool !== pool);
+        return store.deletePool(pool);
+      });
     },
     start(intervalMs) {
-      const tick = () => {
+      const tick = async () => {
         try {
-          persistence.flush();
-          if (clock.now() - lastPruneAt >= PRUNE_EVERY_MS) persistence.prune();
+          await persistence.flush();
+          if (clock.now() - lastPruneAt >= PRUNE_EVERY_MS) await persistence.prune();
         } catch (error) {
           log(`Saving metrics failed: ${(error as Error).message}`);
         }
-        timer = clock.setTimeout(tick, intervalMs);
+        if (timer !== null) timer = clock.setTimeout(tick, intervalMs);
       };
       timer = clock.setTimeout(tick, intervalMs);
     },

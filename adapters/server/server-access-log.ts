@@ -1,13 +1,12 @@
-import type Database from "better-sqlite3";
-import type { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
+import { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
 import {
   type AccessLogRetentionJob,
   retentionOfPools,
   startAccessLogRetention,
 } from "../../src/access-log/retention.js";
+import type { AccessLogStore } from "../../src/access-log/types.js";
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
-import { createSqliteAccessLog } from "../sqlite/access-log-store.js";
 
 /** The server's pool access log and its retention job. */
 export interface ServerAccessLog {
@@ -16,12 +15,12 @@ export interface ServerAccessLog {
   /** Prunes to each pool's retention now and then hourly. */
   startRetention(): void;
   /** Stops the retention job and writes what is buffered; later appends are dropped. */
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Options of {@link createServerAccessLog}. */
 export interface ServerAccessLogOptions {
-  database: Database.Database;
+  store: AccessLogStore;
   catalog: Pick<CatalogStore, "findPoolBySubdomain" | "listAllPools">;
   clock: Clock;
   log: (line: string) => void;
@@ -34,18 +33,19 @@ export interface ServerAccessLogOptions {
  *
  * @example
  * ```ts
- * const { accessLog, startRetention, close } = createServerAccessLog({ database, catalog: catalog.store, clock, log });
+ * const { accessLog, startRetention, close } = createServerAccessLog({ store, catalog: catalog.store, clock, log });
  * startRetention();
- * accessLog.list("chat", { limit: 20 });
- * close();
+ * await accessLog.list("chat", { limit: 20 });
+ * await close();
  * ```
  */
 export function createServerAccessLog(options: ServerAccessLogOptions): ServerAccessLog {
   const { catalog, clock, log } = options;
-  const accessLog = createSqliteAccessLog(options.database, {
+  const accessLog = new BufferedAccessLog({
+    store: options.store,
     clock,
     onError: (error) => log(`Writing the access log failed: ${(error as Error).message}`),
-    poolCreatedAt: (pool) => catalog.findPoolBySubdomain(pool)?.createdAt,
+    poolCreatedAt: async (pool) => (await catalog.findPoolBySubdomain(pool))?.createdAt,
   });
   let retention: AccessLogRetentionJob | null = null;
   return {
@@ -54,13 +54,13 @@ export function createServerAccessLog(options: ServerAccessLogOptions): ServerAc
       retention ??= startAccessLogRetention({
         accessLog,
         clock,
-        retention: () => retentionOfPools(catalog.listAllPools()),
+        retention: async () => retentionOfPools(await catalog.listAllPools()),
         onError: (error) => log(`Pruning the access log failed: ${(error as Error).message}`),
       });
     },
-    close() {
+    async close() {
       retention?.stop();
-      accessLog.close();
+      await accessLog.close();
     },
   };
 }

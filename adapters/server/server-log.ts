@@ -32,8 +32,9 @@ export function formatLogLine(
   message: string,
   fields: LogFields,
   now: number,
+  options: { scrub?: boolean } = {},
 ): string {
-  const msg = scrubSecrets(message);
+  const msg = options.scrub === false ? message : scrubSecrets(message);
   if (format === "json") {
     const line: Record<string, unknown> = { time: new Date(now).toISOString(), level, msg };
     for (const name in fields) line[name] = scrubbedValue(fields[name]);
@@ -68,6 +69,11 @@ export interface ServerLog {
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+  /**
+   * An info line whose message is written as given, not scrubbed: only for a secret the
+   * operator is meant to read here (a one-time sign-in or setup link printed at start).
+   */
+  reveal(message: string): void;
 }
 
 /**
@@ -91,7 +97,13 @@ export function createServerLog(
     return (message: string, fields: LogFields = {}) =>
       sink(formatLogLine(format, level, message, fields, now()));
   };
-  return { format, info: at("info"), warn: at("warn"), error: at("error") };
+  return {
+    format,
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    reveal: (message) => write(formatLogLine(format, "info", message, {}, now(), { scrub: false })),
+  };
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
   ResolvedAccessLogQuery,
 } from "../../src/access-log/types.js";
 import type { RejectionReason } from "../../src/errors.js";
+import { databaseGate } from "./database-gate.js";
 import { backgroundWrite, guardedWrite } from "./sqlite-errors.js";
 
 interface AccessLogRow {
@@ -35,8 +36,8 @@ const COLUMNS = "pool, at, key_id, outcome, reason, queued_ms, remote_address, s
  * @example
  * ```ts
  * const store = new SqliteAccessLogStore(db);
- * store.insert([entry]);
- * store.list("llm", { from: 0, to: Date.now(), limit: 50 });
+ * await store.insert([entry]);
+ * await store.list("llm", { from: 0, to: Date.now(), limit: 50 });
  * ```
  */
 export class SqliteAccessLogStore implements AccessLogStore {
@@ -63,17 +64,20 @@ export class SqliteAccessLogStore implements AccessLogStore {
     });
   }
 
-  insert(entries: readonly AccessLogEntry[]): void {
+  async insert(entries: readonly AccessLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
+    await databaseGate(this.database).idle();
     backgroundWrite(this.database, "access log", () => this.insertAll.immediate(entries));
   }
 
-  list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[] {
+  async list(pool: string, query: ResolvedAccessLogQuery): Promise<AccessLogEntry[]> {
+    await databaseGate(this.database).idle();
     const rows = this.selectRange.all(pool, query.from, query.to, query.limit) as AccessLogRow[];
     return rows.map(entryFromRow);
   }
 
-  pruneBefore(pool: string, beforeMs: number): number {
+  async pruneBefore(pool: string, beforeMs: number): Promise<number> {
+    await databaseGate(this.database).idle();
     return backgroundWrite(
       this.database,
       "access log",
@@ -81,7 +85,8 @@ export class SqliteAccessLogStore implements AccessLogStore {
     );
   }
 
-  deletePool(pool: string): number {
+  async deletePool(pool: string): Promise<number> {
+    await databaseGate(this.database).idle();
     return guardedWrite("access log", () => this.deleteAll.run(pool).changes);
   }
 }
@@ -93,7 +98,7 @@ export class SqliteAccessLogStore implements AccessLogStore {
  * ```ts
  * const accessLog = createSqliteAccessLog(db, { clock: systemClock, onError: console.error });
  * // … on shutdown, before closing the database:
- * accessLog.close();
+ * await accessLog.close();
  * ```
  */
 export function createSqliteAccessLog(

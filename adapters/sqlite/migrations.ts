@@ -215,6 +215,18 @@ CREATE TABLE sign_in_failures (
 `;
 
 /**
+ * First-run setup links (issue 21): while the catalog has no team, `sluice serve` prints one;
+ * stored by the SHA-256 of its token, never the token.
+ */
+const SETUP_TOKENS_SCHEMA = `
+CREATE TABLE setup_tokens (
+  token_hash TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
  * Caller policies of a pool (`PoolRecord.callerPolicies`, JSON; NULL for none), a key's
  * request-signing secret for the `hmac` policy (encrypted, like `signing_secret`), and the
  * access log's outcome `refused` (a caller policy turned the attempt away; its reason names
@@ -245,7 +257,7 @@ CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 9.
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 10.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
@@ -255,7 +267,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "pool database connection", up: POOL_DATABASE },
   { version: 6, name: "oauth grants and tokens", up: OAUTH_SCHEMA },
   { version: 7, name: "dashboard sign-in", up: SIGN_IN_SCHEMA },
-  { version: 8, name: "caller policies", up: CALLER_POLICIES },
+  { version: 8, name: "dashboard setup links", up: SETUP_TOKENS_SCHEMA },
+  { version: 9, name: "caller policies", up: CALLER_POLICIES },
 ];
 
 /** The version a fully migrated database has. */

@@ -1,7 +1,16 @@
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
-import type { AuthStore, SessionRecord, SignInLinkRecord } from "../../src/auth/types.js";
+import type {
+  AuthStore,
+  FailureWindow,
+  SessionRecord,
+  SetupTokenRecord,
+  SignInLinkRecord,
+} from "../../src/auth/types.js";
 import { guardedWrite } from "./sqlite-errors.js";
+
+const SETUP_TOKEN_COLUMNS =
+  "token_hash AS tokenHash, created_at AS createdAt, expires_at AS expiresAt";
 
 const SESSION_COLUMNS =
   "id_hash AS idHash, user_id AS userId, team_id AS teamId, created_at AS createdAt, last_seen_at AS lastSeenAt, expires_at AS expiresAt";
@@ -106,17 +115,55 @@ export class SqliteAuthStore implements AuthStore {
     return row.count;
   }
 
-  async failureCount(key: string, at: number, windowMs: number): Promise<number> {
+  async failures(key: string, at: number, windowMs: number): Promise<FailureWindow> {
     const row = this.sql("SELECT window_start, count FROM sign_in_failures WHERE key = ?").get(
       key,
     ) as { window_start: number; count: number } | undefined;
-    return row && at < row.window_start + windowMs ? row.count : 0;
+    return row && at < row.window_start + windowMs
+      ? { count: row.count, endsAt: row.window_start + windowMs }
+      : { count: 0, endsAt: at };
   }
 
   async clearFailures(key: string): Promise<void> {
     this.write("sign-in throttle", () =>
       this.sql("DELETE FROM sign_in_failures WHERE key = ?").run(key),
     );
+  }
+
+  async insertSetupToken(token: SetupTokenRecord): Promise<void> {
+    this.write("setup link", () =>
+      this.sql(
+        `INSERT INTO setup_tokens (token_hash, created_at, expires_at)
+         VALUES (@tokenHash, @createdAt, @expiresAt)`,
+      ).run(token),
+    );
+  }
+
+  async findSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {
+    const row = this.sql(
+      `SELECT ${SETUP_TOKEN_COLUMNS} FROM setup_tokens WHERE token_hash = ?`,
+    ).get(tokenHash) as SetupTokenRecord | undefined;
+    return row && at < row.expiresAt ? row : undefined;
+  }
+
+  async consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {
+    // One transaction (a write lock from its start): of two setups racing, even with
+    // different tokens, only the first finds its token; it takes every other one out too.
+    const take = this.database.transaction(() => {
+      const row = this.sql(
+        `SELECT ${SETUP_TOKEN_COLUMNS} FROM setup_tokens WHERE token_hash = ?`,
+      ).get(tokenHash) as SetupTokenRecord | undefined;
+      if (!row) return undefined;
+      this.sql("DELETE FROM setup_tokens WHERE token_hash = ?").run(tokenHash);
+      if (at >= row.expiresAt) return undefined;
+      this.sql("DELETE FROM setup_tokens").run();
+      return row;
+    }).immediate;
+    return this.write("setup link", take);
+  }
+
+  async deleteSetupTokens(): Promise<void> {
+    this.write("setup link", () => this.sql("DELETE FROM setup_tokens").run());
   }
 
   private write<T>(what: string, body: () => T): T {

@@ -1,6 +1,8 @@
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
+import type { MetricsStore } from "../../src/metrics/metrics-store.js";
 import type { MetricsBucket } from "../../src/metrics/types.js";
+import { databaseGate } from "./database-gate.js";
 import { backgroundWrite, guardedWrite } from "./sqlite-errors.js";
 
 interface BucketRow {
@@ -32,11 +34,11 @@ const BUCKET_COLUMNS = `pool, start, requests, admitted, queued, rejected, timed
  * @example
  * ```ts
  * const metrics = new SqliteMetricsStore(db);
- * recorder.load(metrics.loadBuckets(now - retentionMs));
- * metrics.saveBuckets(recorder.drainDirty());
+ * recorder.load(await metrics.loadBuckets(now - retentionMs));
+ * await metrics.saveBuckets(recorder.drainDirty());
  * ```
  */
-export class SqliteMetricsStore {
+export class SqliteMetricsStore implements MetricsStore {
   private readonly upsert: Statement;
   private readonly selectSince: Statement<[number]>;
   private readonly deleteBefore: Statement<[number]>;
@@ -91,27 +93,31 @@ export class SqliteMetricsStore {
    *
    * @example
    * ```ts
-   * store.addBuckets([{ pool: "llm", start, ...emptyMetricCounts(), requests: 3 }]);
+   * await store.addBuckets([{ pool: "llm", start, ...emptyMetricCounts(), requests: 3 }]);
    * ```
    */
-  addBuckets(deltas: readonly MetricsBucket[]): void {
+  async addBuckets(deltas: readonly MetricsBucket[]): Promise<void> {
     if (deltas.length === 0) return;
+    await databaseGate(this.database).idle();
     backgroundWrite(this.database, "metrics", () => this.addAll.immediate(deltas));
   }
 
   /** Upserts buckets (each replaces the stored row for its pool and start) in one transaction. */
-  saveBuckets(buckets: readonly MetricsBucket[]): void {
+  async saveBuckets(buckets: readonly MetricsBucket[]): Promise<void> {
     if (buckets.length === 0) return;
+    await databaseGate(this.database).idle();
     backgroundWrite(this.database, "metrics", () => this.saveAll.immediate(buckets));
   }
 
   /** Every bucket starting at or after `sinceMs`, ordered by pool then start. */
-  loadBuckets(sinceMs: number): MetricsBucket[] {
+  async loadBuckets(sinceMs: number): Promise<MetricsBucket[]> {
+    await databaseGate(this.database).idle();
     return (this.selectSince.all(sinceMs) as BucketRow[]).map(bucketFromRow);
   }
 
   /** Deletes buckets starting before `ms` (of one pool when given); returns how many went. */
-  pruneBefore(ms: number, pool?: string): number {
+  async pruneBefore(ms: number, pool?: string): Promise<number> {
+    await databaseGate(this.database).idle();
     return backgroundWrite(this.database, "metrics", () =>
       pool === undefined
         ? this.deleteBefore.run(ms).changes
@@ -125,10 +131,11 @@ export class SqliteMetricsStore {
    *
    * @example
    * ```ts
-   * store.deletePool("chat");
+   * await store.deletePool("chat");
    * ```
    */
-  deletePool(pool: string): number {
+  async deletePool(pool: string): Promise<number> {
+    await databaseGate(this.database).idle();
     return guardedWrite("metrics", () => this.deleteOfPool.run(pool).changes);
   }
 }

@@ -178,10 +178,10 @@ async function sluice(fastPort: number, slowPort: number, limit: number): Promis
     pool("locks", `http://127.0.0.1:${fastPort}`, 4_096),
   ];
   const keys: Record<string, string> = {};
-  const data = openDataDir({ dataDir });
+  const data = await openDataDir({ dataDir });
   try {
     const { catalog } = data;
-    const { team } = catalog.createTeamWithOwner({
+    const { team } = await catalog.createTeamWithOwner({
       teamName: "Bench",
       slug: "bench",
       ownerName: "Bench",
@@ -189,11 +189,9 @@ async function sluice(fastPort: number, slowPort: number, limit: number): Promis
     });
     const credential = catalog.sealCredential("x-api-key", "bench-secret");
     for (const input of pools) {
-      const record = catalog.store.upsertPool(team.id, { ...input, credential });
-      keys[record.subdomain] = catalog.mintPoolKey({
-        teamId: team.id,
-        subdomain: record.subdomain,
-      }).plaintext;
+      const record = await catalog.store.upsertPool(team.id, { ...input, credential });
+      const minted = await catalog.mintPoolKey({ teamId: team.id, subdomain: record.subdomain });
+      keys[record.subdomain] = minted.plaintext;
     }
   } finally {
     data.close();

@@ -26,7 +26,7 @@ export interface BufferedAccessLogOptions {
    * stay hidden even if deleting them failed (e.g. a crash before {@link AccessLog.forgetPool}).
    * Default: every pool exists since the beginning of time.
    */
-  poolCreatedAt?: (pool: string) => number | undefined;
+  poolCreatedAt?: (pool: string) => number | undefined | Promise<number | undefined>;
 }
 
 /**
@@ -39,7 +39,7 @@ export interface BufferedAccessLogOptions {
  * const accessLog = new BufferedAccessLog({ store: new SqliteAccessLogStore(db), clock: systemClock });
  * accessLog.append({ at: Date.now(), pool: "llm", keyId: 3, outcome: "admitted", reason: null,
  *   queuedMs: 0, remoteAddress: "127.0.0.1", source: "lock" });
- * accessLog.list("llm", { limit: 10 });
+ * await accessLog.list("llm", { limit: 10 });
  * ```
  */
 export class BufferedAccessLog implements AccessLog {
@@ -49,12 +49,14 @@ export class BufferedAccessLog implements AccessLog {
   private readonly batchSize: number;
   private readonly maxBuffered: number;
   private readonly onError: (error: unknown) => void;
-  private readonly poolCreatedAt: (pool: string) => number | undefined;
+  private readonly poolCreatedAt: BufferedAccessLogOptions["poolCreatedAt"] & {};
   private buffer: AccessLogEntry[] = [];
   private timer: TimerHandle | null = null;
   private timerDelay = 0;
   private closed = false;
   private droppedCount = 0;
+  /** The batch write under way, if any: flushes run one after another, never together. */
+  private writing: Promise<void> | null = null;
 
   constructor(options: BufferedAccessLogOptions) {
     this.store = options.store;
@@ -90,53 +92,63 @@ export class BufferedAccessLog implements AccessLog {
     else this.schedule(this.flushIntervalMs);
   }
 
-  list(pool: string, query?: AccessLogQuery): AccessLogEntry[] {
+  async list(pool: string, query?: AccessLogQuery): Promise<AccessLogEntry[]> {
     const resolved = resolveAccessLogQuery(query);
-    const createdAt = this.poolCreatedAt(pool);
+    const createdAt = await this.poolCreatedAt(pool);
     if (createdAt === undefined) return [];
-    this.flush();
+    await this.flush();
     return this.store.list(pool, sinceCreation(resolved, createdAt));
   }
 
-  prune(retention: Iterable<AccessLogRetention>, now: number): number {
-    this.flush();
+  async prune(retention: Iterable<AccessLogRetention>, now: number): Promise<number> {
+    await this.flush();
     let pruned = 0;
     for (const poolRetention of retention) {
-      pruned += this.store.pruneBefore(poolRetention.pool, oldestKept(poolRetention, now));
+      pruned += await this.store.pruneBefore(poolRetention.pool, oldestKept(poolRetention, now));
     }
     return pruned;
   }
 
-  forgetPool(pool: string): number {
+  async forgetPool(pool: string): Promise<number> {
+    // A batch being written may hold the pool's entries: the delete must come after it.
+    await this.writing;
     // Buffered entries go first: a failing delete must not leave them to be written later.
     const kept = this.buffer.filter((entry) => entry.pool !== pool);
     const dropped = this.buffer.length - kept.length;
     this.buffer = kept;
-    return dropped + this.store.deletePool(pool);
+    return dropped + (await this.store.deletePool(pool));
   }
 
-  flush(): void {
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
     this.cancelTimer();
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
+    this.writing = this.write(batch).finally(() => {
+      this.writing = null;
+    });
+    await this.writing;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.flush();
+    this.closed = true;
+    this.cancelTimer();
+    this.droppedCount += this.buffer.length;
+    this.buffer = [];
+  }
+
+  private async write(batch: AccessLogEntry[]): Promise<void> {
     try {
-      this.store.insert(batch);
+      await this.store.insert(batch);
     } catch (error) {
       // Keep the batch (ahead of newer entries) and try again later.
       this.buffer = batch.concat(this.buffer);
       if (!this.closed) this.schedule(this.flushIntervalMs);
       this.onError(error);
     }
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.flush();
-    this.closed = true;
-    this.cancelTimer();
-    this.droppedCount += this.buffer.length;
-    this.buffer = [];
   }
 
   private schedule(delayMs: number): void {
@@ -146,7 +158,8 @@ export class BufferedAccessLog implements AccessLog {
     this.timerDelay = delayMs;
     this.timer = this.clock.setTimeout(() => {
       this.timer = null;
-      this.flush();
+      // write() reports its own failures to onError.
+      void this.flush();
     }, delayMs);
   }
 

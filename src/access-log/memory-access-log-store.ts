@@ -12,7 +12,7 @@ import type { AccessLogEntry, AccessLogStore, ResolvedAccessLogQuery } from "./t
 export class MemoryAccessLogStore implements AccessLogStore {
   private readonly byPool = new Map<string, AccessLogEntry[]>();
 
-  insert(entries: readonly AccessLogEntry[]): void {
+  async insert(entries: readonly AccessLogEntry[]): Promise<void> {
     for (const entry of entries) {
       let list = this.byPool.get(entry.pool);
       if (!list) {
@@ -23,7 +23,7 @@ export class MemoryAccessLogStore implements AccessLogStore {
     }
   }
 
-  list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[] {
+  async list(pool: string, query: ResolvedAccessLogQuery): Promise<AccessLogEntry[]> {
     const matching = (this.byPool.get(pool) ?? []).filter(
       (entry) => entry.at >= query.from && entry.at < query.to,
     );
@@ -36,7 +36,7 @@ export class MemoryAccessLogStore implements AccessLogStore {
     return newestFirst;
   }
 
-  pruneBefore(pool: string, beforeMs: number): number {
+  async pruneBefore(pool: string, beforeMs: number): Promise<number> {
     const list = this.byPool.get(pool);
     if (!list) return 0;
     const kept = list.filter((entry) => entry.at >= beforeMs);
@@ -44,7 +44,7 @@ export class MemoryAccessLogStore implements AccessLogStore {
     return list.length - kept.length;
   }
 
-  deletePool(pool: string): number {
+  async deletePool(pool: string): Promise<number> {
     const deleted = this.byPool.get(pool)?.length ?? 0;
     this.byPool.delete(pool);
     return deleted;

@@ -5,7 +5,7 @@ import type { AccessLog, AccessLogRetention } from "./types.js";
 export interface AccessLogRetentionOptions {
   accessLog: AccessLog;
   /** The current retention of every pool (read at each run, so catalog edits apply). */
-  retention: () => Iterable<AccessLogRetention>;
+  retention: () => Iterable<AccessLogRetention> | Promise<Iterable<AccessLogRetention>>;
   clock?: Clock;
   /** How often to prune (ms); default one hour. */
   intervalMs?: number;
@@ -15,7 +15,7 @@ export interface AccessLogRetentionOptions {
 /** A running retention job. */
 export interface AccessLogRetentionJob {
   /** Prunes now; returns how many entries went. */
-  runNow(): number;
+  runNow(): Promise<number>;
   stop(): void;
 }
 
@@ -26,7 +26,7 @@ export interface AccessLogRetentionJob {
  * @example
  * ```ts
  * const job = startAccessLogRetention({ accessLog, clock,
- *   retention: () => catalog.store.listAllPools().map((pool) => ({ pool: pool.subdomain, retentionDays: pool.metricsRetentionDays })) });
+ *   retention: async () => (await catalog.store.listAllPools()).map((pool) => ({ pool: pool.subdomain, retentionDays: pool.metricsRetentionDays })) });
  * job.stop();
  * ```
  */
@@ -37,15 +37,15 @@ export function startAccessLogRetention(options: AccessLogRetentionOptions): Acc
   let timer: TimerHandle | null = null;
   let stopped = false;
 
-  const runNow = (): number => options.accessLog.prune(options.retention(), clock.now());
+  const runNow = async (): Promise<number> =>
+    options.accessLog.prune(await options.retention(), clock.now());
   const tick = () => {
     timer = null;
-    try {
-      runNow();
-    } catch (error) {
-      onError(error);
-    }
-    if (!stopped) timer = clock.setTimeout(tick, intervalMs);
+    runNow()
+      .catch(onError)
+      .finally(() => {
+        if (!stopped) timer = clock.setTimeout(tick, intervalMs);
+      });
   };
   tick();
   return {
@@ -63,7 +63,7 @@ export function startAccessLogRetention(options: AccessLogRetentionOptions): Acc
  *
  * @example
  * ```ts
- * retentionOfPools(catalog.store.listAllPools()); // [{ pool: "llm", retentionDays: 30, createdAt: 1767225600000 }]
+ * retentionOfPools(await catalog.store.listAllPools()); // [{ pool: "llm", retentionDays: 30, createdAt: 1767225600000 }]
  * ```
  */
 export function retentionOfPools(

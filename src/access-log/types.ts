@@ -59,18 +59,18 @@ export interface ResolvedAccessLogQuery {
 }
 
 /**
- * Persistence of access log entries. Synchronous: both implementations are in-process
- * (memory, SQLite); {@link BufferedAccessLog} keeps writes off the request path.
+ * Persistence of access log entries (memory, SQLite, PostgreSQL). Async, as a database may be
+ * across a network; {@link BufferedAccessLog} keeps writes off the request path.
  */
 export interface AccessLogStore {
   /** Appends entries (one batch, one transaction where that applies). */
-  insert(entries: readonly AccessLogEntry[]): void;
+  insert(entries: readonly AccessLogEntry[]): Promise<void>;
   /** Entries of `pool` with `from ≤ at < to`, newest first, at most `limit`. */
-  list(pool: string, query: ResolvedAccessLogQuery): AccessLogEntry[];
+  list(pool: string, query: ResolvedAccessLogQuery): Promise<AccessLogEntry[]>;
   /** Deletes the pool's entries older than `beforeMs`; returns how many went. */
-  pruneBefore(pool: string, beforeMs: number): number;
+  pruneBefore(pool: string, beforeMs: number): Promise<number>;
   /** Deletes every entry of the pool; returns how many went. */
-  deletePool(pool: string): number;
+  deletePool(pool: string): Promise<number>;
 }
 
 /** Per-pool retention: entries older than `retentionDays` are pruned. */
@@ -92,16 +92,16 @@ export interface AccessLog {
   /** Queues an entry for the next batch write. */
   append(entry: AccessLogEntry): void;
   /** Writes what is buffered, then reads (so a read sees every earlier append). */
-  list(pool: string, query?: AccessLogQuery): AccessLogEntry[];
+  list(pool: string, query?: AccessLogQuery): Promise<AccessLogEntry[]>;
   /** Deletes entries older than each pool's retention, measured from `now`. */
-  prune(retention: Iterable<AccessLogRetention>, now: number): number;
+  prune(retention: Iterable<AccessLogRetention>, now: number): Promise<number>;
   /**
    * Deletes every entry of a pool that is gone (buffered and stored); returns how many went.
    * A subdomain may later name another pool, maybe another team's, which must not see them.
    */
-  forgetPool(pool: string): number;
-  /** Writes the buffered entries now. */
-  flush(): void;
+  forgetPool(pool: string): Promise<number>;
+  /** Writes the buffered entries now (after a write already under way). */
+  flush(): Promise<void>;
   /** Flushes and stops the flush timer; later appends are dropped (the store may be closing). */
-  close(): void;
+  close(): Promise<void>;
 }

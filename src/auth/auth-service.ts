@@ -62,7 +62,8 @@ function newSecret(prefix: string): string {
  */
 export class AuthService {
   readonly policy: AuthPolicy;
-  private readonly store: AuthStore;
+  /** Where sign-in state lives (first-run setup links live there too). */
+  readonly store: AuthStore;
   private readonly catalog: CatalogStore;
   private readonly clock: Clock;
   private readonly cost: PasswordCost;
@@ -139,9 +140,8 @@ export class AuthService {
     const keys = [`account:${email}`, ...(input.address ? [`address:${input.address}`] : [])];
     const limits = [this.policy.accountLimit, this.policy.addressLimit];
     for (const [index, key] of keys.entries()) {
-      if ((await this.store.failureCount(key, now, this.policy.windowMs)) >= limits[index]!) {
-        throw new SignInThrottledError(this.policy.windowMs);
-      }
+      const failures = await this.store.failures(key, now, this.policy.windowMs);
+      if (failures.count >= limits[index]!) throw new SignInThrottledError(failures.endsAt - now);
     }
     const user = email === "" ? undefined : await this.catalog.findUserByEmail(email);
     const stored = user && (await this.store.getPasswordHash(user.id));
@@ -186,6 +186,16 @@ export class AuthService {
   /** Ends every session of the user, in every team (sign out everywhere); answers how many. */
   signOutEverywhere(userId: number): Promise<number> {
     return this.store.deleteUserSessions(userId);
+  }
+
+  /**
+   * Ends every other session of the session's user (a new password: browsers that knew the
+   * old one sign in again) and keeps this one; answers how many ended.
+   */
+  async endOtherSessions(current: SessionRecord): Promise<number> {
+    const ended = await this.store.deleteUserSessions(current.userId);
+    await this.store.insertSession(current);
+    return Math.max(0, ended - 1);
   }
 
   /** Ends the user's sessions in one team (removed from it, or lowered to member). */

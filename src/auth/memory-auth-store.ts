@@ -1,4 +1,10 @@
-import type { AuthStore, SessionRecord, SignInLinkRecord } from "./types.js";
+import type {
+  AuthStore,
+  FailureWindow,
+  SessionRecord,
+  SetupTokenRecord,
+  SignInLinkRecord,
+} from "./types.js";
 
 /**
  * The reference {@link AuthStore}: maps in memory, records copied in and out. For tests and
@@ -13,7 +19,8 @@ export class MemoryAuthStore implements AuthStore {
   private readonly passwords = new Map<number, string>();
   private readonly sessions = new Map<string, SessionRecord>();
   private readonly links = new Map<string, SignInLinkRecord>();
-  private readonly failures = new Map<string, { windowStart: number; count: number }>();
+  private readonly failureWindows = new Map<string, { windowStart: number; count: number }>();
+  private readonly setupTokens = new Map<string, SetupTokenRecord>();
 
   async getPasswordHash(userId: number): Promise<string | undefined> {
     return this.passwords.get(userId);
@@ -65,21 +72,44 @@ export class MemoryAuthStore implements AuthStore {
   }
 
   async recordFailure(key: string, at: number, windowMs: number): Promise<number> {
-    const current = this.failures.get(key);
+    const current = this.failureWindows.get(key);
     const next =
       current && at < current.windowStart + windowMs
         ? { windowStart: current.windowStart, count: current.count + 1 }
         : { windowStart: at, count: 1 };
-    this.failures.set(key, next);
+    this.failureWindows.set(key, next);
     return next.count;
   }
 
-  async failureCount(key: string, at: number, windowMs: number): Promise<number> {
-    const current = this.failures.get(key);
-    return current && at < current.windowStart + windowMs ? current.count : 0;
+  async failures(key: string, at: number, windowMs: number): Promise<FailureWindow> {
+    const current = this.failureWindows.get(key);
+    return current && at < current.windowStart + windowMs
+      ? { count: current.count, endsAt: current.windowStart + windowMs }
+      : { count: 0, endsAt: at };
   }
 
   async clearFailures(key: string): Promise<void> {
-    this.failures.delete(key);
+    this.failureWindows.delete(key);
+  }
+
+  async insertSetupToken(token: SetupTokenRecord): Promise<void> {
+    this.setupTokens.set(token.tokenHash, { ...token });
+  }
+
+  async findSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {
+    const token = this.setupTokens.get(tokenHash);
+    return token && at < token.expiresAt ? { ...token } : undefined;
+  }
+
+  async consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {
+    const token = this.setupTokens.get(tokenHash);
+    this.setupTokens.delete(tokenHash);
+    if (!token || at >= token.expiresAt) return undefined;
+    this.setupTokens.clear();
+    return token;
+  }
+
+  async deleteSetupTokens(): Promise<void> {
+    this.setupTokens.clear();
   }
 }

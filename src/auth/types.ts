@@ -28,6 +28,24 @@ export interface SignInLinkRecord {
 }
 
 /**
+ * A first-run setup link (printed by `sluice serve` while the catalog has no team): whoever
+ * holds it may create the first team and become its owner.
+ */
+export interface SetupTokenRecord {
+  /** Hex SHA-256 of the link's token. */
+  tokenHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Failed sign-ins under one key in the window running now. */
+export interface FailureWindow {
+  count: number;
+  /** When the window ends (the count then starts again from 0); `at` itself when count is 0. */
+  endsAt: number;
+}
+
+/**
  * Persistence of sign-in state. Every method returns a Promise, so a store over a network
  * database fits the same interface. Two implementations pass one contract suite
  * (`test/auth/auth-store-contract.ts`): memory (`memory-auth-store.ts`) and SQLite
@@ -58,7 +76,19 @@ export interface AuthStore {
    * when the last one is over) and answers the count in the current window.
    */
   recordFailure(key: string, at: number, windowMs: number): Promise<number>;
-  /** Failures under `key` in the window running at `at` (0 when it is over). */
-  failureCount(key: string, at: number, windowMs: number): Promise<number>;
+  /** Failures under `key` in the window running at `at` (count 0 when it is over). */
+  failures(key: string, at: number, windowMs: number): Promise<FailureWindow>;
   clearFailures(key: string): Promise<void>;
+
+  insertSetupToken(token: SetupTokenRecord): Promise<void>;
+  /** The setup token if it exists and has not expired at `at` (it stays in the store). */
+  findSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined>;
+  /**
+   * Takes the token out and answers it while unexpired at `at`, and then takes every other
+   * setup token out too, atomically: of two setups racing, even with different tokens, only
+   * one gets a token (the first team is made once).
+   */
+  consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined>;
+  /** Deletes every setup token (once a team exists none may work). */
+  deleteSetupTokens(): Promise<void>;
 }

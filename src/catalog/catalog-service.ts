@@ -53,13 +53,13 @@ import type {
  * @example
  * ```ts
  * const catalog = new CatalogService({ store, secretBox, clock: systemClock });
- * const { team, owner } = catalog.createTeamWithOwner({
+ * const { team, owner } = await catalog.createTeamWithOwner({
  *   teamName: "Acme", slug: "acme", ownerName: "Ada", ownerEmail: "ada@acme.test",
  * });
- * const { plaintext } = catalog.createApiToken({
+ * const { plaintext } = await catalog.createApiToken({
  *   teamId: team.id, actorUserId: owner.id, name: "CI", abilities: ["pools:read"], lifetime: "1y",
  * });
- * catalog.authenticateApiToken(plaintext).abilities; // ["pools:read"]
+ * (await catalog.authenticateApiToken(plaintext)).abilities; // ["pools:read"]
  * ```
  */
 export class CatalogService {
@@ -75,7 +75,7 @@ export class CatalogService {
     this.deps = { store: deps.store, secretBox: deps.secretBox, clock: deps.clock };
   }
 
-  createTeamWithOwner(input: NewTeamWithOwner): TeamWithOwner {
+  createTeamWithOwner(input: NewTeamWithOwner): Promise<TeamWithOwner> {
     return createTeamWithOwner(this.deps, input);
   }
 
@@ -83,11 +83,11 @@ export class CatalogService {
     teamId: number,
     user: NewMember,
     role: Role,
-  ): { user: UserRecord; membership: MembershipRecord } {
+  ): Promise<{ user: UserRecord; membership: MembershipRecord }> {
     return addMember(this.deps, teamId, user, role);
   }
 
-  createApiToken(input: NewApiToken): CreatedApiToken {
+  createApiToken(input: NewApiToken): Promise<CreatedApiToken> {
     return createApiToken(this.deps, input);
   }
 
@@ -95,23 +95,27 @@ export class CatalogService {
     teamId: number;
     actorUserId: number;
     tokenId: number;
-  }): ApiTokenRecord | undefined {
+  }): Promise<ApiTokenRecord | undefined> {
     return revokeApiToken(this.deps, input);
   }
 
-  authenticateApiToken(plaintext: string | null | undefined): AuthenticatedToken {
+  authenticateApiToken(plaintext: string | null | undefined): Promise<AuthenticatedToken> {
     return authenticateApiToken(this.deps, plaintext);
   }
 
-  touchApiToken(token: ApiTokenRecord): boolean {
+  touchApiToken(token: ApiTokenRecord): Promise<boolean> {
     return touchApiToken(this.deps, token);
   }
 
-  mintPoolKey(input: NewPoolKey): MintedPoolKey {
+  mintPoolKey(input: NewPoolKey): Promise<MintedPoolKey> {
     return mintPoolKey(this.deps, input);
   }
 
-  revokePoolKey(teamId: number, subdomain: string, keyId: number): PoolKeyRecord | undefined {
+  revokePoolKey(
+    teamId: number,
+    subdomain: string,
+    keyId: number,
+  ): Promise<PoolKeyRecord | undefined> {
     return revokePoolKey(this.deps, teamId, subdomain, keyId);
   }
 
@@ -119,8 +123,24 @@ export class CatalogService {
     poolOrSubdomain: PoolRecord | string,
     plaintext: string | null | undefined,
     now?: number,
-  ): PoolKeyRecord | null {
+  ): Promise<PoolKeyRecord | null> {
     return verifyPoolKey(this.deps, poolOrSubdomain, plaintext, now);
+  }
+
+  /**
+   * Runs `body` as one unit of the store (see {@link CatalogStore.atomically}), with a service
+   * whose every call belongs to the unit.
+   *
+   * @example
+   * ```ts
+   * await catalog.atomically(async (unit) => {
+   *   const budget = await unit.store.upsertBudget(teamId, { name: "llm", originMaxConcurrent: 8 });
+   *   await unit.store.upsertPool(teamId, { ...pool, budgetId: budget.id });
+   * });
+   * ```
+   */
+  atomically<T>(body: (unit: CatalogService) => Promise<T>): Promise<T> {
+    return this.store.atomically((store) => body(new CatalogService({ ...this.deps, store })));
   }
 
   sealCredential(header: string, value: string): CredentialRecord {

@@ -2,6 +2,10 @@ import { type Clock, systemClock } from "../clock/clock.js";
 import { ConflictError, InvalidArgumentError } from "../errors.js";
 import { budgetInUse } from "./budget-in-use.js";
 import { copyApiToken, copyPoolFields, copyPoolKey } from "./record-copies.js";
+import {
+  type SynchronousCatalogOperations,
+  SynchronousCatalogStore,
+} from "./synchronous-catalog-store.js";
 import type {
   ApiTokenRecord,
   BudgetRecord,
@@ -16,32 +20,80 @@ import type {
 
 /**
  * The reference {@link CatalogStore}: plain maps, no I/O. Records go in and come out as
- * copies, so callers never share state with the store. For tests, examples and
- * single-process setups without persistence.
+ * copies, so callers never share state with the store. A unit that throws leaves the maps as
+ * they were before it. For tests, examples and single-process setups without persistence.
  *
  * @example
  * ```ts
  * const store = new MemoryCatalogStore({ clock: new ManualClock() });
- * const team = store.createTeam({ name: "Acme", slug: "acme" });
+ * const team = await store.createTeam({ name: "Acme", slug: "acme" });
  * ```
  */
-export class MemoryCatalogStore implements CatalogStore {
-  private readonly clock: Clock;
-  private readonly teams = new Map<number, TeamRecord>();
-  private readonly users = new Map<number, UserRecord>();
-  private readonly memberships = new Map<string, MembershipRecord>();
-  private readonly tokens = new Map<number, ApiTokenRecord>();
-  private readonly tokenIdByHash = new Map<string, number>();
-  private readonly budgets = new Map<number, BudgetRecord>();
-  private readonly pools = new Map<number, PoolRecord>();
-  private readonly poolIdBySubdomain = new Map<string, number>();
-  private readonly keys = new Map<number, PoolKeyRecord>();
-  private readonly keyIdByHash = new Map<string, number>();
-  private lastId = 0;
-  private changes = 0;
+export class MemoryCatalogStore extends SynchronousCatalogStore {
+  private readonly memory: MemoryCatalogTables;
 
   constructor(options: { clock?: Clock } = {}) {
-    this.clock = options.clock ?? systemClock;
+    const memory = new MemoryCatalogTables(options.clock ?? systemClock);
+    super(memory);
+    this.memory = memory;
+  }
+
+  protected async runUnit<T>(body: (tx: CatalogStore) => Promise<T>): Promise<T> {
+    const before = this.memory.snapshot();
+    try {
+      return await body(this.unitHandle());
+    } catch (error) {
+      this.memory.restore(before);
+      throw error;
+    }
+  }
+
+  async changeMarker(): Promise<number> {
+    return this.memory.changes;
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The maps behind {@link MemoryCatalogStore}, answered synchronously. */
+class MemoryCatalogTables implements SynchronousCatalogOperations {
+  private teams = new Map<number, TeamRecord>();
+  private users = new Map<number, UserRecord>();
+  private memberships = new Map<string, MembershipRecord>();
+  private tokens = new Map<number, ApiTokenRecord>();
+  private tokenIdByHash = new Map<string, number>();
+  private budgets = new Map<number, BudgetRecord>();
+  private pools = new Map<number, PoolRecord>();
+  private poolIdBySubdomain = new Map<string, number>();
+  private keys = new Map<number, PoolKeyRecord>();
+  private keyIdByHash = new Map<string, number>();
+  private lastId = 0;
+  /** Counts changes: the store's change marker. */
+  changes = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** A deep copy of every map, for {@link MemoryCatalogTables.restore}. */
+  snapshot(): object {
+    return structuredClone({
+      teams: this.teams,
+      users: this.users,
+      memberships: this.memberships,
+      tokens: this.tokens,
+      tokenIdByHash: this.tokenIdByHash,
+      budgets: this.budgets,
+      pools: this.pools,
+      poolIdBySubdomain: this.poolIdBySubdomain,
+      keys: this.keys,
+      keyIdByHash: this.keyIdByHash,
+      lastId: this.lastId,
+    });
+  }
+
+  /** Puts back what {@link MemoryCatalogTables.snapshot} took (the change count only grows). */
+  restore(state: object): void {
+    Object.assign(this, state);
+    this.changes += 1;
   }
 
   createTeam(input: { name: string; slug: string }): TeamRecord {
@@ -105,7 +157,7 @@ export class MemoryCatalogStore implements CatalogStore {
       .map((membership) => ({ ...membership }));
   }
 
-  async removeMembership(teamId: number, userId: number): Promise<boolean> {
+  removeMembership(teamId: number, userId: number): boolean {
     const removed = this.memberships.delete(membershipKey(teamId, userId));
     if (removed) this.changed(null);
     return removed;
@@ -280,16 +332,6 @@ export class MemoryCatalogStore implements CatalogStore {
     }
     return copyPoolKey(key);
   }
-
-  atomically<T>(body: () => T): T {
-    return body();
-  }
-
-  changeMarker(): number {
-    return this.changes;
-  }
-
-  close(): void {}
 
   /** Ids are unique across record kinds: harmless, and a mixed-up id never finds a row. */
   private nextId(): number {

@@ -136,8 +136,12 @@ export function parseKeySettings(input: NewPoolKey, now: number): KeySettings {
   return settings;
 }
 
-function requirePool(deps: CatalogDeps, teamId: number, subdomain: string): PoolRecord {
-  const pool = deps.store.getPoolBySubdomain(teamId, subdomain);
+async function requirePool(
+  deps: CatalogDeps,
+  teamId: number,
+  subdomain: string,
+): Promise<PoolRecord> {
+  const pool = await deps.store.getPoolBySubdomain(teamId, subdomain);
   if (!pool) throw new PoolNotFoundError(subdomain);
   return pool;
 }
@@ -149,17 +153,17 @@ function requirePool(deps: CatalogDeps, teamId: number, subdomain: string): Pool
  *
  * @example
  * ```ts
- * const { key, plaintext } = mintPoolKey(deps, { teamId, subdomain: "llm", access: "read", expiresPreset: "7d" });
+ * const { key, plaintext } = await mintPoolKey(deps, { teamId, subdomain: "llm", access: "read", expiresPreset: "7d" });
  * ```
  */
-export function mintPoolKey(deps: CatalogDeps, input: NewPoolKey): MintedPoolKey {
-  const pool = requirePool(deps, input.teamId, input.subdomain);
+export async function mintPoolKey(deps: CatalogDeps, input: NewPoolKey): Promise<MintedPoolKey> {
+  const pool = await requirePool(deps, input.teamId, input.subdomain);
   const now = deps.clock.now();
   const settings = parseKeySettings(input, now);
   const plaintext = generatePoolKey();
   const signingSecret = pool.originSigning ? generateSigningSecret() : undefined;
   const requestSecret = pool.callerPolicies?.hmac ? generateRequestSecret() : undefined;
-  const key = deps.store.insertPoolKey({
+  const key = await deps.store.insertPoolKey({
     poolId: pool.id,
     ...settings,
     lastFour: lastFour(plaintext),
@@ -183,16 +187,16 @@ export function mintPoolKey(deps: CatalogDeps, input: NewPoolKey): MintedPoolKey
  *
  * @example
  * ```ts
- * const revoked = revokePoolKey(deps, teamId, "llm", 12);
+ * const revoked = await revokePoolKey(deps, teamId, "llm", 12);
  * ```
  */
-export function revokePoolKey(
+export async function revokePoolKey(
   deps: CatalogDeps,
   teamId: number,
   subdomain: string,
   keyId: number,
-): PoolKeyRecord | undefined {
-  const pool = requirePool(deps, teamId, subdomain);
+): Promise<PoolKeyRecord | undefined> {
+  const pool = await requirePool(deps, teamId, subdomain);
   return deps.store.revokePoolKey(pool.id, keyId, deps.clock.now());
 }
 
@@ -203,24 +207,24 @@ export function revokePoolKey(
  *
  * @example
  * ```ts
- * const key = verifyPoolKey(deps, pool, request.headers.get("x-svc-key"));
+ * const key = await verifyPoolKey(deps, pool, request.headers.get("x-svc-key"));
  * if (!key && pool.requireKey) throw new UnauthorizedError();
  * ```
  */
-export function verifyPoolKey(
+export async function verifyPoolKey(
   deps: CatalogDeps,
   poolOrSubdomain: PoolRecord | string,
   plaintext: string | null | undefined,
   now: number = deps.clock.now(),
-): PoolKeyRecord | null {
+): Promise<PoolKeyRecord | null> {
   if (typeof plaintext !== "string" || !hasSecretShape(plaintext, POOL_KEY_PREFIX)) return null;
   const pool =
     typeof poolOrSubdomain === "string"
-      ? deps.store.findPoolBySubdomain(poolOrSubdomain)
+      ? await deps.store.findPoolBySubdomain(poolOrSubdomain)
       : poolOrSubdomain;
   if (!pool) return null;
   const presentedHash = hashSecret(plaintext);
-  const key = deps.store.findPoolKeyByHash(presentedHash);
+  const key = await deps.store.findPoolKeyByHash(presentedHash);
   if (!key || key.poolId !== pool.id || !secretsEqual(key.keyHash, presentedHash)) return null;
   if (key.revokedAt !== null) return null;
   if (key.expiresAt !== null && now >= key.expiresAt) return null;

@@ -56,11 +56,15 @@ function emailIssues(field: string, value: unknown): string[] {
 }
 
 /** Finds the user by email (users may belong to several teams) or creates them. */
-function findOrCreateUser(deps: CatalogDeps, name: string, email: string): UserRecord {
+async function findOrCreateUser(
+  deps: CatalogDeps,
+  name: string,
+  email: string,
+): Promise<UserRecord> {
   const normalized = normalizeEmail(email);
   return (
-    deps.store.findUserByEmail(normalized) ??
-    deps.store.createUser({ name: name.trim(), email: normalized })
+    (await deps.store.findUserByEmail(normalized)) ??
+    (await deps.store.createUser({ name: name.trim(), email: normalized }))
   );
 }
 
@@ -71,12 +75,15 @@ function findOrCreateUser(deps: CatalogDeps, name: string, email: string): UserR
  *
  * @example
  * ```ts
- * const { team, owner } = createTeamWithOwner(deps, {
+ * const { team, owner } = await createTeamWithOwner(deps, {
  *   teamName: "Acme", slug: "acme", ownerName: "Ada", ownerEmail: "ada@acme.test",
  * });
  * ```
  */
-export function createTeamWithOwner(deps: CatalogDeps, input: NewTeamWithOwner): TeamWithOwner {
+export async function createTeamWithOwner(
+  deps: CatalogDeps,
+  input: NewTeamWithOwner,
+): Promise<TeamWithOwner> {
   const issues = [
     ...nameIssues("teamName", input.teamName),
     ...(typeof input.slug === "string" && SLUG.test(input.slug)
@@ -86,11 +93,15 @@ export function createTeamWithOwner(deps: CatalogDeps, input: NewTeamWithOwner):
     ...emailIssues("ownerEmail", input.ownerEmail),
   ];
   throwIfIssues("team", issues);
-  const team = deps.store.createTeam({ name: input.teamName.trim(), slug: input.slug });
-  const owner = findOrCreateUser(deps, input.ownerName, input.ownerEmail);
-  const membership: MembershipRecord = { teamId: team.id, userId: owner.id, role: "owner" };
-  deps.store.setMembership(membership);
-  return { team, owner, membership };
+  // One unit: a team is never left without its owner.
+  return deps.store.atomically(async (store) => {
+    const unit = { ...deps, store };
+    const team = await store.createTeam({ name: input.teamName.trim(), slug: input.slug });
+    const owner = await findOrCreateUser(unit, input.ownerName, input.ownerEmail);
+    const membership: MembershipRecord = { teamId: team.id, userId: owner.id, role: "owner" };
+    await store.setMembership(membership);
+    return { team, owner, membership };
+  });
 }
 
 /**
@@ -100,34 +111,34 @@ export function createTeamWithOwner(deps: CatalogDeps, input: NewTeamWithOwner):
  *
  * @example
  * ```ts
- * addMember(deps, team.id, { name: "Bo", email: "bo@acme.test" }, "member");
+ * await addMember(deps, team.id, { name: "Bo", email: "bo@acme.test" }, "member");
  * ```
  */
-export function addMember(
+export async function addMember(
   deps: CatalogDeps,
   teamId: number,
   user: NewMember,
   role: Role,
-): { user: UserRecord; membership: MembershipRecord } {
+): Promise<{ user: UserRecord; membership: MembershipRecord }> {
   const issues = [
-    ...(deps.store.getTeam(teamId) ? [] : [fieldIssue("teamId", "Unknown team.")]),
+    ...((await deps.store.getTeam(teamId)) ? [] : [fieldIssue("teamId", "Unknown team.")]),
     ...nameIssues("name", user.name),
     ...emailIssues("email", user.email),
     ...(ROLES.includes(role) ? [] : [fieldIssue("role", `Must be one of ${ROLES.join(", ")}.`)]),
   ];
   throwIfIssues("member", issues);
-  const existing = deps.store.findUserByEmail(normalizeEmail(user.email));
-  if (existing && role !== "owner" && isOnlyOwner(deps, teamId, existing.id)) {
+  const existing = await deps.store.findUserByEmail(normalizeEmail(user.email));
+  if (existing && role !== "owner" && (await isOnlyOwner(deps, teamId, existing.id))) {
     const message = "The team's only owner cannot step down; make another member owner first.";
     throwIfIssues("member", [fieldIssue("role", message)]);
   }
-  const member = findOrCreateUser(deps, user.name, user.email);
+  const member = await findOrCreateUser(deps, user.name, user.email);
   const membership: MembershipRecord = { teamId, userId: member.id, role };
-  deps.store.setMembership(membership);
+  await deps.store.setMembership(membership);
   return { user: member, membership };
 }
 
-function isOnlyOwner(deps: CatalogDeps, teamId: number, userId: number): boolean {
-  const owners = deps.store.listMemberships(teamId).filter((m) => m.role === "owner");
+async function isOnlyOwner(deps: CatalogDeps, teamId: number, userId: number): Promise<boolean> {
+  const owners = (await deps.store.listMemberships(teamId)).filter((m) => m.role === "owner");
   return owners.length === 1 && owners[0]!.userId === userId;
 }

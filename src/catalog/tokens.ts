@@ -47,8 +47,12 @@ export interface AuthenticatedToken {
 }
 
 /** Contract section 5: only organization owners and admins create or revoke tokens. */
-function requireTokenManager(deps: CatalogDeps, teamId: number, userId: number): void {
-  const membership = deps.store.getMembership(teamId, userId);
+async function requireTokenManager(
+  deps: CatalogDeps,
+  teamId: number,
+  userId: number,
+): Promise<void> {
+  const membership = await deps.store.getMembership(teamId, userId);
   if (!membership || membership.role === "member") {
     throw new ForbiddenError("Only organization owners and admins may manage API tokens.");
   }
@@ -85,17 +89,20 @@ function tokenIssues(input: NewApiToken): string[] {
  *
  * @example
  * ```ts
- * const { plaintext } = createApiToken(deps, {
+ * const { plaintext } = await createApiToken(deps, {
  *   teamId, actorUserId: ownerId, name: "CI", abilities: ["pools:read"], lifetime: "6m",
  * });
  * ```
  */
-export function createApiToken(deps: CatalogDeps, input: NewApiToken): CreatedApiToken {
-  requireTokenManager(deps, input.teamId, input.actorUserId);
+export async function createApiToken(
+  deps: CatalogDeps,
+  input: NewApiToken,
+): Promise<CreatedApiToken> {
+  await requireTokenManager(deps, input.teamId, input.actorUserId);
   throwIfIssues("API token", tokenIssues(input));
   const now = deps.clock.now();
   const plaintext = generateApiToken();
-  const token = deps.store.insertApiToken({
+  const token = await deps.store.insertApiToken({
     teamId: input.teamId,
     userId: input.actorUserId,
     name: input.name.trim(),
@@ -115,14 +122,14 @@ export function createApiToken(deps: CatalogDeps, input: NewApiToken): CreatedAp
  *
  * @example
  * ```ts
- * revokeApiToken(deps, { teamId, actorUserId: adminId, tokenId: 7 });
+ * await revokeApiToken(deps, { teamId, actorUserId: adminId, tokenId: 7 });
  * ```
  */
-export function revokeApiToken(
+export async function revokeApiToken(
   deps: CatalogDeps,
   input: { teamId: number; actorUserId: number; tokenId: number },
-): ApiTokenRecord | undefined {
-  requireTokenManager(deps, input.teamId, input.actorUserId);
+): Promise<ApiTokenRecord | undefined> {
+  await requireTokenManager(deps, input.teamId, input.actorUserId);
   return deps.store.revokeApiToken(input.teamId, input.tokenId, deps.clock.now());
 }
 
@@ -133,20 +140,20 @@ export function revokeApiToken(
  *
  * @example
  * ```ts
- * const { team, abilities } = authenticateApiToken(deps, bearer);
+ * const { team, abilities } = await authenticateApiToken(deps, bearer);
  * ```
  */
-export function authenticateApiToken(
+export async function authenticateApiToken(
   deps: CatalogDeps,
   plaintext: string | null | undefined,
-): AuthenticatedToken {
+): Promise<AuthenticatedToken> {
   if (typeof plaintext !== "string" || plaintext === "") {
     throw new UnauthorizedError("Missing API token.");
   }
   if (!hasSecretShape(plaintext, API_TOKEN_PREFIX))
     throw new UnauthorizedError("Invalid API token.");
   const presentedHash = hashSecret(plaintext);
-  const token = deps.store.findApiTokenByHash(presentedHash);
+  const token = await deps.store.findApiTokenByHash(presentedHash);
   // The lookup is by hash, so its timing reveals nothing about the token; the constant-time
   // compare guards against a store that matches loosely (case, prefix).
   if (!token || !secretsEqual(token.tokenHash, presentedHash)) {
@@ -155,10 +162,10 @@ export function authenticateApiToken(
   if (token.revokedAt !== null) throw new UnauthorizedError("The API token has been revoked.");
   if (deps.clock.now() >= token.expiresAt)
     throw new UnauthorizedError("The API token has expired.");
-  const team = deps.store.getTeam(token.teamId);
-  const user = deps.store.getUser(token.userId);
+  const team = await deps.store.getTeam(token.teamId);
+  const user = await deps.store.getUser(token.userId);
   // A token acts as its creator within the team, so it stops when they leave the team.
-  if (!team || !user || !deps.store.getMembership(token.teamId, token.userId)) {
+  if (!team || !user || !(await deps.store.getMembership(token.teamId, token.userId))) {
     throw new UnauthorizedError("Invalid API token.");
   }
   return { token, user, team, abilities: [...token.abilities] };
@@ -170,12 +177,12 @@ export function authenticateApiToken(
  *
  * @example
  * ```ts
- * touchApiToken(deps, authenticated.token);
+ * await touchApiToken(deps, authenticated.token);
  * ```
  */
-export function touchApiToken(deps: CatalogDeps, token: ApiTokenRecord): boolean {
+export async function touchApiToken(deps: CatalogDeps, token: ApiTokenRecord): Promise<boolean> {
   const now = deps.clock.now();
   if (token.lastUsedAt !== null && now - token.lastUsedAt < TOKEN_TOUCH_INTERVAL_MS) return false;
-  deps.store.touchApiToken(token.id, now);
+  await deps.store.touchApiToken(token.id, now);
   return true;
 }

@@ -167,68 +167,74 @@ export type PoolInput = Omit<PoolRecord, "id" | "teamId" | "createdAt" | "update
 /**
  * Persistence of the catalog. Two implementations pass one contract suite
  * (`test/catalog/catalog-store-contract.ts`): memory (`src/catalog/memory-catalog-store.ts`)
- * and SQLite (`adapters/sqlite/`). All methods are synchronous: both backends are in-process.
+ * SQLite (`adapters/sqlite/`) and PostgreSQL (`sluice/postgres`). Every method returns a
+ * Promise, so a store may sit across a network; the memory and SQLite stores answer at once.
  * Every lookup that takes a `teamId` returns nothing for another team's rows.
  */
 export interface CatalogStore {
-  createTeam(input: { name: string; slug: string }): TeamRecord;
-  findTeamBySlug(slug: string): TeamRecord | undefined;
-  getTeam(teamId: number): TeamRecord | undefined;
+  createTeam(input: { name: string; slug: string }): Promise<TeamRecord>;
+  findTeamBySlug(slug: string): Promise<TeamRecord | undefined>;
+  getTeam(teamId: number): Promise<TeamRecord | undefined>;
   /** Every team, by id (operator tools; API callers only ever see their own). */
-  listTeams(): TeamRecord[];
+  listTeams(): Promise<TeamRecord[]>;
 
-  createUser(input: { name: string; email: string }): UserRecord;
-  findUserByEmail(email: string): UserRecord | undefined;
-  getUser(userId: number): UserRecord | undefined;
-  setMembership(membership: MembershipRecord): void;
-  getMembership(teamId: number, userId: number): MembershipRecord | undefined;
+  createUser(input: { name: string; email: string }): Promise<UserRecord>;
+  findUserByEmail(email: string): Promise<UserRecord | undefined>;
+  getUser(userId: number): Promise<UserRecord | undefined>;
+  setMembership(membership: MembershipRecord): Promise<void>;
+  getMembership(teamId: number, userId: number): Promise<MembershipRecord | undefined>;
   /** The team's memberships, by user id. */
-  listMemberships(teamId: number): MembershipRecord[];
+  listMemberships(teamId: number): Promise<MembershipRecord[]>;
   /** Ends a membership; false when the user was not in the team. */
   removeMembership(teamId: number, userId: number): Promise<boolean>;
 
-  insertApiToken(input: Omit<ApiTokenRecord, "id">): ApiTokenRecord;
-  findApiTokenByHash(tokenHash: string): ApiTokenRecord | undefined;
-  listApiTokens(teamId: number): ApiTokenRecord[];
-  revokeApiToken(teamId: number, tokenId: number, at: number): ApiTokenRecord | undefined;
-  touchApiToken(tokenId: number, at: number): void;
+  insertApiToken(input: Omit<ApiTokenRecord, "id">): Promise<ApiTokenRecord>;
+  findApiTokenByHash(tokenHash: string): Promise<ApiTokenRecord | undefined>;
+  listApiTokens(teamId: number): Promise<ApiTokenRecord[]>;
+  revokeApiToken(teamId: number, tokenId: number, at: number): Promise<ApiTokenRecord | undefined>;
+  touchApiToken(tokenId: number, at: number): Promise<void>;
 
   upsertBudget(
     teamId: number,
     input: { name: string; originMaxConcurrent: number | null },
-  ): BudgetRecord;
-  getBudget(teamId: number, budgetId: number): BudgetRecord | undefined;
-  listBudgets(teamId: number): BudgetRecord[];
+  ): Promise<BudgetRecord>;
+  getBudget(teamId: number, budgetId: number): Promise<BudgetRecord | undefined>;
+  listBudgets(teamId: number): Promise<BudgetRecord[]>;
   /**
    * Deletes one of the team's budgets: false when the team has no such budget, a
    * ConflictError while a pool is still in it (move or delete its pools first).
    */
-  deleteBudget(teamId: number, budgetId: number): boolean;
+  deleteBudget(teamId: number, budgetId: number): Promise<boolean>;
 
   /** Creates or updates (matched by subdomain within the team) a pool. A subdomain taken by another team is a ConflictError. */
-  upsertPool(teamId: number, input: PoolInput): PoolRecord;
-  getPoolBySubdomain(teamId: number, subdomain: string): PoolRecord | undefined;
+  upsertPool(teamId: number, input: PoolInput): Promise<PoolRecord>;
+  getPoolBySubdomain(teamId: number, subdomain: string): Promise<PoolRecord | undefined>;
   /** For the proxy and Lock API, which know only the host or path: any team. */
-  findPoolBySubdomain(subdomain: string): PoolRecord | undefined;
-  listPools(teamId: number): PoolRecord[];
+  findPoolBySubdomain(subdomain: string): Promise<PoolRecord | undefined>;
+  listPools(teamId: number): Promise<PoolRecord[]>;
   /** Every pool of every team: for syncing the governor at start-up. */
-  listAllPools(): PoolRecord[];
-  listAllBudgets(): BudgetRecord[];
-  deletePool(teamId: number, poolId: number): boolean;
+  listAllPools(): Promise<PoolRecord[]>;
+  listAllBudgets(): Promise<BudgetRecord[]>;
+  deletePool(teamId: number, poolId: number): Promise<boolean>;
 
-  insertPoolKey(input: Omit<PoolKeyRecord, "id">): PoolKeyRecord;
-  getPoolKey(poolId: number, keyId: number): PoolKeyRecord | undefined;
-  findPoolKeyByHash(keyHash: string): PoolKeyRecord | undefined;
-  listPoolKeys(poolId: number): PoolKeyRecord[];
-  revokePoolKey(poolId: number, keyId: number, at: number): PoolKeyRecord | undefined;
+  insertPoolKey(input: Omit<PoolKeyRecord, "id">): Promise<PoolKeyRecord>;
+  getPoolKey(poolId: number, keyId: number): Promise<PoolKeyRecord | undefined>;
+  findPoolKeyByHash(keyHash: string): Promise<PoolKeyRecord | undefined>;
+  listPoolKeys(poolId: number): Promise<PoolKeyRecord[]>;
+  revokePoolKey(poolId: number, keyId: number, at: number): Promise<PoolKeyRecord | undefined>;
 
   /**
-   * Runs `body` (reads and writes of this store) as one unit: another process sees all of its
-   * writes or none, and none of them when it throws (SQLite: one immediate transaction). The
-   * memory store, which no other process shares, just runs it.
+   * Runs `body` as one unit on the store handle it is given (`tx`; use only it inside):
+   * another process sees all of its writes or none, and none of them when it throws
+   * (SQLite: one immediate transaction; PostgreSQL: BEGIN/COMMIT on one connection). Calls on
+   * the store itself (not on `tx`) made meanwhile wait until the unit ends, so they never
+   * land inside it. The memory store, which no other process shares, runs units one at a time.
    */
-  atomically<T>(body: () => T): T;
-  /** A counter that changes whenever any process changes the catalog (SQLite `data_version`-like), for cheap change detection. */
-  changeMarker(): number;
-  close(): void;
+  atomically<T>(body: (tx: CatalogStore) => Promise<T>): Promise<T>;
+  /**
+   * A counter that changes whenever any process changes the catalog (SQLite `data_version`-like,
+   * PostgreSQL a version row), for cheap change detection.
+   */
+  changeMarker(): Promise<number>;
+  close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+export type { MetricsStore } from "./metrics-store.js";
 export { PoolMeter } from "./pool-meter.js";
 export type { MetricsRecorderOptions } from "./recorder.js";
 export { MetricsRecorder } from "./recorder.js";

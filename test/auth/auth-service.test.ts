@@ -12,7 +12,7 @@ import { TEST_PASSWORD_COST } from "./fixtures.js";
 
 const PASSWORD = "correct horse battery";
 
-function setup() {
+async function setup() {
   const clock = new ManualClock(Date.UTC(2030, 0, 1));
   const catalogStore = new MemoryCatalogStore({ clock });
   const catalog = new CatalogService({
@@ -27,7 +27,7 @@ function setup() {
     clock,
     passwordCost: TEST_PASSWORD_COST,
   });
-  const acme = catalog.createTeamWithOwner({
+  const acme = await catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
@@ -54,9 +54,9 @@ describe("passwords", () => {
 });
 
 describe("AuthService", () => {
-  let t: ReturnType<typeof setup>;
-  beforeEach(() => {
-    t = setup();
+  let t: Awaited<ReturnType<typeof setup>>;
+  beforeEach(async () => {
+    t = await setup();
   });
 
   it("signs in with the right password only, saying the same for a wrong email", async () => {

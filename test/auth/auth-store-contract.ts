@@ -87,17 +87,50 @@ export function describeAuthStoreContract(name: string, factory: AuthStoreFactor
       expect(await store.consumeSignInLink("d".repeat(64), 1_000)).toBeUndefined();
     });
 
-    it("counts failures in a fixed window per key, and clears them", async () => {
-      expect(await store.failureCount("account:ada", 0, 100)).toBe(0);
+    it("counts failures in a fixed window per key, says when it ends, and clears them", async () => {
+      expect(await store.failures("account:ada", 0, 100)).toEqual({ count: 0, endsAt: 0 });
       expect(await store.recordFailure("account:ada", 0, 100)).toBe(1);
       expect(await store.recordFailure("account:ada", 50, 100)).toBe(2);
       expect(await store.recordFailure("address:1.2.3.4", 50, 100)).toBe(1);
-      expect(await store.failureCount("account:ada", 99, 100)).toBe(2);
-      expect(await store.failureCount("account:ada", 100, 100)).toBe(0);
+      expect(await store.failures("account:ada", 99, 100)).toEqual({ count: 2, endsAt: 100 });
+      expect((await store.failures("account:ada", 100, 100)).count).toBe(0);
       expect(await store.recordFailure("account:ada", 100, 100)).toBe(1);
+      expect(await store.failures("account:ada", 120, 100)).toEqual({ count: 1, endsAt: 200 });
       await store.clearFailures("account:ada");
-      expect(await store.failureCount("account:ada", 100, 100)).toBe(0);
-      expect(await store.failureCount("address:1.2.3.4", 60, 100)).toBe(1);
+      expect((await store.failures("account:ada", 100, 100)).count).toBe(0);
+      expect(await store.failures("address:1.2.3.4", 60, 100)).toEqual({ count: 1, endsAt: 150 });
+    });
+
+    it("keeps setup tokens until one is used, they expire or all are deleted", async () => {
+      const token = { tokenHash: "e".repeat(64), createdAt: 1_000, expiresAt: 2_000 };
+      await store.insertSetupToken(token);
+      expect(await store.findSetupToken(token.tokenHash, 1_500)).toEqual(token);
+      expect(await store.findSetupToken(token.tokenHash, 2_000)).toBeUndefined();
+      expect(await store.findSetupToken("f".repeat(64), 1_500)).toBeUndefined();
+      const [first, second] = await Promise.all([
+        store.consumeSetupToken(token.tokenHash, 1_500),
+        store.consumeSetupToken(token.tokenHash, 1_500),
+      ]);
+      expect([first, second].filter(Boolean)).toEqual([token]);
+      expect(await store.findSetupToken(token.tokenHash, 1_500)).toBeUndefined();
+      await store.insertSetupToken(token);
+      expect(await store.consumeSetupToken(token.tokenHash, 2_000)).toBeUndefined();
+      // Two setups racing with different tokens: one wins, and no token is left.
+      const other = { ...token, tokenHash: "a".repeat(64) };
+      await store.insertSetupToken(token);
+      await store.insertSetupToken(other);
+      const raced = await Promise.all([
+        store.consumeSetupToken(token.tokenHash, 1_500),
+        store.consumeSetupToken(other.tokenHash, 1_500),
+      ]);
+      expect(raced.filter(Boolean)).toHaveLength(1);
+      expect(await store.findSetupToken(token.tokenHash, 1_500)).toBeUndefined();
+      expect(await store.findSetupToken(other.tokenHash, 1_500)).toBeUndefined();
+      await store.insertSetupToken(token);
+      await store.insertSetupToken({ ...token, tokenHash: "f".repeat(64) });
+      await store.deleteSetupTokens();
+      expect(await store.findSetupToken(token.tokenHash, 1_500)).toBeUndefined();
+      expect(await store.findSetupToken("f".repeat(64), 1_500)).toBeUndefined();
     });
   });
 }

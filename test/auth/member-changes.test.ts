@@ -9,7 +9,7 @@ import { ManualClock } from "../../src/clock/manual-clock.js";
 import { ForbiddenError, InvalidArgumentError, UnauthorizedError } from "../../src/errors.js";
 import { TEST_PASSWORD_COST } from "./fixtures.js";
 
-function setup() {
+async function setup() {
   const clock = new ManualClock(Date.UTC(2030, 0, 1));
   const store = new MemoryCatalogStore({ clock });
   const catalog = new CatalogService({
@@ -23,52 +23,56 @@ function setup() {
     clock,
     passwordCost: TEST_PASSWORD_COST,
   });
-  const { team, owner } = catalog.createTeamWithOwner({
+  const { team, owner } = await catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
     ownerEmail: "ada@acme.test",
   });
-  const admin = catalog.addMember(team.id, { name: "Bo", email: "bo@acme.test" }, "admin").user;
-  const member = catalog.addMember(team.id, { name: "Cy", email: "cy@acme.test" }, "member").user;
+  const admin = (await catalog.addMember(team.id, { name: "Bo", email: "bo@acme.test" }, "admin"))
+    .user;
+  const member = (await catalog.addMember(team.id, { name: "Cy", email: "cy@acme.test" }, "member"))
+    .user;
   const deps = { store, secretBox: catalog.secretBox, clock, auth };
   async function signedIn(userId: number) {
     const { token } = await auth.createSignInLink(team.id, userId);
     return (await auth.redeemSignInLink(token)).sessionId;
   }
-  function tokenOf(userId: number) {
-    return catalog.createApiToken({
-      teamId: team.id,
-      actorUserId: userId,
-      name: "t",
-      abilities: ["pools:read"],
-      lifetime: "1y",
-    }).plaintext;
+  async function tokenOf(userId: number) {
+    return (
+      await catalog.createApiToken({
+        teamId: team.id,
+        actorUserId: userId,
+        name: "t",
+        abilities: ["pools:read"],
+        lifetime: "1y",
+      })
+    ).plaintext;
   }
   return { clock, store, catalog, auth, team, owner, admin, member, deps, signedIn, tokenOf };
 }
 
 describe("removing and demoting members", () => {
-  let t: ReturnType<typeof setup>;
-  beforeEach(() => {
-    t = setup();
+  let t: Awaited<ReturnType<typeof setup>>;
+  beforeEach(async () => {
+    t = await setup();
   });
 
   it("removing a member ends their sessions and revokes their API tokens at once", async () => {
     const session = await t.signedIn(t.admin.id);
-    const token = t.tokenOf(t.admin.id);
-    expect(t.catalog.authenticateApiToken(token).user.id).toBe(t.admin.id);
+    const token = await t.tokenOf(t.admin.id);
+    expect((await t.catalog.authenticateApiToken(token)).user.id).toBe(t.admin.id);
     await removeMember(t.deps, { teamId: t.team.id, actorUserId: t.owner.id, userId: t.admin.id });
     expect(await t.auth.authenticate(session)).toBeNull();
-    expect(() => t.catalog.authenticateApiToken(token)).toThrow(UnauthorizedError);
+    await expect(t.catalog.authenticateApiToken(token)).rejects.toThrow(UnauthorizedError);
     // Revoked, not just orphaned: re-adding the person does not bring the token back.
-    t.catalog.addMember(t.team.id, { name: "Bo", email: "bo@acme.test" }, "admin");
-    expect(() => t.catalog.authenticateApiToken(token)).toThrow("revoked");
+    await t.catalog.addMember(t.team.id, { name: "Bo", email: "bo@acme.test" }, "admin");
+    await expect(t.catalog.authenticateApiToken(token)).rejects.toThrow("revoked");
   });
 
   it("lowering an admin to member ends their sessions and tokens; raising them does not", async () => {
     const session = await t.signedIn(t.admin.id);
-    const token = t.tokenOf(t.admin.id);
+    const token = await t.tokenOf(t.admin.id);
     await changeMemberRole(t.deps, {
       teamId: t.team.id,
       actorUserId: t.owner.id,
@@ -83,7 +87,7 @@ describe("removing and demoting members", () => {
       role: "member",
     });
     expect(await t.auth.authenticate(session)).toBeNull();
-    expect(() => t.catalog.authenticateApiToken(token)).toThrow(UnauthorizedError);
+    await expect(t.catalog.authenticateApiToken(token)).rejects.toThrow(UnauthorizedError);
     expect((await t.store.getMembership(t.team.id, t.admin.id))?.role).toBe("member");
   });
 
@@ -109,11 +113,11 @@ describe("removing and demoting members", () => {
 
 describe("API tokens of someone no longer in the team (issue 23 item 12)", () => {
   it("stop authenticating as soon as the membership is gone, before any revocation", async () => {
-    const t = setup();
-    const token = t.tokenOf(t.admin.id);
-    expect(t.catalog.authenticateApiToken(token).team.id).toBe(t.team.id);
+    const t = await setup();
+    const token = await t.tokenOf(t.admin.id);
+    expect((await t.catalog.authenticateApiToken(token)).team.id).toBe(t.team.id);
     // Only the membership goes (no revocation): the token check itself must refuse.
     await t.store.removeMembership(t.team.id, t.admin.id);
-    expect(() => t.catalog.authenticateApiToken(token)).toThrow(UnauthorizedError);
+    await expect(t.catalog.authenticateApiToken(token)).rejects.toThrow(UnauthorizedError);
   });
 });

@@ -3,13 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CREATE_ACME,
-  REPO_ROOT,
-  type RunningSluice,
-  runSluice,
-  startSluice,
-} from "../cli/cli-process.js";
+import { REPO_ROOT, type RunningSluice, startSluice } from "../cli/cli-process.js";
 
 /** Debian's chromium package (`.ci/run` installs it). */
 const CHROMIUM = "/usr/lib/chromium/chromium";
@@ -23,6 +17,7 @@ const FLAGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
+const PASSWORD = "correct horse battery staple";
 /** `UPDATE_SCREENSHOTS=1` writes the README's screenshots into docs/; otherwise into a temp dir. */
 const SCREENSHOT_DIR = process.env.UPDATE_SCREENSHOTS === "1" ? join(REPO_ROOT, "docs") : null;
 
@@ -53,21 +48,21 @@ describe("dashboard in a real browser", () => {
   let context: BrowserContext;
   let page: Page;
   let baseUrl: string;
-  let link: string;
+  let setupLink: string;
   const cspViolations: string[] = [];
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "sluice-browser-data-"));
     profileDir = mkdtempSync(join(tmpdir(), "sluice-browser-profile-"));
     shotDir = SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), "sluice-browser-shots-"));
-    expect((await runSluice([...CREATE_ACME, "--data-dir", dataDir])).code).toBe(0);
     server = startSluice(["serve", "--port", "0", "--data-dir", dataDir]);
     [, baseUrl] = (await server.waitFor(/Dashboard: +(http:\/\/\S+?)\/?\n/, 60_000)) as unknown as [
       string,
       string,
     ];
-    [, link] = (await server.waitFor(
-      /\n {2}(http:\/\/\S+\/sign-in\/link\?token=\S+)/,
+    // An empty catalog: the server prints a first-run setup link.
+    [, setupLink] = (await server.waitFor(
+      /\n {2}(http:\/\/\S+\/setup\?token=\S+)/,
       30_000,
     )) as unknown as [string, string];
     context = await chromium.launchPersistentContext(profileDir, {
@@ -90,17 +85,26 @@ describe("dashboard in a real browser", () => {
     if (!SCREENSHOT_DIR) rmSync(shotDir, { recursive: true, force: true });
   });
 
-  it("goes from the one-time link to a governed pool, a key, an API token and back out", {
+  it("goes from the setup link on an empty catalog to a governed pool, a key, an API token, out and back in", {
     timeout: 120_000,
   }, async () => {
-    // The one-time link, then a password.
-    await page.goto(link);
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.waitForURL(/\/account\?welcome=1$/);
-    await page.getByLabel("New password").fill("correct horse battery staple");
-    await page.getByLabel("Repeat it").fill("correct horse battery staple");
-    await page.getByRole("button", { name: "Save password" }).click();
-    await page.getByText("Password saved.").waitFor();
+    // First run: the setup link creates the team with you as owner and signs you in.
+    await page.goto(setupLink);
+    await page.getByLabel("Team name").fill("Acme");
+    await page.getByLabel("Team slug").fill("acme");
+    await page.getByLabel("Your name").fill("Ada Lovelace");
+    await page.getByLabel("Your email").fill("ada@example.com");
+    await page.screenshot({ path: join(shotDir, "dashboard-setup.png") });
+    await page.locator(`form.stack [name="password"]`).fill("short");
+    await page.getByLabel("Repeat it").fill("short");
+    await page.getByRole("button", { name: "Create team" }).click();
+    // A refused form comes back with the error next to its field and the rest kept.
+    await page.locator("#error-password").getByText("Use at least 12 characters.").waitFor();
+    expect(await page.getByLabel("Team slug").inputValue()).toBe("acme");
+    await page.locator(`form.stack [name="password"]`).fill(PASSWORD);
+    await page.getByLabel("Repeat it").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create team" }).click();
+    await page.waitForURL(`${baseUrl}/`);
 
     // A budget and two pools.
     await page.goto(`${baseUrl}/budget/new`);
@@ -197,7 +201,13 @@ describe("dashboard in a real browser", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(`${baseUrl}/sign-in`);
     await page.goto(`${baseUrl}/`);
-    await page.waitForURL(`${baseUrl}/sign-in`);
+    await page.waitForURL(new RegExp(`^${baseUrl}/sign-in`));
+    // Back in with the password chosen at setup; the setup link is spent.
+    await page.getByLabel("Email").fill("ada@example.com");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${baseUrl}/`);
+    expect((await fetch(setupLink)).status).toBe(409);
     // htmx, uPlot and the dashboard's script all ran within the CSP.
     expect(cspViolations).toEqual([]);
   });

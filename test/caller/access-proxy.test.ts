@@ -38,7 +38,7 @@ describe("access-proxy policy", () => {
       maxConcurrent: 4,
       callerPolicies: { accessProxy },
     });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   }
   afterEach(async () => {
     await h.close();

@@ -27,7 +27,7 @@ describe("HMAC request signing policy", () => {
       maxConcurrent: 4,
       callerPolicies: { hmac: { skewSeconds: 300 } },
     });
-    const minted = h.mintKey("llm");
+    const minted = await h.mintKey("llm");
     key = {
       id: minted.key.id,
       plaintext: minted.plaintext,
@@ -110,7 +110,7 @@ describe("HMAC request signing policy", () => {
     await expectRefused(await proxied("/v1/models", {}));
     expect(upstream.hits).toBe(0);
     expect(await held()).toBe(0);
-    const reasons = h.accessLog.list("llm").map((e) => [e.outcome, e.reason]);
+    const reasons = (await h.accessLog.list("llm")).map((e) => [e.outcome, e.reason]);
     expect(reasons).toEqual([
       ["refused", "hmac"],
       ["refused", "hmac"],
@@ -164,7 +164,7 @@ describe("HMAC request signing policy", () => {
 
   it("refuses a signature made with another key's secret, or by a key minted before the policy", async () => {
     await setUp();
-    const other = h.mintKey("llm");
+    const other = await h.mintKey("llm");
     const forged = signLockRequest({
       secret: other.requestSecret as string,
       keyId: key.id,
@@ -175,7 +175,7 @@ describe("HMAC request signing policy", () => {
     });
     await expectRefused(await acquire(forged));
     await h.addPool({ subdomain: "old", origin: upstream.url, maxConcurrent: 1 });
-    const old = h.mintKey("old");
+    const old = await h.mintKey("old");
     expect(old.requestSecret).toBeUndefined();
     await h.addPool({
       subdomain: "old",
@@ -201,7 +201,7 @@ describe("HMAC request signing policy", () => {
       maxConcurrent: 4,
       callerPolicies: { hmac: { skewSeconds: 300 }, ipAllowlist: ["10.0.0.0/8"] },
     });
-    const minted = h.mintKey("llm");
+    const minted = await h.mintKey("llm");
     key = {
       id: minted.key.id,
       plaintext: minted.plaintext,
@@ -243,7 +243,7 @@ describe.runIf(redis)("HMAC replay across servers sharing Redis", () => {
         maxConcurrent: 4,
         callerPolicies: { hmac: { skewSeconds: 300 } },
       });
-      const minted = h.mintKey("llm");
+      const minted = await h.mintKey("llm");
       const headers = {
         ...signLockRequest({
           secret: minted.requestSecret as string,

@@ -19,7 +19,7 @@ describe("IP allowlist policy", () => {
       maxConcurrent: 4,
       callerPolicies: { ipAllowlist },
     });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   }
   afterEach(async () => {
     await h.close();
@@ -58,7 +58,7 @@ describe("IP allowlist policy", () => {
     expect(await held()).toBe(0);
     expect(h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests).toBe(0);
     // The access log says which policy refused, for each door.
-    const entries = h.accessLog.list("llm");
+    const entries = await h.accessLog.list("llm");
     expect(entries.map((e) => [e.outcome, e.reason, e.source]).sort()).toEqual([
       ["refused", "ip_allowlist", "lock"],
       ["refused", "ip_allowlist", "proxy"],

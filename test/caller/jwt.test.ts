@@ -47,7 +47,7 @@ describe("JWT policy", () => {
         },
       },
     });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   }
   afterEach(async () => {
     await h.close();
@@ -101,7 +101,7 @@ describe("JWT policy", () => {
     expect(upstream.hits).toBe(0);
     expect((await h.governor.status("llm")).held).toBe(0);
     expect(
-      h.accessLog.list("llm").every((e) => e.outcome === "refused" && e.reason === "jwt"),
+      (await h.accessLog.list("llm")).every((e) => e.outcome === "refused" && e.reason === "jwt"),
     ).toBe(true);
   });
 

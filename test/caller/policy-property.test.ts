@@ -47,7 +47,7 @@ describe("caller policies (property)", () => {
     h = await createHarness({ trustedProxies: ["127.0.0.1/32"] });
     for (const [subdomain, callerPolicies] of Object.entries(POOLS)) {
       await h.addPool({ subdomain, maxConcurrent: 100, callerPolicies });
-      const minted = h.mintKey(subdomain);
+      const minted = await h.mintKey(subdomain);
       keys[subdomain] = {
         id: minted.key.id,
         plaintext: minted.plaintext,
@@ -55,7 +55,11 @@ describe("caller policies (property)", () => {
       };
     }
     await h.addPool({ subdomain: "elsewhere", maxConcurrent: 1 });
-    keys.elsewhere = { id: 0, plaintext: h.mintKey("elsewhere").plaintext, secret: undefined };
+    keys.elsewhere = {
+      id: 0,
+      plaintext: (await h.mintKey("elsewhere")).plaintext,
+      secret: undefined,
+    };
   });
   afterAll(async () => h.close());
 

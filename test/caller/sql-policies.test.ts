@@ -27,7 +27,7 @@ describe.runIf(postgresUp)("caller policies on POST /sql", () => {
     const reply = await fixture.send("signed", minted.plaintext, query, { headers: sign(query) });
     expect(reply.status).toBe(200);
     expect(JSON.parse(reply.body).rows).toEqual([{ n: 3 }]);
-    const outcomes = fixture.h.accessLog.list("signed").map((entry) => entry.outcome);
+    const outcomes = (await fixture.h.accessLog.list("signed")).map((entry) => entry.outcome);
     expect(outcomes.sort()).toEqual(["admitted", "refused", "refused"]);
   });
 

@@ -10,6 +10,7 @@ import { poolInput, testSecretKey } from "./fixtures.js";
 export type CatalogStoreFactory = (clock: ManualClock) => CatalogStore | Promise<CatalogStore>;
 
 const sealed = { iv: "aXY=", tag: "dGFn", data: "ZGF0YQ==" };
+const sealedRequest = { iv: "cnE=", tag: "cnQ=", data: "cmVxdWVzdA==" };
 
 function tokenFields(teamId: number, userId: number, secret: string): Omit<ApiTokenRecord, "id"> {
   return {
@@ -36,7 +37,7 @@ function keyFields(poolId: number, secret: string): Omit<PoolKeyRecord, "id"> {
     revokedAt: null,
     createdAt: 1_000,
     signingSecret: sealed,
-    requestSecret: null,
+    requestSecret: sealedRequest,
   };
 }
 
@@ -53,76 +54,78 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
       clock = new ManualClock(1_700_000_000_000);
       store = await factory(clock);
     });
-    afterEach(() => store.close());
+    afterEach(async () => store.close());
 
-    function twoTeams() {
-      const a = store.createTeam({ name: "A", slug: "team-a" });
-      const b = store.createTeam({ name: "B", slug: "team-b" });
-      const user = store.createUser({ name: "Ada", email: "ada@a.test" });
-      store.setMembership({ teamId: a.id, userId: user.id, role: "owner" });
+    async function twoTeams() {
+      const a = await store.createTeam({ name: "A", slug: "team-a" });
+      const b = await store.createTeam({ name: "B", slug: "team-b" });
+      const user = await store.createUser({ name: "Ada", email: "ada@a.test" });
+      await store.setMembership({ teamId: a.id, userId: user.id, role: "owner" });
       return { a, b, user };
     }
 
     describe("teams, users, memberships", () => {
-      it("creates and finds teams by id and slug", () => {
-        const team = store.createTeam({ name: "Acme", slug: "acme" });
-        expect(store.getTeam(team.id)).toEqual({ id: team.id, name: "Acme", slug: "acme" });
-        expect(store.findTeamBySlug("acme")).toEqual(team);
-        expect(store.findTeamBySlug("other")).toBeUndefined();
-        expect(store.getTeam(team.id + 1000)).toBeUndefined();
+      it("creates and finds teams by id and slug", async () => {
+        const team = await store.createTeam({ name: "Acme", slug: "acme" });
+        expect(await store.getTeam(team.id)).toEqual({ id: team.id, name: "Acme", slug: "acme" });
+        expect(await store.findTeamBySlug("acme")).toEqual(team);
+        expect(await store.findTeamBySlug("other")).toBeUndefined();
+        expect(await store.getTeam(team.id + 1000)).toBeUndefined();
       });
 
-      it("lists every team by id", () => {
-        expect(store.listTeams()).toEqual([]);
-        const b = store.createTeam({ name: "B", slug: "team-b" });
-        const a = store.createTeam({ name: "A", slug: "team-a" });
-        expect(store.listTeams()).toEqual([b, a]);
+      it("lists every team by id", async () => {
+        expect(await store.listTeams()).toEqual([]);
+        const b = await store.createTeam({ name: "B", slug: "team-b" });
+        const a = await store.createTeam({ name: "A", slug: "team-a" });
+        expect(await store.listTeams()).toEqual([b, a]);
       });
 
-      it("refuses a taken team slug with ConflictError", () => {
-        store.createTeam({ name: "Acme", slug: "acme" });
-        expect(() => store.createTeam({ name: "Other", slug: "acme" })).toThrow(ConflictError);
-      });
-
-      it("creates users, finds them by email, refuses a taken email", () => {
-        const user = store.createUser({ name: "Ada", email: "ada@a.test" });
-        expect(store.getUser(user.id)).toEqual(user);
-        expect(store.findUserByEmail("ada@a.test")).toEqual(user);
-        expect(store.findUserByEmail("bo@a.test")).toBeUndefined();
-        expect(() => store.createUser({ name: "Ada 2", email: "ada@a.test" })).toThrow(
+      it("refuses a taken team slug with ConflictError", async () => {
+        await store.createTeam({ name: "Acme", slug: "acme" });
+        await expect(store.createTeam({ name: "Other", slug: "acme" })).rejects.toThrow(
           ConflictError,
         );
       });
 
-      it("keeps memberships per team and replaces the role on a second set", () => {
-        const { a, b, user } = twoTeams();
-        expect(store.getMembership(a.id, user.id)).toEqual({
+      it("creates users, finds them by email, refuses a taken email", async () => {
+        const user = await store.createUser({ name: "Ada", email: "ada@a.test" });
+        expect(await store.getUser(user.id)).toEqual(user);
+        expect(await store.findUserByEmail("ada@a.test")).toEqual(user);
+        expect(await store.findUserByEmail("bo@a.test")).toBeUndefined();
+        await expect(store.createUser({ name: "Ada 2", email: "ada@a.test" })).rejects.toThrow(
+          ConflictError,
+        );
+      });
+
+      it("keeps memberships per team and replaces the role on a second set", async () => {
+        const { a, b, user } = await twoTeams();
+        expect(await store.getMembership(a.id, user.id)).toEqual({
           teamId: a.id,
           userId: user.id,
           role: "owner",
         });
-        expect(store.getMembership(b.id, user.id)).toBeUndefined();
-        store.setMembership({ teamId: a.id, userId: user.id, role: "member" });
-        expect(store.getMembership(a.id, user.id)?.role).toBe("member");
+        expect(await store.getMembership(b.id, user.id)).toBeUndefined();
+        await store.setMembership({ teamId: a.id, userId: user.id, role: "member" });
+        expect((await store.getMembership(a.id, user.id))?.role).toBe("member");
       });
 
-      it("lists a team's memberships by user id, and no other team's", () => {
-        const { a, b, user } = twoTeams();
-        const second = store.createUser({ name: "Second", email: "second@example.com" });
-        store.setMembership({ teamId: a.id, userId: second.id, role: "admin" });
-        store.setMembership({ teamId: b.id, userId: second.id, role: "member" });
-        expect(store.listMemberships(a.id)).toEqual([
+      it("lists a team's memberships by user id, and no other team's", async () => {
+        const { a, b, user } = await twoTeams();
+        const second = await store.createUser({ name: "Second", email: "second@example.com" });
+        await store.setMembership({ teamId: a.id, userId: second.id, role: "admin" });
+        await store.setMembership({ teamId: b.id, userId: second.id, role: "member" });
+        expect(await store.listMemberships(a.id)).toEqual([
           { teamId: a.id, userId: user.id, role: "owner" },
           { teamId: a.id, userId: second.id, role: "admin" },
         ]);
-        expect(store.listMemberships(b.id)).toEqual([
+        expect(await store.listMemberships(b.id)).toEqual([
           { teamId: b.id, userId: second.id, role: "member" },
         ]);
-        expect(store.listMemberships(9_999)).toEqual([]);
+        expect(await store.listMemberships(9_999)).toEqual([]);
       });
 
       it("removes one team's membership only, and says whether there was one", async () => {
-        const { a, b, user } = twoTeams();
+        const { a, b, user } = await twoTeams();
         await store.setMembership({ teamId: b.id, userId: user.id, role: "member" });
         const before = await store.changeMarker();
         expect(await store.removeMembership(a.id, user.id)).toBe(true);
@@ -138,84 +141,87 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         expect(await store.removeMembership(a.id, user.id)).toBe(false);
       });
 
-      it("refuses a membership in an unknown team or of an unknown user", () => {
-        const { a, user } = twoTeams();
-        expect(() =>
+      it("refuses a membership in an unknown team or of an unknown user", async () => {
+        const { a, user } = await twoTeams();
+        await expect(
           store.setMembership({ teamId: 9_999, userId: user.id, role: "admin" }),
-        ).toThrow(InvalidArgumentError);
-        expect(() => store.setMembership({ teamId: a.id, userId: 9_999, role: "admin" })).toThrow(
-          InvalidArgumentError,
-        );
+        ).rejects.toThrow(InvalidArgumentError);
+        await expect(
+          store.setMembership({ teamId: a.id, userId: 9_999, role: "admin" }),
+        ).rejects.toThrow(InvalidArgumentError);
       });
     });
 
     describe("API tokens", () => {
-      it("stores every field and finds the token by hash", () => {
-        const { a, user } = twoTeams();
-        const token = store.insertApiToken(tokenFields(a.id, user.id, "secret-1"));
+      it("stores every field and finds the token by hash", async () => {
+        const { a, user } = await twoTeams();
+        const token = await store.insertApiToken(tokenFields(a.id, user.id, "secret-1"));
         expect(token).toEqual({ id: token.id, ...tokenFields(a.id, user.id, "secret-1") });
-        expect(store.findApiTokenByHash(hashSecret("secret-1"))).toEqual(token);
-        expect(store.findApiTokenByHash(hashSecret("secret-2"))).toBeUndefined();
+        expect(await store.findApiTokenByHash(hashSecret("secret-1"))).toEqual(token);
+        expect(await store.findApiTokenByHash(hashSecret("secret-2"))).toBeUndefined();
       });
 
-      it("lists only the team's tokens", () => {
-        const { a, b, user } = twoTeams();
-        store.setMembership({ teamId: b.id, userId: user.id, role: "owner" });
-        const tokenA = store.insertApiToken(tokenFields(a.id, user.id, "a"));
-        const tokenB = store.insertApiToken(tokenFields(b.id, user.id, "b"));
-        expect(store.listApiTokens(a.id).map((t) => t.id)).toEqual([tokenA.id]);
-        expect(store.listApiTokens(b.id).map((t) => t.id)).toEqual([tokenB.id]);
+      it("lists only the team's tokens", async () => {
+        const { a, b, user } = await twoTeams();
+        await store.setMembership({ teamId: b.id, userId: user.id, role: "owner" });
+        const tokenA = await store.insertApiToken(tokenFields(a.id, user.id, "a"));
+        const tokenB = await store.insertApiToken(tokenFields(b.id, user.id, "b"));
+        expect((await store.listApiTokens(a.id)).map((t) => t.id)).toEqual([tokenA.id]);
+        expect((await store.listApiTokens(b.id)).map((t) => t.id)).toEqual([tokenB.id]);
       });
 
-      it("revokes only within the team, and a second revoke keeps the first time", () => {
-        const { a, b, user } = twoTeams();
-        const token = store.insertApiToken(tokenFields(a.id, user.id, "a"));
-        expect(store.revokeApiToken(b.id, token.id, 2_000)).toBeUndefined();
-        expect(store.findApiTokenByHash(token.tokenHash)?.revokedAt).toBeNull();
-        expect(store.revokeApiToken(a.id, token.id, 2_000)?.revokedAt).toBe(2_000);
-        expect(store.revokeApiToken(a.id, token.id, 3_000)?.revokedAt).toBe(2_000);
-        expect(store.findApiTokenByHash(token.tokenHash)?.revokedAt).toBe(2_000);
-        expect(store.revokeApiToken(a.id, token.id + 1_000, 2_000)).toBeUndefined();
+      it("revokes only within the team, and a second revoke keeps the first time", async () => {
+        const { a, b, user } = await twoTeams();
+        const token = await store.insertApiToken(tokenFields(a.id, user.id, "a"));
+        expect(await store.revokeApiToken(b.id, token.id, 2_000)).toBeUndefined();
+        expect((await store.findApiTokenByHash(token.tokenHash))?.revokedAt).toBeNull();
+        expect((await store.revokeApiToken(a.id, token.id, 2_000))?.revokedAt).toBe(2_000);
+        expect((await store.revokeApiToken(a.id, token.id, 3_000))?.revokedAt).toBe(2_000);
+        expect((await store.findApiTokenByHash(token.tokenHash))?.revokedAt).toBe(2_000);
+        expect(await store.revokeApiToken(a.id, token.id + 1_000, 2_000)).toBeUndefined();
       });
 
-      it("records the last use", () => {
-        const { a, user } = twoTeams();
-        const token = store.insertApiToken(tokenFields(a.id, user.id, "a"));
-        store.touchApiToken(token.id, 4_242);
-        expect(store.findApiTokenByHash(token.tokenHash)?.lastUsedAt).toBe(4_242);
+      it("records the last use", async () => {
+        const { a, user } = await twoTeams();
+        const token = await store.insertApiToken(tokenFields(a.id, user.id, "a"));
+        await store.touchApiToken(token.id, 4_242);
+        expect((await store.findApiTokenByHash(token.tokenHash))?.lastUsedAt).toBe(4_242);
       });
 
-      it("refuses a token for an unknown team or user", () => {
-        const { a, user } = twoTeams();
-        expect(() => store.insertApiToken(tokenFields(9_999, user.id, "x"))).toThrow(
+      it("refuses a token for an unknown team or user", async () => {
+        const { a, user } = await twoTeams();
+        await expect(store.insertApiToken(tokenFields(9_999, user.id, "x"))).rejects.toThrow(
           InvalidArgumentError,
         );
-        expect(() => store.insertApiToken(tokenFields(a.id, 9_999, "x"))).toThrow(
+        await expect(store.insertApiToken(tokenFields(a.id, 9_999, "x"))).rejects.toThrow(
           InvalidArgumentError,
         );
       });
     });
 
     describe("budgets", () => {
-      it("upserts by name within a team and isolates teams", () => {
-        const { a, b } = twoTeams();
-        const first = store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: 10 });
-        const updated = store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: null });
-        const other = store.upsertBudget(b.id, { name: "LLM", originMaxConcurrent: 3 });
+      it("upserts by name within a team and isolates teams", async () => {
+        const { a, b } = await twoTeams();
+        const first = await store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: 10 });
+        const updated = await store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: null });
+        const other = await store.upsertBudget(b.id, { name: "LLM", originMaxConcurrent: 3 });
         expect(updated).toEqual({ ...first, originMaxConcurrent: null });
         expect(other.id).not.toBe(first.id);
-        expect(store.getBudget(a.id, first.id)).toEqual(updated);
-        expect(store.getBudget(b.id, first.id)).toBeUndefined();
-        expect(store.listBudgets(a.id)).toEqual([updated]);
-        expect(store.listBudgets(b.id)).toEqual([other]);
-        expect(store.listAllBudgets().map((budget) => budget.id)).toEqual([first.id, other.id]);
+        expect(await store.getBudget(a.id, first.id)).toEqual(updated);
+        expect(await store.getBudget(b.id, first.id)).toBeUndefined();
+        expect(await store.listBudgets(a.id)).toEqual([updated]);
+        expect(await store.listBudgets(b.id)).toEqual([other]);
+        expect((await store.listAllBudgets()).map((budget) => budget.id)).toEqual([
+          first.id,
+          other.id,
+        ]);
       });
     });
 
     describe("pools", () => {
-      it("round-trips every field, with timestamps from the clock", () => {
-        const { a } = twoTeams();
-        const budget = store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: 10 });
+      it("round-trips every field, with timestamps from the clock", async () => {
+        const { a } = await twoTeams();
+        const budget = await store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: 10 });
         const input = poolInput({
           description: "chat",
           backend: "postgres",
@@ -233,10 +239,14 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           originSigning: true,
           readMethods: ["POST", "QUERY"],
           readPaths: { POST: ["/v1/search", "/v1/embeddings"] },
+          callerPolicies: {
+            ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"],
+            hmac: { skewSeconds: 120 },
+          },
           budgetId: budget.id,
           reservedConcurrent: 3,
         });
-        const pool = store.upsertPool(a.id, input);
+        const pool = await store.upsertPool(a.id, input);
         const expected = {
           ...input,
           id: pool.id,
@@ -245,164 +255,223 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           updatedAt: clock.now(),
         };
         expect(pool).toEqual(expected);
-        expect(store.getPoolBySubdomain(a.id, "llm")).toEqual(expected);
-        expect(store.findPoolBySubdomain("llm")).toEqual(expected);
+        expect(await store.getPoolBySubdomain(a.id, "llm")).toEqual(expected);
+        expect(await store.findPoolBySubdomain("llm")).toEqual(expected);
       });
 
-      it("updates a pool matched by subdomain, keeping id and createdAt", () => {
-        const { a } = twoTeams();
-        const created = store.upsertPool(a.id, poolInput());
+      it("updates a pool matched by subdomain, keeping id and createdAt", async () => {
+        const { a } = await twoTeams();
+        const created = await store.upsertPool(a.id, poolInput());
         clock.advanceSync(5_000);
-        const updated = store.upsertPool(a.id, poolInput({ maxConcurrent: 2, adaptive: false }));
+        const updated = await store.upsertPool(
+          a.id,
+          poolInput({ maxConcurrent: 2, adaptive: false }),
+        );
         expect(updated.id).toBe(created.id);
         expect(updated.createdAt).toBe(created.createdAt);
         expect(updated.updatedAt).toBe(created.createdAt + 5_000);
         expect(updated.maxConcurrent).toBe(2);
         expect(updated.adaptive).toBe(false);
-        expect(store.listPools(a.id)).toHaveLength(1);
+        expect(await store.listPools(a.id)).toHaveLength(1);
       });
 
-      it("refuses a subdomain taken by another team and leaves that pool alone", () => {
-        const { a, b } = twoTeams();
-        const pool = store.upsertPool(a.id, poolInput({ maxConcurrent: 5 }));
-        expect(() => store.upsertPool(b.id, poolInput({ maxConcurrent: 1 }))).toThrow(
+      it("refuses a subdomain taken by another team and leaves that pool alone", async () => {
+        const { a, b } = await twoTeams();
+        const pool = await store.upsertPool(a.id, poolInput({ maxConcurrent: 5 }));
+        await expect(store.upsertPool(b.id, poolInput({ maxConcurrent: 1 }))).rejects.toThrow(
           ConflictError,
         );
-        expect(store.findPoolBySubdomain("llm")).toEqual(pool);
-        expect(store.listPools(b.id)).toEqual([]);
+        expect(await store.findPoolBySubdomain("llm")).toEqual(pool);
+        expect(await store.listPools(b.id)).toEqual([]);
       });
 
-      it("never returns another team's pools from team-scoped lookups", () => {
-        const { a, b } = twoTeams();
-        const poolA = store.upsertPool(a.id, poolInput({ subdomain: "alpha" }));
-        const poolB = store.upsertPool(b.id, poolInput({ subdomain: "beta" }));
-        expect(store.getPoolBySubdomain(b.id, "alpha")).toBeUndefined();
-        expect(store.getPoolBySubdomain(a.id, "beta")).toBeUndefined();
-        expect(store.listPools(a.id)).toEqual([poolA]);
-        expect(store.listPools(b.id)).toEqual([poolB]);
-        expect(store.listAllPools()).toEqual([poolA, poolB]);
+      it("never returns another team's pools from team-scoped lookups", async () => {
+        const { a, b } = await twoTeams();
+        const poolA = await store.upsertPool(a.id, poolInput({ subdomain: "alpha" }));
+        const poolB = await store.upsertPool(b.id, poolInput({ subdomain: "beta" }));
+        expect(await store.getPoolBySubdomain(b.id, "alpha")).toBeUndefined();
+        expect(await store.getPoolBySubdomain(a.id, "beta")).toBeUndefined();
+        expect(await store.listPools(a.id)).toEqual([poolA]);
+        expect(await store.listPools(b.id)).toEqual([poolB]);
+        expect(await store.listAllPools()).toEqual([poolA, poolB]);
       });
 
-      it("refuses a budget of another team", () => {
-        const { a, b } = twoTeams();
-        const budgetB = store.upsertBudget(b.id, { name: "B", originMaxConcurrent: 1 });
-        expect(() => store.upsertPool(a.id, poolInput({ budgetId: budgetB.id }))).toThrow(
+      it("refuses a budget of another team", async () => {
+        const { a, b } = await twoTeams();
+        const budgetB = await store.upsertBudget(b.id, { name: "B", originMaxConcurrent: 1 });
+        await expect(store.upsertPool(a.id, poolInput({ budgetId: budgetB.id }))).rejects.toThrow(
           InvalidArgumentError,
         );
-        expect(store.findPoolBySubdomain("llm")).toBeUndefined();
+        expect(await store.findPoolBySubdomain("llm")).toBeUndefined();
       });
 
-      it("deletes only the team's own pool, with its keys, and frees the subdomain", () => {
-        const { a, b } = twoTeams();
-        const pool = store.upsertPool(a.id, poolInput());
-        const key = store.insertPoolKey(keyFields(pool.id, "k1"));
-        expect(store.deletePool(b.id, pool.id)).toBe(false);
-        expect(store.findPoolBySubdomain("llm")).toBeDefined();
-        expect(store.deletePool(a.id, pool.id)).toBe(true);
-        expect(store.deletePool(a.id, pool.id)).toBe(false);
-        expect(store.findPoolBySubdomain("llm")).toBeUndefined();
-        expect(store.findPoolKeyByHash(key.keyHash)).toBeUndefined();
-        expect(store.upsertPool(b.id, poolInput()).teamId).toBe(b.id);
+      it("deletes only the team's own pool, with its keys, and frees the subdomain", async () => {
+        const { a, b } = await twoTeams();
+        const pool = await store.upsertPool(a.id, poolInput());
+        const key = await store.insertPoolKey(keyFields(pool.id, "k1"));
+        expect(await store.deletePool(b.id, pool.id)).toBe(false);
+        expect(await store.findPoolBySubdomain("llm")).toBeDefined();
+        expect(await store.deletePool(a.id, pool.id)).toBe(true);
+        expect(await store.deletePool(a.id, pool.id)).toBe(false);
+        expect(await store.findPoolBySubdomain("llm")).toBeUndefined();
+        expect(await store.findPoolKeyByHash(key.keyHash)).toBeUndefined();
+        expect((await store.upsertPool(b.id, poolInput())).teamId).toBe(b.id);
       });
 
-      it("atomically runs its body, keeps its writes and answers its value", () => {
-        const { a } = twoTeams();
-        const value = store.atomically(() => {
-          store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
-          return store.upsertPool(a.id, poolInput()).subdomain;
+      it("atomically runs its body, keeps its writes and answers its value", async () => {
+        const { a } = await twoTeams();
+        const value = await store.atomically(async (tx) => {
+          await tx.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
+          return (await tx.upsertPool(a.id, poolInput())).subdomain;
         });
         expect(value).toBe("llm");
-        expect(store.listBudgets(a.id).map((budget) => budget.name)).toEqual(["A"]);
-        expect(store.getPoolBySubdomain(a.id, "llm")).toBeDefined();
+        expect((await store.listBudgets(a.id)).map((budget) => budget.name)).toEqual(["A"]);
+        expect(await store.getPoolBySubdomain(a.id, "llm")).toBeDefined();
       });
 
-      it("deletes only the team's own budget, and none that still has pools", () => {
-        const { a, b } = twoTeams();
-        const budget = store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
-        const pool = store.upsertPool(a.id, poolInput({ budgetId: budget.id }));
-        expect(store.deleteBudget(b.id, budget.id)).toBe(false);
-        expect(() => store.deleteBudget(a.id, budget.id)).toThrow(
+      it("atomically keeps none of its writes when its body throws", async () => {
+        const { a } = await twoTeams();
+        const failing = store.atomically(async (tx) => {
+          await tx.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
+          await tx.upsertPool(a.id, poolInput());
+          throw new Error("changed my mind");
+        });
+        await expect(failing).rejects.toThrow("changed my mind");
+        expect(await store.listBudgets(a.id)).toEqual([]);
+        expect(await store.findPoolBySubdomain("llm")).toBeUndefined();
+        // The store still works after a rolled-back unit.
+        expect((await store.upsertPool(a.id, poolInput())).subdomain).toBe("llm");
+      });
+
+      it("atomically never shows other calls half a unit, nor lets them join it", async () => {
+        const { a } = await twoTeams();
+        let release!: () => void;
+        const paused = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let entered!: () => void;
+        const inside = new Promise<void>((resolve) => {
+          entered = resolve;
+        });
+        const unit = store.atomically(async (tx) => {
+          await tx.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
+          entered();
+          await paused;
+          await tx.upsertPool(a.id, poolInput());
+        });
+        await inside;
+        // Read while the unit is open: all of it or none, never half (a budget without its
+        // pool). In-process stores make the read wait for the unit; PostgreSQL answers from
+        // the last commit.
+        const outside = Promise.all([store.listBudgets(a.id), store.listPools(a.id)]);
+        const write = store.upsertBudget(a.id, { name: "B", originMaxConcurrent: 1 });
+        await Promise.race([outside, new Promise((resolve) => setTimeout(resolve, 50))]);
+        release();
+        await unit;
+        const [budgets, pools] = await outside;
+        expect(budgets.filter((budget) => budget.name === "A")).toHaveLength(pools.length);
+        await write;
+        expect((await store.listBudgets(a.id)).map((budget) => budget.name).sort()).toEqual([
+          "A",
+          "B",
+        ]);
+      });
+
+      it("deletes only the team's own budget, and none that still has pools", async () => {
+        const { a, b } = await twoTeams();
+        const budget = await store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });
+        const pool = await store.upsertPool(a.id, poolInput({ budgetId: budget.id }));
+        expect(await store.deleteBudget(b.id, budget.id)).toBe(false);
+        await expect(store.deleteBudget(a.id, budget.id)).rejects.toThrow(
           'The budget "A" still has pools (llm)',
         );
-        expect(store.getBudget(a.id, budget.id)).toEqual(budget);
-        store.upsertPool(a.id, poolInput({ budgetId: null }));
-        const before = store.changeMarker();
-        expect(store.deleteBudget(a.id, budget.id)).toBe(true);
-        expect(store.changeMarker()).not.toBe(before);
-        expect(store.deleteBudget(a.id, budget.id)).toBe(false);
-        expect(store.listBudgets(a.id)).toEqual([]);
-        expect(store.getPoolBySubdomain(a.id, pool.subdomain)?.budgetId).toBeNull();
+        expect(await store.getBudget(a.id, budget.id)).toEqual(budget);
+        await store.upsertPool(a.id, poolInput({ budgetId: null }));
+        const before = await store.changeMarker();
+        expect(await store.deleteBudget(a.id, budget.id)).toBe(true);
+        expect(await store.changeMarker()).not.toBe(before);
+        expect(await store.deleteBudget(a.id, budget.id)).toBe(false);
+        expect(await store.listBudgets(a.id)).toEqual([]);
+        expect((await store.getPoolBySubdomain(a.id, pool.subdomain))?.budgetId).toBeNull();
       });
 
-      it("hands out copies: mutating a returned record does not change the store", () => {
-        const { a } = twoTeams();
-        const pool = store.upsertPool(a.id, poolInput({ readMethods: ["POST"] }));
+      it("hands out copies: mutating a returned record does not change the store", async () => {
+        const { a } = await twoTeams();
+        const pool = await store.upsertPool(a.id, poolInput({ readMethods: ["POST"] }));
         try {
           pool.readMethods.push("DELETE");
           pool.maxConcurrent = 999;
         } catch {
           // A frozen record is just as good.
         }
-        const again = store.findPoolBySubdomain("llm");
+        const again = await store.findPoolBySubdomain("llm");
         expect(again?.readMethods).toEqual(["POST"]);
         expect(again?.maxConcurrent).toBe(8);
       });
     });
 
     describe("pool keys", () => {
-      it("stores every field and finds keys by pool and hash", () => {
-        const { a } = twoTeams();
-        const pool = store.upsertPool(a.id, poolInput());
-        const key = store.insertPoolKey(keyFields(pool.id, "k1"));
+      it("stores every field and finds keys by pool and hash", async () => {
+        const { a } = await twoTeams();
+        const pool = await store.upsertPool(a.id, poolInput());
+        const key = await store.insertPoolKey(keyFields(pool.id, "k1"));
         expect(key).toEqual({ id: key.id, ...keyFields(pool.id, "k1") });
-        expect(store.getPoolKey(pool.id, key.id)).toEqual(key);
-        expect(store.findPoolKeyByHash(hashSecret("k1"))).toEqual(key);
-        expect(store.findPoolKeyByHash(hashSecret("k2"))).toBeUndefined();
-        const plain = store.insertPoolKey({ ...keyFields(pool.id, "k2"), signingSecret: null });
-        expect(store.getPoolKey(pool.id, plain.id)?.signingSecret).toBeNull();
-        expect(store.listPoolKeys(pool.id).map((k) => k.id)).toEqual([key.id, plain.id]);
+        expect(await store.getPoolKey(pool.id, key.id)).toEqual(key);
+        expect(await store.findPoolKeyByHash(hashSecret("k1"))).toEqual(key);
+        expect(await store.findPoolKeyByHash(hashSecret("k2"))).toBeUndefined();
+        const plain = await store.insertPoolKey({
+          ...keyFields(pool.id, "k2"),
+          signingSecret: null,
+          requestSecret: null,
+        });
+        const stored = await store.getPoolKey(pool.id, plain.id);
+        expect(stored?.signingSecret).toBeNull();
+        expect(stored?.requestSecret).toBeNull();
+        expect((await store.listPoolKeys(pool.id)).map((k) => k.id)).toEqual([key.id, plain.id]);
       });
 
-      it("never returns a key through another pool", () => {
-        const { a, b } = twoTeams();
-        const poolA = store.upsertPool(a.id, poolInput({ subdomain: "alpha" }));
-        const poolB = store.upsertPool(b.id, poolInput({ subdomain: "beta" }));
-        const key = store.insertPoolKey(keyFields(poolA.id, "k1"));
-        expect(store.getPoolKey(poolB.id, key.id)).toBeUndefined();
-        expect(store.listPoolKeys(poolB.id)).toEqual([]);
-        expect(store.revokePoolKey(poolB.id, key.id, 2_000)).toBeUndefined();
-        expect(store.getPoolKey(poolA.id, key.id)?.revokedAt).toBeNull();
+      it("never returns a key through another pool", async () => {
+        const { a, b } = await twoTeams();
+        const poolA = await store.upsertPool(a.id, poolInput({ subdomain: "alpha" }));
+        const poolB = await store.upsertPool(b.id, poolInput({ subdomain: "beta" }));
+        const key = await store.insertPoolKey(keyFields(poolA.id, "k1"));
+        expect(await store.getPoolKey(poolB.id, key.id)).toBeUndefined();
+        expect(await store.listPoolKeys(poolB.id)).toEqual([]);
+        expect(await store.revokePoolKey(poolB.id, key.id, 2_000)).toBeUndefined();
+        expect((await store.getPoolKey(poolA.id, key.id))?.revokedAt).toBeNull();
       });
 
-      it("revokes once: a second revoke keeps the first time", () => {
-        const { a } = twoTeams();
-        const pool = store.upsertPool(a.id, poolInput());
-        const key = store.insertPoolKey(keyFields(pool.id, "k1"));
-        expect(store.revokePoolKey(pool.id, key.id, 2_000)?.revokedAt).toBe(2_000);
-        expect(store.revokePoolKey(pool.id, key.id, 3_000)?.revokedAt).toBe(2_000);
-        expect(store.findPoolKeyByHash(key.keyHash)?.revokedAt).toBe(2_000);
+      it("revokes once: a second revoke keeps the first time", async () => {
+        const { a } = await twoTeams();
+        const pool = await store.upsertPool(a.id, poolInput());
+        const key = await store.insertPoolKey(keyFields(pool.id, "k1"));
+        expect((await store.revokePoolKey(pool.id, key.id, 2_000))?.revokedAt).toBe(2_000);
+        expect((await store.revokePoolKey(pool.id, key.id, 3_000))?.revokedAt).toBe(2_000);
+        expect((await store.findPoolKeyByHash(key.keyHash))?.revokedAt).toBe(2_000);
       });
 
-      it("refuses a key for an unknown pool", () => {
-        expect(() => store.insertPoolKey(keyFields(9_999, "k1"))).toThrow(InvalidArgumentError);
+      it("refuses a key for an unknown pool", async () => {
+        await expect(store.insertPoolKey(keyFields(9_999, "k1"))).rejects.toThrow(
+          InvalidArgumentError,
+        );
       });
     });
 
     describe("secrets at rest", () => {
-      it("holds tokens and keys only as hashes, and credentials only sealed", () => {
+      it("holds tokens and keys only as hashes, and credentials only sealed", async () => {
         const catalog = new CatalogService({
           store,
           secretBox: new SecretBox(testSecretKey()),
           clock,
         });
-        const { team, owner } = catalog.createTeamWithOwner({
+        const { team, owner } = await catalog.createTeamWithOwner({
           teamName: "Acme",
           slug: "acme",
           ownerName: "Ada",
           ownerEmail: "ada@acme.test",
         });
         const credential = "sk-live-upstream-credential-123456";
-        store.upsertPool(
+        await store.upsertPool(
           team.id,
           poolInput({
             originSigning: true,
@@ -410,7 +479,7 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           }),
         );
         const databasePassword = "pg-read-role-password-987";
-        store.upsertPool(
+        await store.upsertPool(
           team.id,
           poolInput({
             subdomain: "warehouse",
@@ -425,18 +494,18 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
             ),
           }),
         );
-        const token = catalog.createApiToken({
+        const token = await catalog.createApiToken({
           teamId: team.id,
           actorUserId: owner.id,
           name: "CI",
           abilities: ["keys:write"],
           lifetime: "1m",
         });
-        const key = catalog.mintPoolKey({ teamId: team.id, subdomain: "llm" });
+        const key = await catalog.mintPoolKey({ teamId: team.id, subdomain: "llm" });
         const everything = JSON.stringify([
-          store.listApiTokens(team.id),
-          store.listAllPools(),
-          store.listPoolKeys(key.key.poolId),
+          await store.listApiTokens(team.id),
+          await store.listAllPools(),
+          await store.listPoolKeys(key.key.poolId),
         ]);
         for (const secret of [
           token.plaintext,
@@ -453,12 +522,12 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
     });
 
     describe("changeMarker", () => {
-      it("changes on every kind of catalog write and not on reads", () => {
+      it("changes on every kind of catalog write and not on reads", async () => {
         const markers = new Set<number>();
-        const step = (write: () => unknown) => {
-          const before = store.changeMarker();
-          write();
-          const after = store.changeMarker();
+        const step = async (write: () => Promise<unknown>) => {
+          const before = await store.changeMarker();
+          await write();
+          const after = await store.changeMarker();
           expect(after).not.toBe(before);
           markers.add(after);
         };
@@ -467,34 +536,34 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         let keyId = 0;
         let tokenId = 0;
         let userId = 0;
-        step(() => {
-          teamId = store.createTeam({ name: "A", slug: "a" }).id;
+        await step(async () => {
+          teamId = (await store.createTeam({ name: "A", slug: "a" })).id;
         });
-        step(() => {
-          userId = store.createUser({ name: "U", email: "u@a.test" }).id;
+        await step(async () => {
+          userId = (await store.createUser({ name: "U", email: "u@a.test" })).id;
         });
-        step(() => store.setMembership({ teamId, userId, role: "owner" }));
-        step(() => {
-          tokenId = store.insertApiToken(tokenFields(teamId, userId, "t")).id;
+        await step(() => store.setMembership({ teamId, userId, role: "owner" }));
+        await step(async () => {
+          tokenId = (await store.insertApiToken(tokenFields(teamId, userId, "t"))).id;
         });
-        step(() => store.revokeApiToken(teamId, tokenId, 2_000));
-        step(() => store.upsertBudget(teamId, { name: "B", originMaxConcurrent: 2 }));
-        step(() => {
-          poolId = store.upsertPool(teamId, poolInput()).id;
+        await step(() => store.revokeApiToken(teamId, tokenId, 2_000));
+        await step(() => store.upsertBudget(teamId, { name: "B", originMaxConcurrent: 2 }));
+        await step(async () => {
+          poolId = (await store.upsertPool(teamId, poolInput())).id;
         });
-        step(() => store.upsertPool(teamId, poolInput({ maxConcurrent: 1 })));
-        step(() => {
-          keyId = store.insertPoolKey(keyFields(poolId, "k")).id;
+        await step(() => store.upsertPool(teamId, poolInput({ maxConcurrent: 1 })));
+        await step(async () => {
+          keyId = (await store.insertPoolKey(keyFields(poolId, "k"))).id;
         });
-        step(() => store.revokePoolKey(poolId, keyId, 2_000));
-        step(() => store.deletePool(teamId, poolId));
+        await step(() => store.revokePoolKey(poolId, keyId, 2_000));
+        await step(() => store.deletePool(teamId, poolId));
         expect(markers.size).toBe(11);
 
-        const settled = store.changeMarker();
-        store.listAllPools();
-        store.findTeamBySlug("a");
-        store.listApiTokens(teamId);
-        expect(store.changeMarker()).toBe(settled);
+        const settled = await store.changeMarker();
+        await store.listAllPools();
+        await store.findTeamBySlug("a");
+        await store.listApiTokens(teamId);
+        expect(await store.changeMarker()).toBe(settled);
       });
     });
   });

@@ -15,11 +15,11 @@ const HOSTILE = [
 ] as const;
 
 describe.each(HOSTILE)("names holding %s", (_what, hostile) => {
-  it("are refused as team and owner names and emails, writing nothing", () => {
-    const { catalog, store } = catalogWithTeam();
-    const teamsBefore = store.listTeams().length;
+  it("are refused as team and owner names and emails, writing nothing", async () => {
+    const { catalog, store } = await catalogWithTeam();
+    const teamsBefore = (await store.listTeams()).length;
     expect(
-      issuesOf(() =>
+      await issuesOf(() =>
         catalog.createTeamWithOwner({
           teamName: hostile,
           slug: "beta",
@@ -32,23 +32,23 @@ describe.each(HOSTILE)("names holding %s", (_what, hostile) => {
       ownerName: [PLAIN_TEXT_MESSAGE],
       ownerEmail: [hostile.includes("\n") ? "Must be an email address." : PLAIN_TEXT_MESSAGE],
     });
-    expect(store.listTeams()).toHaveLength(teamsBefore);
+    expect(await store.listTeams()).toHaveLength(teamsBefore);
   });
 
-  it("are refused as a member's name", () => {
-    const { catalog, team } = catalogWithTeam();
+  it("are refused as a member's name", async () => {
+    const { catalog, team } = await catalogWithTeam();
     expect(
-      issuesOf(() =>
+      await issuesOf(() =>
         catalog.addMember(team.id, { name: hostile, email: "bo@acme.test" }, "member"),
       ),
     ).toEqual({ name: [PLAIN_TEXT_MESSAGE] });
-    expect(catalog.store.findUserByEmail("bo@acme.test")).toBeUndefined();
+    expect(await catalog.store.findUserByEmail("bo@acme.test")).toBeUndefined();
   });
 
-  it("are refused as an API token's name", () => {
-    const { catalog, team, owner } = catalogWithTeam();
+  it("are refused as an API token's name", async () => {
+    const { catalog, team, owner } = await catalogWithTeam();
     expect(
-      issuesOf(() =>
+      await issuesOf(() =>
         catalog.createApiToken({
           teamId: team.id,
           actorUserId: owner.id,
@@ -58,14 +58,14 @@ describe.each(HOSTILE)("names holding %s", (_what, hostile) => {
         }),
       ),
     ).toEqual({ name: [PLAIN_TEXT_MESSAGE] });
-    expect(catalog.store.listApiTokens(team.id)).toEqual([]);
+    expect(await catalog.store.listApiTokens(team.id)).toEqual([]);
   });
 });
 
 describe("plain names", () => {
-  it("keep accents, emoji, right-to-left scripts and bidirectional marks", () => {
-    const { catalog } = catalogWithTeam();
-    const created = catalog.createTeamWithOwner({
+  it("keep accents, emoji, right-to-left scripts and bidirectional marks", async () => {
+    const { catalog } = await catalogWithTeam();
+    const created = await catalog.createTeamWithOwner({
       teamName: "Ünïcødé 🔑 עברית\u200f",
       slug: "beta",
       ownerName: "Zoë",

@@ -11,25 +11,27 @@ import { testSecretKey } from "./fixtures.js";
 export const START = Date.UTC(2025, 0, 31, 10);
 
 /** A catalog over the memory store with one team (owner, admin, member) and a manual clock. */
-export function catalogWithTeam() {
+export async function catalogWithTeam() {
   const clock = new ManualClock(START);
   const store = new MemoryCatalogStore({ clock });
   const catalog = new CatalogService({ store, secretBox: new SecretBox(testSecretKey()), clock });
-  const { team, owner } = catalog.createTeamWithOwner({
+  const { team, owner } = await catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
     ownerEmail: "ada@acme.test",
   });
-  const admin = catalog.addMember(team.id, { name: "Al", email: "al@acme.test" }, "admin").user;
-  const member = catalog.addMember(team.id, { name: "Mo", email: "mo@acme.test" }, "member").user;
+  const admin = (await catalog.addMember(team.id, { name: "Al", email: "al@acme.test" }, "admin"))
+    .user;
+  const member = (await catalog.addMember(team.id, { name: "Mo", email: "mo@acme.test" }, "member"))
+    .user;
   return { clock, store, catalog, team, owner, admin, member };
 }
 
 /** The validation issues `run` throws, grouped by field; fails the test when it throws none. */
-export function issuesOf(run: () => unknown): Record<string, string[]> {
+export async function issuesOf(run: () => unknown): Promise<Record<string, string[]>> {
   try {
-    run();
+    await run();
   } catch (error) {
     expect(error).toBeInstanceOf(InvalidArgumentError);
     return groupIssuesByField((error as InvalidArgumentError).issues);

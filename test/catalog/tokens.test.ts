@@ -4,8 +4,8 @@ import type { TokenLifetime } from "../../src/catalog/types.js";
 import { ForbiddenError, InvalidArgumentError, UnauthorizedError } from "../../src/errors.js";
 import { catalogWithTeam } from "./service-fixture.js";
 
-function fixture() {
-  const context = catalogWithTeam();
+async function fixture() {
+  const context = await catalogWithTeam();
   const create = (lifetime: TokenLifetime = "1m", actorUserId = context.owner.id) =>
     context.catalog.createApiToken({
       teamId: context.team.id,
@@ -17,9 +17,9 @@ function fixture() {
   return { ...context, create };
 }
 
-function authError(run: () => unknown): UnauthorizedError {
+async function authError(run: () => Promise<unknown>): Promise<UnauthorizedError> {
   try {
-    run();
+    await run();
   } catch (error) {
     expect(error).toBeInstanceOf(UnauthorizedError);
     return error as UnauthorizedError;
@@ -28,57 +28,59 @@ function authError(run: () => unknown): UnauthorizedError {
 }
 
 describe("API tokens", () => {
-  it("returns the plaintext once and stores only its hash", () => {
-    const { create, store, team } = fixture();
-    const { token, plaintext } = create();
+  it("returns the plaintext once and stores only its hash", async () => {
+    const { create, store, team } = await fixture();
+    const { token, plaintext } = await create();
     expect(plaintext).toMatch(/^slc_tok_[A-Za-z0-9_-]{43}$/);
     expect(token.tokenHash).toBe(hashSecret(plaintext));
-    expect(JSON.stringify(store.listApiTokens(team.id))).not.toContain(plaintext);
+    expect(JSON.stringify(await store.listApiTokens(team.id))).not.toContain(plaintext);
   });
 
-  it("expires 1, 6 or 12 calendar months after creation (UTC, day clamped)", () => {
-    const { create } = fixture();
-    expect(create("1m").token.expiresAt).toBe(Date.UTC(2025, 1, 28, 10));
-    expect(create("6m").token.expiresAt).toBe(Date.UTC(2025, 6, 31, 10));
-    expect(create("1y").token.expiresAt).toBe(Date.UTC(2026, 0, 31, 10));
+  it("expires 1, 6 or 12 calendar months after creation (UTC, day clamped)", async () => {
+    const { create } = await fixture();
+    expect((await create("1m")).token.expiresAt).toBe(Date.UTC(2025, 1, 28, 10));
+    expect((await create("6m")).token.expiresAt).toBe(Date.UTC(2025, 6, 31, 10));
+    expect((await create("1y")).token.expiresAt).toBe(Date.UTC(2026, 0, 31, 10));
   });
 
   it("authenticates until the expiry instant, not at it", async () => {
-    const { create, catalog, clock } = fixture();
-    const { token, plaintext } = create("1m");
+    const { create, catalog, clock } = await fixture();
+    const { token, plaintext } = await create("1m");
     await clock.advance(token.expiresAt - clock.now() - 1);
-    expect(catalog.authenticateApiToken(plaintext).token.id).toBe(token.id);
+    expect((await catalog.authenticateApiToken(plaintext)).token.id).toBe(token.id);
     await clock.advance(1);
-    expect(authError(() => catalog.authenticateApiToken(plaintext)).message).toMatch(/expired/);
+    expect((await authError(() => catalog.authenticateApiToken(plaintext))).message).toMatch(
+      /expired/,
+    );
   });
 
-  it("authenticates as the creator within the team, with the token's abilities", () => {
-    const { create, catalog, team, admin } = fixture();
-    const { plaintext } = create("1y", admin.id);
-    const identity = catalog.authenticateApiToken(plaintext);
+  it("authenticates as the creator within the team, with the token's abilities", async () => {
+    const { create, catalog, team, admin } = await fixture();
+    const { plaintext } = await create("1y", admin.id);
+    const identity = await catalog.authenticateApiToken(plaintext);
     expect(identity.user).toEqual(admin);
     expect(identity.team).toEqual(team);
     expect(identity.abilities).toEqual(["budgets:read", "pools:read"]);
   });
 
-  it("lets owners and admins create and revoke tokens, never members or outsiders", () => {
-    const { create, catalog, team, admin, member } = fixture();
-    expect(create("1m", admin.id).token.userId).toBe(admin.id);
-    expect(() => create("1m", member.id)).toThrow(ForbiddenError);
-    expect(() => create("1m", 9_999)).toThrow(ForbiddenError);
-    const { token } = create();
-    expect(() =>
+  it("lets owners and admins create and revoke tokens, never members or outsiders", async () => {
+    const { create, catalog, team, admin, member } = await fixture();
+    expect((await create("1m", admin.id)).token.userId).toBe(admin.id);
+    await expect(create("1m", member.id)).rejects.toThrow(ForbiddenError);
+    await expect(create("1m", 9_999)).rejects.toThrow(ForbiddenError);
+    const { token } = await create();
+    await expect(
       catalog.revokeApiToken({ teamId: team.id, actorUserId: member.id, tokenId: token.id }),
-    ).toThrow(ForbiddenError);
+    ).rejects.toThrow(ForbiddenError);
     expect(
-      catalog.revokeApiToken({ teamId: team.id, actorUserId: admin.id, tokenId: token.id })
+      (await catalog.revokeApiToken({ teamId: team.id, actorUserId: admin.id, tokenId: token.id }))
         ?.revokedAt,
     ).not.toBeNull();
   });
 
-  it("refuses a member's token creation before looking at the body", () => {
-    const { catalog, team, member } = fixture();
-    expect(() =>
+  it("refuses a member's token creation before looking at the body", async () => {
+    const { catalog, team, member } = await fixture();
+    await expect(
       catalog.createApiToken({
         teamId: team.id,
         actorUserId: member.id,
@@ -86,13 +88,13 @@ describe("API tokens", () => {
         abilities: ["nope"],
         lifetime: "2y" as never,
       }),
-    ).toThrow(ForbiddenError);
+    ).rejects.toThrow(ForbiddenError);
   });
 
-  it("validates name, abilities and lifetime, reporting each field", () => {
-    const { catalog, team, owner } = fixture();
+  it("validates name, abilities and lifetime, reporting each field", async () => {
+    const { catalog, team, owner } = await fixture();
     try {
-      catalog.createApiToken({
+      await catalog.createApiToken({
         teamId: team.id,
         actorUserId: owner.id,
         name: " ",
@@ -109,43 +111,53 @@ describe("API tokens", () => {
       ]);
     }
     const base = { teamId: team.id, actorUserId: owner.id, name: "x", lifetime: "1m" as const };
-    expect(() => catalog.createApiToken({ ...base, abilities: [] })).toThrow(InvalidArgumentError);
-    const deduped = catalog.createApiToken({
+    await expect(catalog.createApiToken({ ...base, abilities: [] })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    const deduped = await catalog.createApiToken({
       ...base,
       abilities: ["metrics:read", "budgets:read", "metrics:read"],
     });
     expect(deduped.token.abilities).toEqual(["budgets:read", "metrics:read"]);
   });
 
-  it("refuses missing, malformed, unknown and revoked tokens without echoing them", () => {
-    const { create, catalog, team, owner } = fixture();
-    expect(authError(() => catalog.authenticateApiToken(undefined)).message).toMatch(/Missing/);
-    expect(authError(() => catalog.authenticateApiToken("")).message).toMatch(/Missing/);
+  it("refuses missing, malformed, unknown and revoked tokens without echoing them", async () => {
+    const { create, catalog, team, owner } = await fixture();
+    expect((await authError(() => catalog.authenticateApiToken(undefined))).message).toMatch(
+      /Missing/,
+    );
+    expect((await authError(() => catalog.authenticateApiToken(""))).message).toMatch(/Missing/);
     const malformed = "slc_tok_short-and-wrong";
-    expect(authError(() => catalog.authenticateApiToken(malformed)).message).not.toContain(
+    expect((await authError(() => catalog.authenticateApiToken(malformed))).message).not.toContain(
       malformed,
     );
     const unknown = `slc_tok_${"A".repeat(43)}`;
-    expect(authError(() => catalog.authenticateApiToken(unknown)).message).not.toContain(unknown);
-    const { token, plaintext } = create();
-    catalog.revokeApiToken({ teamId: team.id, actorUserId: owner.id, tokenId: token.id });
-    const revoked = authError(() => catalog.authenticateApiToken(plaintext));
+    expect((await authError(() => catalog.authenticateApiToken(unknown))).message).not.toContain(
+      unknown,
+    );
+    const { token, plaintext } = await create();
+    await catalog.revokeApiToken({ teamId: team.id, actorUserId: owner.id, tokenId: token.id });
+    const revoked = await authError(() => catalog.authenticateApiToken(plaintext));
     expect(revoked.message).toMatch(/revoked/);
     expect(revoked.message).not.toContain(plaintext);
     const poolKeyShaped = `slc_key_${plaintext.slice(8)}`;
-    expect(() => catalog.authenticateApiToken(poolKeyShaped)).toThrow(UnauthorizedError);
+    await expect(catalog.authenticateApiToken(poolKeyShaped)).rejects.toThrow(UnauthorizedError);
   });
 
   it("records use at most once a minute", async () => {
-    const { create, catalog, store, clock, team } = fixture();
-    const { plaintext } = create();
-    const first = catalog.authenticateApiToken(plaintext).token;
-    expect(catalog.touchApiToken(first)).toBe(true);
-    expect(store.listApiTokens(team.id)[0]?.lastUsedAt).toBe(clock.now());
+    const { create, catalog, store, clock, team } = await fixture();
+    const { plaintext } = await create();
+    const first = (await catalog.authenticateApiToken(plaintext)).token;
+    expect(await catalog.touchApiToken(first)).toBe(true);
+    expect((await store.listApiTokens(team.id))[0]?.lastUsedAt).toBe(clock.now());
     await clock.advance(59_999);
-    expect(catalog.touchApiToken(catalog.authenticateApiToken(plaintext).token)).toBe(false);
+    expect(await catalog.touchApiToken((await catalog.authenticateApiToken(plaintext)).token)).toBe(
+      false,
+    );
     await clock.advance(1);
-    expect(catalog.touchApiToken(catalog.authenticateApiToken(plaintext).token)).toBe(true);
-    expect(store.listApiTokens(team.id)[0]?.lastUsedAt).toBe(clock.now());
+    expect(await catalog.touchApiToken((await catalog.authenticateApiToken(plaintext)).token)).toBe(
+      true,
+    );
+    expect((await store.listApiTokens(team.id))[0]?.lastUsedAt).toBe(clock.now());
   });
 });

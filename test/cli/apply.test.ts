@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../adapters/cli/run-cli.js";
-import { openDataDir } from "../../adapters/server/data-dir.js";
+import { type OpenDataDir, openDataDir } from "../../adapters/server/data-dir.js";
 import { captureIo } from "./capture-io.js";
 import { CREATE_ACME, tempDir } from "./cli-process.js";
 
@@ -21,10 +21,10 @@ function writeFile(name: string, content: unknown): string {
   return path;
 }
 
-function readCatalog<T>(read: (data: ReturnType<typeof openDataDir>) => T): T {
-  const data = openDataDir({ dataDir: dir });
+async function readCatalog<T>(read: (data: OpenDataDir) => T | Promise<T>): Promise<T> {
+  const data = await openDataDir({ dataDir: dir });
   try {
-    return read(data);
+    return await read(data);
   } finally {
     data.close();
   }
@@ -42,7 +42,7 @@ beforeEach(async () => {
   await sluice(CREATE_ACME);
 });
 
-afterEach(() => cleanup());
+afterEach(async () => cleanup());
 
 describe("sluice apply", () => {
   it("reads a file saved with a UTF-8 byte order mark", async () => {
@@ -50,7 +50,9 @@ describe("sluice apply", () => {
     const result = await sluice(["apply", file]);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(
-      readCatalog((data) => data.catalog.store.listAllPools().map((p) => p.subdomain)),
+      await readCatalog(async (data) =>
+        (await data.catalog.store.listAllPools()).map((p) => p.subdomain),
+      ),
     ).toEqual(["chat"]);
   });
 
@@ -70,7 +72,7 @@ describe("sluice apply", () => {
         "",
       ].join("\n"),
     );
-    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
   it("creates with defaults, then is idempotent", async () => {
@@ -83,7 +85,7 @@ describe("sluice apply", () => {
     expect((await sluice(["apply", file])).stdout).toContain(
       "Done: 2 create, 0 update, 0 delete, 0 unchanged.",
     );
-    const [pool] = readCatalog((data) => data.catalog.store.listAllPools());
+    const [pool] = await readCatalog(async (data) => data.catalog.store.listAllPools());
     expect(pool).toMatchObject({
       subdomain: "chat",
       origin: "http://127.0.0.1:9000",
@@ -97,13 +99,13 @@ describe("sluice apply", () => {
       metricsRetentionDays: 30,
     });
     // A running server watches the change marker from its own connection.
-    const watcher = openDataDir({ dataDir: dir });
-    const marker = watcher.catalog.store.changeMarker();
+    const watcher = await openDataDir({ dataDir: dir });
+    const marker = await watcher.catalog.store.changeMarker();
     const again = await sluice(["apply", file]);
     expect(again.stdout).toContain(
       "Unchanged budget llm\nUnchanged pool chat\nDone: 0 create, 0 update, 0 delete, 2 unchanged.",
     );
-    const markerAfter = watcher.catalog.store.changeMarker();
+    const markerAfter = await watcher.catalog.store.changeMarker();
     watcher.close();
     expect(markerAfter).toBe(marker);
   });
@@ -118,7 +120,9 @@ describe("sluice apply", () => {
     expect(result.stdout).toContain(
       "Updated pool chat: maxConcurrent 4 → 2, queueSize 0 → 5, rpm null → 60\n",
     );
-    expect(readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat"))).toMatchObject({
+    expect(
+      await readCatalog(async (data) => data.catalog.store.getPoolBySubdomain(1, "chat")),
+    ).toMatchObject({
       maxConcurrent: 2,
       rpm: 60,
       queueSize: 5,
@@ -130,7 +134,8 @@ describe("sluice apply", () => {
     const file = writeFile("p.json", { team: "acme", pools: [{ ...chat, callerPolicies }] });
     await sluice(["apply", file]);
     expect(
-      readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")?.callerPolicies),
+      (await readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")))
+        ?.callerPolicies,
     ).toEqual(callerPolicies);
     expect((await sluice(["apply", file])).stdout).toContain("Unchanged");
     const wider = { ...callerPolicies, ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"] };
@@ -158,8 +163,8 @@ describe("sluice apply", () => {
     const result = await sluice(["apply", file], { CHAT_AUTH: "Bearer sk-test-123" });
     expect(result.code).toBe(0);
     expect(result.stdout).not.toContain("sk-test-123");
-    const { stored, decrypted } = readCatalog((data) => {
-      const pool = data.catalog.store.getPoolBySubdomain(1, "chat")!;
+    const { stored, decrypted } = await readCatalog(async (data) => {
+      const pool = (await data.catalog.store.getPoolBySubdomain(1, "chat"))!;
       return {
         stored: JSON.stringify(pool.credential),
         decrypted: data.catalog.decryptCredential(pool),
@@ -193,7 +198,7 @@ describe("sluice apply", () => {
     expect(result.stderr).toBe(
       'Error: Pool "second": the environment variable MISSING_KEY (its credential value) is not set.\n',
     );
-    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
   it("refuses a credential that would corrupt the origin request, never echoing its value", async () => {
@@ -230,7 +235,7 @@ describe("sluice apply", () => {
       'Pool "chat": the environment variable CHAT_KEY (its credential value) cannot be sent as a header value. Must be printable ASCII',
     );
     expect(injected.stderr).not.toContain("sk-2");
-    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
   it("reports every schema problem with its path, exit 2", async () => {
@@ -269,7 +274,7 @@ describe("sluice apply", () => {
     expect(result.stderr).toContain("pools.1.origin: Must not hold a ?query or #fragment");
     expect(result.stderr).toContain("pools.2.origin: Must not hold a ?query or #fragment");
     expect(result.stderr).not.toContain("s3cret");
-    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
   it("refuses TRACE and CONNECT as read methods: the proxy never forwards them", async () => {
@@ -294,7 +299,7 @@ describe("sluice apply", () => {
     expect(result.stderr).toContain("pools.0.rpm:");
     expect(result.stderr).toContain("pools.0.termMs:");
     expect(result.stderr).toContain("pools.0.queue.timeoutMs:");
-    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
   });
 
   it("names a missing field and a misspelt one in plain words", async () => {
@@ -326,7 +331,7 @@ describe("sluice apply", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("pools.0: readPaths: POST is not in readMethods");
     expect(result.stderr).toContain("budgets.0.pools.0: readPaths: POST is not in readMethods");
-    expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+    expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
     const listed = await sluice([
       "apply",
       writeFile("listed.json", { team: "acme", pools: [{ ...scoped, readMethods: ["POST"] }] }),
@@ -367,9 +372,11 @@ describe("sluice apply", () => {
     expect(lowered.stderr).toContain(
       'Budget "llm": its pools would reserve 4 (chat 2; other 2, not in this file), more than its originMaxConcurrent 3.',
     );
-    expect(readCatalog((data) => data.catalog.store.listBudgets(1)[0]?.originMaxConcurrent)).toBe(
-      5,
-    );
+    expect(
+      await readCatalog(
+        async (data) => (await data.catalog.store.listBudgets(1))[0]?.originMaxConcurrent,
+      ),
+    ).toBe(5);
     // Deleting the pool the file leaves out makes the same ceiling fit.
     const pruned = await sluice(["apply", writeFile("b.json", chatIn(3, reserved)), "--prune"]);
     expect(pruned.code).toBe(0);
@@ -434,7 +441,9 @@ describe("sluice apply", () => {
     ]);
     expect(out.stdout).toContain('Updated pool chat: budget "b" → null');
     expect(
-      readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")?.budgetId),
+      await readCatalog(
+        async (data) => (await data.catalog.store.getPoolBySubdomain(1, "chat"))?.budgetId,
+      ),
     ).toBeNull();
   });
 
@@ -452,7 +461,9 @@ describe("sluice apply", () => {
     ]);
     expect(pruned.stdout).toContain("Deleted pool old\n");
     expect(
-      readCatalog((data) => data.catalog.store.listAllPools().map((pool) => pool.subdomain)),
+      await readCatalog(async (data) =>
+        (await data.catalog.store.listAllPools()).map((pool) => pool.subdomain),
+      ),
     ).toEqual(["chat"]);
   });
 
@@ -476,7 +487,9 @@ describe("sluice apply", () => {
     expect(pruned.stdout).toContain("Deleted pool gone\nDeleted budget old\n");
     expect(pruned.stdout).toContain("0 create, 0 update, 2 delete, 2 unchanged");
     expect(
-      readCatalog((data) => data.catalog.store.listBudgets(1).map((budget) => budget.name)),
+      await readCatalog(async (data) =>
+        (await data.catalog.store.listBudgets(1)).map((budget) => budget.name),
+      ),
     ).toEqual(["keep"]);
   });
   describe("postgres pools", () => {
@@ -494,8 +507,8 @@ describe("sluice apply", () => {
       const env = { WAREHOUSE_READ_URL: READ_URL };
       const result = await sluice(["apply", file], env);
       expect(result).toMatchObject({ code: 0, stderr: "" });
-      const { pool, stored, decrypted } = readCatalog((data) => {
-        const record = data.catalog.store.getPoolBySubdomain(1, "warehouse")!;
+      const { pool, stored, decrypted } = await readCatalog(async (data) => {
+        const record = (await data.catalog.store.getPoolBySubdomain(1, "warehouse"))!;
         return {
           pool: record,
           stored: JSON.stringify(record),
@@ -552,7 +565,7 @@ describe("sluice apply", () => {
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toContain("Must be a postgres:// or postgresql:// URL.");
       expect(bad.stderr).not.toContain("leaky-pw");
-      expect(readCatalog((data) => data.catalog.store.listAllPools())).toEqual([]);
+      expect(await readCatalog(async (data) => data.catalog.store.listAllPools())).toEqual([]);
     });
   });
 });

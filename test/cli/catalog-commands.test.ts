@@ -16,10 +16,10 @@ async function sluice(...args: string[]) {
   return { code, stdout: captured.stdout(), stderr: captured.stderr() };
 }
 
-function authenticate(token: string) {
-  const data = openDataDir({ dataDir: dir });
+async function authenticate(token: string) {
+  const data = await openDataDir({ dataDir: dir });
   try {
-    return data.catalog.authenticateApiToken(token);
+    return await data.catalog.authenticateApiToken(token);
   } finally {
     data.close();
   }
@@ -39,17 +39,19 @@ const createAcme = () =>
     "Ada@Example.com",
   );
 
-beforeEach(() => {
+beforeEach(async () => {
   ({ dir, cleanup } = tempDir("sluice-catalog-cli-"));
 });
 
-afterEach(() => cleanup());
+afterEach(async () => cleanup());
 
 describe("sluice team create", () => {
   it("creates the team and owner in the data directory and says so", async () => {
     expect(await createAcme()).toEqual({
       code: 0,
-      stdout: "Created team acme (id 1) with owner ada@example.com.\n",
+      stdout:
+        "Created team acme (id 1) with owner ada@example.com.\n" +
+        "Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com\n",
       stderr: "",
     });
     expect(existsSync(join(dir, "sluice.db"))).toBe(true);
@@ -193,7 +195,7 @@ describe("sluice token", () => {
     );
     expect(lines[1]).toBe("Copy it now, it is not shown again:");
     const plaintext = lines[3]!.trim();
-    expect(authenticate(plaintext)).toMatchObject({
+    expect(await authenticate(plaintext)).toMatchObject({
       user: { email: "ada@example.com" },
       abilities: ["pools:read", "metrics:read"],
     });
@@ -227,7 +229,7 @@ describe("sluice token", () => {
     expect(Date.parse(body.expires_at) - Date.parse(body.created_at)).toBeGreaterThan(
       364 * 86_400_000,
     );
-    expect(authenticate(body.token).token.id).toBe(1);
+    expect((await authenticate(body.token)).token.id).toBe(1);
   });
 
   it("a plain member may not create tokens; bad abilities and lifetimes exit 2", async () => {
@@ -328,7 +330,7 @@ describe("sluice token", () => {
       (await sluice("token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "1"))
         .stdout,
     ).toBe('Revoked API token "ci" (id 1) of team acme.\n');
-    expect(() => authenticate(created.token)).toThrow(UnauthorizedError);
+    await expect(authenticate(created.token)).rejects.toThrow(UnauthorizedError);
     const again = await sluice(
       ...["token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "1"],
     );

@@ -22,7 +22,7 @@ beforeEach(async () => {
   ({ dir, cleanup } = tempDir("sluice-control-chars-"));
   expect((await sluice(...CREATE_ACME)).code).toBe(0);
 });
-afterEach(() => cleanup());
+afterEach(async () => cleanup());
 
 describe("names with control characters", () => {
   it("are refused by sluice apply in pool and budget names and descriptions, writing nothing", async () => {
@@ -41,9 +41,9 @@ describe("names with control characters", () => {
     for (const path of ["budgets.0.name", "budgets.0.pools.0.description", "pools.0.name"]) {
       expect(result.stderr).toContain(`${path}: ${PLAIN_TEXT_MESSAGE}`);
     }
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     try {
-      expect(data.catalog.store.listAllPools()).toEqual([]);
+      expect(await data.catalog.store.listAllPools()).toEqual([]);
     } finally {
       data.close();
     }
@@ -70,24 +70,24 @@ describe("names with control characters", () => {
 
 describe("catalog text the CLI prints", () => {
   /** A catalog written before names were checked, or by another program. */
-  function storeHostileNames(): void {
-    const data = openDataDir({ dataDir: dir });
+  async function storeHostileNames(): Promise<void> {
+    const data = await openDataDir({ dataDir: dir });
     try {
       const store = data.catalog.store;
-      const acme = store.findTeamBySlug("acme")!;
-      const budget = store.upsertBudget(acme.id, { name: HOSTILE, originMaxConcurrent: 4 });
-      store.upsertPool(
+      const acme = (await store.findTeamBySlug("acme"))!;
+      const budget = await store.upsertBudget(acme.id, { name: HOSTILE, originMaxConcurrent: 4 });
+      await store.upsertPool(
         acme.id,
         poolInput({ name: HOSTILE, description: HOSTILE, subdomain: "chat", budgetId: budget.id }),
       );
-      store.createTeam({ name: HOSTILE, slug: "evil" });
+      await store.createTeam({ name: HOSTILE, slug: "evil" });
     } finally {
       data.close();
     }
   }
 
   it("is escaped in status, so it cannot drive or reorder the terminal", async () => {
-    storeHostileNames();
+    await storeHostileNames();
     const result = await sluice("status");
     expect(result.code).toBe(0);
     expect(hasRawControl(result.stdout)).toBe(false);
@@ -95,7 +95,7 @@ describe("catalog text the CLI prints", () => {
   });
 
   it("stays valid JSON with the stored value in --json output", async () => {
-    storeHostileNames();
+    await storeHostileNames();
     const result = await sluice("status", "--json");
     expect(result.code).toBe(0);
     expect(hasRawControl(result.stdout)).toBe(false);

@@ -42,7 +42,10 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
 
     const team = await sluice(...CREATE_ACME);
     expect(team).toMatchObject({ code: 0, stderr: "" });
-    expect(team.stdout).toBe("Created team acme (id 1) with owner ada@example.com.\n");
+    expect(team.stdout).toBe(
+      "Created team acme (id 1) with owner ada@example.com.\n" +
+        "Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com\n",
+    );
 
     const minted = await sluice(
       "token",

@@ -10,10 +10,10 @@ let cleanup: () => void;
 
 const sluice = (...args: string[]) => sluiceIn(dir, args);
 
-function withCatalog<T>(work: (catalog: CatalogService) => T): T {
-  const data = openDataDir({ dataDir: dir });
+async function withCatalog<T>(work: (catalog: CatalogService) => T | Promise<T>): Promise<T> {
+  const data = await openDataDir({ dataDir: dir });
   try {
-    return work(data.catalog);
+    return await work(data.catalog);
   } finally {
     data.close();
   }
@@ -22,13 +22,13 @@ function withCatalog<T>(work: (catalog: CatalogService) => T): T {
 beforeEach(async () => {
   ({ dir, cleanup } = tempDir("sluice-key-cli-"));
   expect((await sluice(...CREATE_ACME)).code).toBe(0);
-  withCatalog(({ store }) => {
-    const acme = store.findTeamBySlug("acme")!;
-    store.upsertPool(acme.id, poolInput({ subdomain: "chat", readMethods: ["POST"] }));
-    store.upsertPool(acme.id, poolInput({ subdomain: "signed", originSigning: true }));
+  await withCatalog(async ({ store }) => {
+    const acme = (await store.findTeamBySlug("acme"))!;
+    await store.upsertPool(acme.id, poolInput({ subdomain: "chat", readMethods: ["POST"] }));
+    await store.upsertPool(acme.id, poolInput({ subdomain: "signed", originSigning: true }));
   });
 });
-afterEach(() => cleanup());
+afterEach(async () => cleanup());
 
 describe("sluice key create", () => {
   it("prints the key once; it works on its pool and only its hash is stored", async () => {
@@ -39,9 +39,12 @@ describe("sluice key create", () => {
     expect(lines[1]).toBe("Copy it now, it is not shown again:");
     const plaintext = lines[3]!.trim();
     expect(plaintext).toMatch(/^slc_key_/);
-    withCatalog((catalog) => {
-      expect(catalog.verifyPoolKey("chat", plaintext)).toMatchObject({ id: 1, label: "laptop" });
-      expect(JSON.stringify(catalog.store.listPoolKeys(1))).not.toContain(plaintext);
+    await withCatalog(async (catalog) => {
+      expect(await catalog.verifyPoolKey("chat", plaintext)).toMatchObject({
+        id: 1,
+        label: "laptop",
+      });
+      expect(JSON.stringify(await catalog.store.listPoolKeys(1))).not.toContain(plaintext);
     });
   });
 
@@ -80,7 +83,7 @@ describe("sluice key create", () => {
       expect(result.stderr).toContain(message);
       expect(result.stdout).toBe("");
     }
-    withCatalog(({ store }) => expect(store.listPoolKeys(1)).toEqual([]));
+    await withCatalog(async ({ store }) => expect(await store.listPoolKeys(1)).toEqual([]));
   });
 
   it("names an unknown pool, exit 2", async () => {
@@ -101,7 +104,9 @@ describe("sluice key list and revoke", () => {
       stdout: "Revoked key 1 of pool chat.\n",
       stderr: "",
     });
-    withCatalog((catalog) => expect(catalog.verifyPoolKey("chat", created.key)).toBeNull());
+    await withCatalog(async (catalog) =>
+      expect(await catalog.verifyPoolKey("chat", created.key)).toBeNull(),
+    );
 
     const text = await sluice("key", "list", "--pool", "chat");
     expect(text.code).toBe(0);
@@ -122,7 +127,9 @@ describe("sluice key list and revoke", () => {
       expect(key).not.toHaveProperty("key");
       expect(key).not.toHaveProperty("signing_secret");
     }
-    const hashes = withCatalog(({ store }) => store.listPoolKeys(1).map((key) => key.keyHash));
+    const hashes = await withCatalog(async ({ store }) =>
+      (await store.listPoolKeys(1)).map((key) => key.keyHash),
+    );
     for (const hash of hashes) expect(JSON.stringify(json)).not.toContain(hash);
   });
 
@@ -142,7 +149,9 @@ describe("sluice key list and revoke", () => {
       stdout: "",
       stderr: "Error: pool chat has no key with id 2.\n",
     });
-    withCatalog(({ store }) => expect(store.getPoolKey(2, 2)?.revokedAt).toBeNull());
+    await withCatalog(async ({ store }) =>
+      expect((await store.getPoolKey(2, 2))?.revokedAt).toBeNull(),
+    );
     const bad = await sluice("key", "revoke", "--pool", "chat", "--id", "x");
     expect(bad).toMatchObject({
       code: 2,

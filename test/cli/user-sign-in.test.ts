@@ -92,19 +92,21 @@ describe("sluice user add lowering someone to member", () => {
     expect(await runCli([...CREATE_ACME], io.io)).toBe(0);
     const bo = ["user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"];
     expect(await runCli([...bo, "--role", "admin"], io.io)).toBe(0);
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     let token: string;
     let session: string;
     try {
-      const team = data.catalog.store.findTeamBySlug("acme")!;
-      const user = data.catalog.store.findUserByEmail("bo@example.com")!;
-      token = data.catalog.createApiToken({
-        teamId: team.id,
-        actorUserId: user.id,
-        name: "bo",
-        abilities: ["pools:read"],
-        lifetime: "1y",
-      }).plaintext;
+      const team = (await data.catalog.store.findTeamBySlug("acme"))!;
+      const user = (await data.catalog.store.findUserByEmail("bo@example.com"))!;
+      token = (
+        await data.catalog.createApiToken({
+          teamId: team.id,
+          actorUserId: user.id,
+          name: "bo",
+          abilities: ["pools:read"],
+          lifetime: "1y",
+        })
+      ).plaintext;
       const auth = authServiceFor(data.catalog);
       session = (await auth.redeemSignInLink((await auth.createSignInLink(team.id, user.id)).token))
         .sessionId;
@@ -115,9 +117,9 @@ describe("sluice user add lowering someone to member", () => {
     expect(io.stdout()).toContain(
       "Ended their dashboard sessions and revoked their API tokens in the team.",
     );
-    const after = openDataDir({ dataDir: dir });
+    const after = await openDataDir({ dataDir: dir });
     try {
-      expect(() => after.catalog.authenticateApiToken(token)).toThrow("revoked");
+      await expect(after.catalog.authenticateApiToken(token)).rejects.toThrow("revoked");
       expect(await authServiceFor(after.catalog).authenticate(session)).toBeNull();
     } finally {
       after.close();

@@ -8,7 +8,7 @@ describe.each(["memory", "sqlite"] as const)("budgets and pools (%s store)", (ki
 
   beforeAll(async () => {
     api = await startControlApi(kind);
-    token = api.fullToken();
+    token = await api.fullToken();
   });
   afterAll(async () => {
     await api.close();

@@ -25,33 +25,35 @@ describe("Control API while another connection holds the SQLite write lock", () 
   let app: ReturnType<typeof createControlApp>;
   let token: string;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-busy-"));
     // No busy wait: the lock is refused at once, as after a busy timeout.
     database = openSluiceDatabase(join(dir, "sluice.db"), { busyTimeoutMs: 0 });
     const clock = new ManualClock(START);
     const store = new SqliteCatalogStore({ database, clock });
     const catalog = new CatalogService({ store, secretBox: new SecretBox(randomBytes(32)), clock });
-    const { team, owner } = catalog.createTeamWithOwner({
+    const { team, owner } = await catalog.createTeamWithOwner({
       teamName: "Acme",
       slug: "acme",
       ownerName: "Ada",
       ownerEmail: "ada@acme.test",
     });
-    store.upsertPool(team.id, poolInput());
-    token = catalog.createApiToken({
-      teamId: team.id,
-      actorUserId: owner.id,
-      name: "busy",
-      abilities: ABILITIES,
-      lifetime: "1y",
-    }).plaintext;
+    await store.upsertPool(team.id, poolInput());
+    token = (
+      await catalog.createApiToken({
+        teamId: team.id,
+        actorUserId: owner.id,
+        name: "busy",
+        abilities: ABILITIES,
+        lifetime: "1y",
+      })
+    ).plaintext;
     app = createControlApp({ catalog, metrics: new MetricsRecorder(), clock, logError: () => {} });
     other = openSluiceDatabase(join(dir, "sluice.db"));
     other.exec("BEGIN IMMEDIATE");
   });
 
-  afterEach(() => {
+  afterEach(async () => {
     if (other.inTransaction) other.exec("ROLLBACK");
     other.close();
     database.close();

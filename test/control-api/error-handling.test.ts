@@ -50,9 +50,9 @@ describe("server faults", () => {
     const reports: ServerErrorReport[] = [];
     const api = await startControlApi("sqlite", { logError: (report) => reports.push(report) });
     try {
-      const token = api.fullToken();
+      const token = await api.fullToken();
       // A closed database is a server fault the caller can do nothing about.
-      api.store.close();
+      await api.store.close();
       const response = await api.call("GET", "/api/v1/pools?x=1", { token });
       expect(response.status).toBe(500);
       expect(response.body).toEqual({ message: "Internal server error." });
@@ -74,7 +74,7 @@ describe("bad input never causes a 500", () => {
 
   beforeAll(async () => {
     api = await startControlApi("memory");
-    token = api.fullToken();
+    token = await api.fullToken();
   });
   afterAll(async () => {
     await api.close();
@@ -110,7 +110,7 @@ describe("bad input never causes a 500", () => {
       const answer = await rawExchange(
         slow.port,
         `POST /api/v1/pools/embed/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-          `Authorization: Bearer ${slow.fullToken()}\r\nContent-Type: application/json\r\n` +
+          `Authorization: Bearer ${await slow.fullToken()}\r\nContent-Type: application/json\r\n` +
           'Content-Length: 100\r\n\r\n{"la',
       );
       const split = answer.indexOf("\r\n\r\n");

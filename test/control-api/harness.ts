@@ -98,18 +98,21 @@ export async function startControlApi(
   const catalog = new CatalogService({ store, secretBox, clock });
   const metrics = new MetricsRecorder();
 
-  const acme = catalog.createTeamWithOwner({
+  const acme = await catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
     ownerEmail: "ada@acme.test",
   });
-  const llmBudget = store.upsertBudget(acme.team.id, { name: "LLM", originMaxConcurrent: 40 });
-  const emptyBudget = store.upsertBudget(acme.team.id, {
+  const llmBudget = await store.upsertBudget(acme.team.id, {
+    name: "LLM",
+    originMaxConcurrent: 40,
+  });
+  const emptyBudget = await store.upsertBudget(acme.team.id, {
     name: "Empty",
     originMaxConcurrent: null,
   });
-  const llm = store.upsertPool(
+  const llm = await store.upsertPool(
     acme.team.id,
     poolInput({
       name: "LLM",
@@ -123,48 +126,54 @@ export async function startControlApi(
       readPaths: { POST: ["/v1/embeddings"] },
     }),
   );
-  const embed = store.upsertPool(
+  const embed = await store.upsertPool(
     acme.team.id,
     poolInput({ name: "Embed", subdomain: "embed", budgetId: llmBudget.id, reservedConcurrent: 5 }),
   );
-  const open = store.upsertPool(
+  const open = await store.upsertPool(
     acme.team.id,
     poolInput({ name: "Open", subdomain: "open", requireKey: false, metricsRetentionDays: 7 }),
   );
-  const warehouse = store.upsertPool(
+  const warehouse = await store.upsertPool(
     acme.team.id,
     poolInput({ name: "Warehouse", subdomain: "warehouse", backend: "postgres" }),
   );
 
-  const globex = catalog.createTeamWithOwner({
+  const globex = await catalog.createTeamWithOwner({
     teamName: "Globex",
     slug: "globex",
     ownerName: "Gus",
     ownerEmail: "gus@globex.test",
   });
-  const globexBudget = store.upsertBudget(globex.team.id, {
+  const globexBudget = await store.upsertBudget(globex.team.id, {
     name: "Globex LLM",
     originMaxConcurrent: 12,
   });
-  const globexPool = store.upsertPool(
+  const globexPool = await store.upsertPool(
     globex.team.id,
     poolInput({ name: "Globex LLM", subdomain: "globex-llm", budgetId: globexBudget.id }),
   );
-  const globexKey = catalog.mintPoolKey({
+  const globexKey = await catalog.mintPoolKey({
     teamId: globex.team.id,
     subdomain: "globex-llm",
     label: "globex prod",
   });
 
-  function token(team: "acme" | "globex", abilities: readonly Ability[], name = "test"): string {
+  async function token(
+    team: "acme" | "globex",
+    abilities: readonly Ability[],
+    name = "test",
+  ): Promise<string> {
     const owner = team === "acme" ? acme : globex;
-    return catalog.createApiToken({
-      teamId: owner.team.id,
-      actorUserId: owner.owner.id,
-      name,
-      abilities,
-      lifetime: "1y",
-    }).plaintext;
+    return (
+      await catalog.createApiToken({
+        teamId: owner.team.id,
+        actorUserId: owner.owner.id,
+        name,
+        abilities,
+        lifetime: "1y",
+      })
+    ).plaintext;
   }
 
   const app = createControlApp({ catalog, metrics, clock, ...options });
@@ -204,7 +213,7 @@ export async function startControlApi(
   async function close(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     try {
-      store.close();
+      await store.close();
     } catch {
       // Some tests close the store on purpose.
     }

@@ -15,7 +15,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
 
   describe("GET /api/v1/me", () => {
     it("returns the token's user, team and abilities", async () => {
-      const response = await api.call("GET", "/api/v1/me", { token: api.fullToken() });
+      const response = await api.call("GET", "/api/v1/me", { token: await api.fullToken() });
       expect(response.status).toBe(200);
       expect(response.headers.get("content-type")).toMatch(/^application\/json/);
       expect(response.body).toEqual({
@@ -26,7 +26,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("needs only a valid token: a token with a single ability lists just that one", async () => {
-      const token = api.token("globex", ["metrics:read"]);
+      const token = await api.token("globex", ["metrics:read"]);
       const response = await api.call("GET", "/api/v1/me", { token });
       expect(response.status).toBe(200);
       expect(response.body.team).toEqual({
@@ -38,7 +38,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("accepts the scheme word in any case", async () => {
-      const token = api.fullToken();
+      const token = await api.fullToken();
       const response = await api.call("GET", "/api/v1/me", {
         headers: { authorization: `bearer ${token}` },
       });
@@ -65,7 +65,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("refuses a revoked token", async () => {
-      const created = api.catalog.createApiToken({
+      const created = await api.catalog.createApiToken({
         teamId: api.acme.team.id,
         actorUserId: api.acme.owner.id,
         name: "to revoke",
@@ -73,7 +73,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
         lifetime: "1m",
       });
       expect((await api.call("GET", "/api/v1/me", { token: created.plaintext })).status).toBe(200);
-      api.catalog.revokeApiToken({
+      await api.catalog.revokeApiToken({
         teamId: api.acme.team.id,
         actorUserId: api.acme.owner.id,
         tokenId: created.token.id,
@@ -82,12 +82,14 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("refuses the token of a user no longer in the team, on every endpoint", async () => {
-      const leaver = api.catalog.addMember(
-        api.acme.team.id,
-        { name: "Lee", email: `lee-${kind}@acme.test` },
-        "admin",
+      const leaver = (
+        await api.catalog.addMember(
+          api.acme.team.id,
+          { name: "Lee", email: `lee-${kind}@acme.test` },
+          "admin",
+        )
       ).user;
-      const { plaintext } = api.catalog.createApiToken({
+      const { plaintext } = await api.catalog.createApiToken({
         teamId: api.acme.team.id,
         actorUserId: leaver.id,
         name: "leaver's",
@@ -113,10 +115,10 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
 
   describe("routing", () => {
     it("answers 404 {message} for unknown routes, with or without a token", async () => {
-      expectErrorBody(await api.call("GET", "/api/v1/nope", { token: api.fullToken() }), 404);
+      expectErrorBody(await api.call("GET", "/api/v1/nope", { token: await api.fullToken() }), 404);
       expectErrorBody(await api.call("GET", "/api/v1/nope"), 404);
       expectErrorBody(await api.call("GET", "/"), 404);
-      expectErrorBody(await api.call("GET", "/api/v2/me", { token: api.fullToken() }), 404);
+      expectErrorBody(await api.call("GET", "/api/v2/me", { token: await api.fullToken() }), 404);
     });
 
     it("answers 405 with Allow for a wrong method on a known path, token or not", async () => {
@@ -126,7 +128,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
         ["PUT", "/api/v1/pools/llm/keys", "GET, HEAD, POST"],
         ["POST", "/api/v1/pools/llm/keys/12", "DELETE"],
       ] as const) {
-        for (const token of [api.fullToken(), undefined]) {
+        for (const token of [await api.fullToken(), undefined]) {
           const response = await api.call(method, path, { token });
           expect(response.status).toBe(405);
           expect(response.headers.get("allow")).toBe(allow);
@@ -138,7 +140,7 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("marks responses as not cacheable", async () => {
-      const response = await api.call("GET", "/api/v1/me", { token: api.fullToken() });
+      const response = await api.call("GET", "/api/v1/me", { token: await api.fullToken() });
       expect(response.headers.get("cache-control")).toBe("no-store");
     });
   });
@@ -148,7 +150,7 @@ describe("Control API token expiry", () => {
   it("refuses a token from its expiry instant on (manual clock)", async () => {
     const api = await startControlApi("memory");
     try {
-      const created = api.catalog.createApiToken({
+      const created = await api.catalog.createApiToken({
         teamId: api.acme.team.id,
         actorUserId: api.acme.owner.id,
         name: "monthly",

@@ -48,7 +48,7 @@ describe("GET /api/v1/openapi.json", () => {
     await api.close();
   });
 
-  it("is served without authentication as an OpenAPI 3.1 document, version 1.0.0", () => {
+  it("is served without authentication as an OpenAPI 3.1 document, version 1.0.0", async () => {
     expect(document.openapi).toMatch(/^3\.1\./);
     expect(document.info).toMatchObject({ title: expect.any(String), version: "1.0.0" });
   });
@@ -61,12 +61,12 @@ describe("GET /api/v1/openapi.json", () => {
     expect(validator.version).toBe("3.1");
   });
 
-  it("names the server it is served by and the package's license", () => {
+  it("names the server it is served by and the package's license", async () => {
     expect(document.servers).toEqual([{ url: api.baseUrl, description: expect.any(String) }]);
     expect(document.info.license).toEqual({ name: "MIT", identifier: "MIT" });
   });
 
-  it("declares a 4xx for every operation, the document's own 406 included", () => {
+  it("declares a 4xx for every operation, the document's own 406 included", async () => {
     for (const [path, item] of Object.entries(document.paths) as [string, Json][]) {
       for (const [method, operation] of Object.entries(item) as [string, Json][]) {
         const statuses = Object.keys(operation.responses);
@@ -95,7 +95,7 @@ describe("GET /api/v1/openapi.json", () => {
     else expect(response.body.openapi).toMatch(/^3\.1\./);
   });
 
-  it("documents the key list, an extension outside the contract, as keys:write metadata", () => {
+  it("documents the key list, an extension outside the contract, as keys:write metadata", async () => {
     const operation = document.paths["/api/v1/pools/{pool}/keys"].get;
     expect(operation["x-required-ability"]).toBe("keys:write");
     expect(Object.keys(operation.responses).sort()).toEqual(["200", "401", "403", "404"]);
@@ -108,7 +108,7 @@ describe("GET /api/v1/openapi.json", () => {
     });
   });
 
-  it("declares bearer authentication for every contract operation", () => {
+  it("declares bearer authentication for every contract operation", async () => {
     const schemes = document.components.securitySchemes;
     const [name] = Object.entries(schemes).find(
       ([, scheme]: [string, Json]) => scheme.type === "http" && scheme.scheme === "bearer",
@@ -134,13 +134,13 @@ describe("GET /api/v1/openapi.json", () => {
     },
   );
 
-  it("resolves every $ref", () => {
+  it("resolves every $ref", async () => {
     const refs = refsIn(document);
     expect(refs.length).toBeGreaterThan(20);
     for (const ref of refs) expect(resolve(document, ref)).toBeDefined();
   });
 
-  it("describes the key creation body with the contract's limits", () => {
+  it("describes the key creation body with the contract's limits", async () => {
     const request = document.components.schemas.PoolKeyCreateRequest;
     const body = document.paths["/api/v1/pools/{pool}/keys"].post.requestBody;
     expect(body.required).toBe(false);
@@ -154,7 +154,7 @@ describe("GET /api/v1/openapi.json", () => {
     expect(JSON.stringify(request.properties.expires_at)).toContain('"format":"date-time"');
   });
 
-  it("documents from and to as optional date-time query parameters of the metrics endpoint", () => {
+  it("documents from and to as optional date-time query parameters of the metrics endpoint", async () => {
     const parameters = document.paths["/api/v1/pools/{pool}/metrics"].get.parameters;
     for (const name of ["from", "to"]) {
       expect(parameters.find((p: Json) => p.name === name)).toMatchObject({
@@ -165,7 +165,7 @@ describe("GET /api/v1/openapi.json", () => {
     }
   });
 
-  it("documents the 422 body as {message, errors: {field: [messages]}}", () => {
+  it("documents the 422 body as {message, errors: {field: [messages]}}", async () => {
     const schema = document.components.schemas.ValidationError;
     expect(schema.required).toEqual(["message", "errors"]);
     expect(schema.properties.errors.additionalProperties).toEqual({
@@ -175,7 +175,7 @@ describe("GET /api/v1/openapi.json", () => {
   });
 
   it("describes exactly the fields the API sends", async () => {
-    const token = api.fullToken();
+    const token = await api.fullToken();
     const schemas = document.components.schemas;
     const minted = await api.call("POST", "/api/v1/pools/llm/keys", {
       token,

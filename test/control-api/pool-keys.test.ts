@@ -11,7 +11,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
 
   beforeAll(async () => {
     api = await startControlApi(kind);
-    token = api.fullToken();
+    token = await api.fullToken();
   });
   afterAll(async () => {
     await api.close();
@@ -40,10 +40,10 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
         signing_secret: expect.stringMatching(/^slc_sig_/),
       });
       // The minted key admits traffic on its pool.
-      expect(api.catalog.verifyPoolKey("llm", key.key)?.id).toBe(key.id);
-      expect(api.catalog.decryptSigningSecret(api.store.getPoolKey(api.acme.llm.id, key.id)!)).toBe(
-        key.signing_secret,
-      );
+      expect((await api.catalog.verifyPoolKey("llm", key.key))?.id).toBe(key.id);
+      expect(
+        api.catalog.decryptSigningSecret((await api.store.getPoolKey(api.acme.llm.id, key.id))!),
+      ).toBe(key.signing_secret);
     });
 
     it("omits signing_secret and read_paths when the pool neither signs nor scopes reads", async () => {
@@ -66,7 +66,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
         const key = response.body.data;
         expect(key.request_signing_secret).toMatch(/^slc_req_/);
         expect(key).not.toHaveProperty("signing_secret");
-        const stored = api.store.getPoolKey(api.acme.embed.id, key.id)!;
+        const stored = (await api.store.getPoolKey(api.acme.embed.id, key.id))!;
         expect(api.catalog.decryptRequestSecret(stored)).toBe(key.request_signing_secret);
       } finally {
         await api.store.upsertPool(teamId, embed);
@@ -164,10 +164,10 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       ["a JSON array body", [1, 2], ["body"]],
       ["a JSON string body", "label", ["body"]],
     ])("answers 422 for %s", async (_case, body, fields) => {
-      const before = api.store.listPoolKeys(api.acme.embed.id).length;
+      const before = (await api.store.listPoolKeys(api.acme.embed.id)).length;
       const response = await createKey("embed", body);
       expectValidationError(response, fields);
-      expect(api.store.listPoolKeys(api.acme.embed.id)).toHaveLength(before);
+      expect(await api.store.listPoolKeys(api.acme.embed.id)).toHaveLength(before);
     });
 
     it("names the field and counts further problems in the 422 message", async () => {
@@ -189,11 +189,11 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
     });
 
     it("answers 422 naming an unknown field, and mints nothing", async () => {
-      const before = api.store.listPoolKeys(api.acme.embed.id).length;
+      const before = (await api.store.listPoolKeys(api.acme.embed.id)).length;
       const response = await createKey("embed", { label: "x", key: "slc_key_chosenbyme" });
       expectValidationError(response, ["key"]);
       expect(response.body.errors.key).toEqual(["Unknown field."]);
-      expect(api.store.listPoolKeys(api.acme.embed.id)).toHaveLength(before);
+      expect(await api.store.listPoolKeys(api.acme.embed.id)).toHaveLength(before);
     });
 
     it("answers 415 for a body not declared application/json; an empty one needs no type", async () => {
@@ -264,7 +264,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       });
       expect(response.text).not.toContain(minted.key);
       expect(response.text).not.toContain(minted.signing_secret);
-      expect(api.catalog.verifyPoolKey("llm", minted.key)).toBeNull();
+      expect(await api.catalog.verifyPoolKey("llm", minted.key)).toBeNull();
     });
 
     it("keeps the first revocation time when revoked twice", async () => {
@@ -282,7 +282,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
         await api.call("DELETE", `/api/v1/pools/llm/keys/${minted.id}`, { token }),
         404,
       );
-      expect(api.catalog.verifyPoolKey("embed", minted.key)).not.toBeNull();
+      expect(await api.catalog.verifyPoolKey("embed", minted.key)).not.toBeNull();
     });
 
     it.each(["999999", "abc", "1.0", "-1", "0x1", "99999999999999999999"])(
@@ -325,7 +325,7 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       }
       expect(response.text).not.toContain(live.key);
       expect(response.text).not.toContain(revoked.key);
-      for (const record of api.store.listPoolKeys(api.acme.open.id)) {
+      for (const record of await api.store.listPoolKeys(api.acme.open.id)) {
         expect(response.text).not.toContain(record.keyHash);
       }
     });

@@ -14,7 +14,7 @@ describe.each(["memory", "sqlite"] as const)(
 
     beforeAll(async () => {
       api = await startControlApi(kind);
-      token = api.token("acme", ["metrics:read"]);
+      token = await api.token("acme", ["metrics:read"]);
       // Two hours ago: 4 requests, 3 admitted (1 after queueing), 1 rejected.
       const llm = api.metrics.forPool("llm");
       const twoHoursAgo = START - 120 * MINUTE_MS;

@@ -8,13 +8,13 @@ import { type ControlApiHarness, startControlApi } from "./harness.js";
 interface Endpoint {
   method: string;
   /** Built per call: DELETE needs a fresh key each time. */
-  path: (api: ControlApiHarness) => string;
+  path: (api: ControlApiHarness) => string | Promise<string>;
   ability: Ability;
   success: number;
 }
 
-function freshKeyPath(api: ControlApiHarness): string {
-  const minted = api.catalog.mintPoolKey({ teamId: api.acme.team.id, subdomain: "embed" });
+async function freshKeyPath(api: ControlApiHarness): Promise<string> {
+  const minted = await api.catalog.mintPoolKey({ teamId: api.acme.team.id, subdomain: "embed" });
   return `/api/v1/pools/embed/keys/${minted.key.id}`;
 }
 
@@ -57,16 +57,18 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
       "%s: refuses a token lacking the ability with 403, admits one holding only it",
       async (_name, endpoint) => {
         const others = ABILITIES.filter((ability) => ability !== endpoint.ability);
-        const path = endpoint.path(api);
-        const refused = await api.call(endpoint.method, path, { token: api.token("acme", others) });
+        const path = await endpoint.path(api);
+        const refused = await api.call(endpoint.method, path, {
+          token: await api.token("acme", others),
+        });
         expectErrorBody(refused, 403);
         expect(refused.body.message).toContain(endpoint.ability);
         // The refused DELETE must not have revoked anything.
         if (endpoint.method === "DELETE") {
           const keyId = Number(path.split("/").pop());
-          expect(api.store.getPoolKey(api.acme.embed.id, keyId)?.revokedAt).toBeNull();
+          expect((await api.store.getPoolKey(api.acme.embed.id, keyId))?.revokedAt).toBeNull();
         }
-        const only = api.token("acme", [endpoint.ability]);
+        const only = await api.token("acme", [endpoint.ability]);
         expect((await api.call(endpoint.method, path, { token: only })).status).toBe(
           endpoint.success,
         );
@@ -74,30 +76,30 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
     );
 
     it("gives pools:write alone access to /me only", async () => {
-      const token = api.token("acme", ["pools:write"]);
+      const token = await api.token("acme", ["pools:write"]);
       expect((await api.call("GET", "/api/v1/me", { token })).status).toBe(200);
       for (const endpoint of ENDPOINTS) {
-        expectErrorBody(await api.call(endpoint.method, endpoint.path(api), { token }), 403);
+        expectErrorBody(await api.call(endpoint.method, await endpoint.path(api), { token }), 403);
       }
     });
   });
 
   describe("revoked and expired tokens", () => {
     it("are refused on every endpoint", async () => {
-      const created = api.catalog.createApiToken({
+      const created = await api.catalog.createApiToken({
         teamId: api.acme.team.id,
         actorUserId: api.acme.owner.id,
         name: "revoked",
         abilities: ABILITIES,
         lifetime: "1y",
       });
-      api.catalog.revokeApiToken({
+      await api.catalog.revokeApiToken({
         teamId: api.acme.team.id,
         actorUserId: api.acme.owner.id,
         tokenId: created.token.id,
       });
       for (const endpoint of ENDPOINTS) {
-        const response = await api.call(endpoint.method, endpoint.path(api), {
+        const response = await api.call(endpoint.method, await endpoint.path(api), {
           token: created.plaintext,
         });
         expectErrorBody(response, 401);
@@ -109,22 +111,23 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
       // Its own server: moving the clock past a month must not age the shared fixtures.
       const own = await startControlApi(kind);
       try {
-        const created = own.catalog.createApiToken({
+        const created = await own.catalog.createApiToken({
           teamId: own.acme.team.id,
           actorUserId: own.acme.owner.id,
           name: "monthly",
           abilities: ABILITIES,
           lifetime: "1m",
         });
-        const paths = ENDPOINTS.map((endpoint) => [endpoint.method, endpoint.path(own)] as const);
-        const keysBefore = own.store.listPoolKeys(own.acme.embed.id);
+        const paths: (readonly [string, string])[] = [];
+        for (const endpoint of ENDPOINTS) paths.push([endpoint.method, await endpoint.path(own)]);
+        const keysBefore = await own.store.listPoolKeys(own.acme.embed.id);
         own.clock.advanceSync(created.token.expiresAt - own.clock.now());
         for (const [method, path] of [...paths, ["GET", "/api/v1/me"] as const]) {
           const response = await own.call(method, path, { token: created.plaintext });
           expectErrorBody(response, 401);
           expect(response.body.message).toMatch(/expired/i);
         }
-        expect(own.store.listPoolKeys(own.acme.embed.id)).toEqual(keysBefore);
+        expect(await own.store.listPoolKeys(own.acme.embed.id)).toEqual(keysBefore);
       } finally {
         await own.close();
       }
@@ -132,8 +135,8 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
   });
 
   describe("organization isolation", () => {
-    function acmePaths(): [string, string][] {
-      const acmeKey = api.catalog.mintPoolKey({ teamId: api.acme.team.id, subdomain: "llm" });
+    async function acmePaths(): Promise<[string, string][]> {
+      const acmeKey = await api.catalog.mintPoolKey({ teamId: api.acme.team.id, subdomain: "llm" });
       return [
         ["GET", `/api/v1/budgets/${api.acme.llmBudget.id}`],
         ["GET", `/api/v1/budgets/${api.acme.llmBudget.id}/pools`],
@@ -146,19 +149,19 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
     }
 
     it("answers 404 to another organization's token for every resource, changing nothing", async () => {
-      const globexToken = api.fullToken("globex");
-      const keysBefore = api.store.listPoolKeys(api.acme.llm.id).length;
-      for (const [method, path] of acmePaths()) {
+      const globexToken = await api.fullToken("globex");
+      const keysBefore = (await api.store.listPoolKeys(api.acme.llm.id)).length;
+      for (const [method, path] of await acmePaths()) {
         expectErrorBody(await api.call(method, path, { token: globexToken }), 404);
       }
       // acmePaths minted one key itself; the POST and DELETE as Globex did nothing.
-      const keys = api.store.listPoolKeys(api.acme.llm.id);
+      const keys = await api.store.listPoolKeys(api.acme.llm.id);
       expect(keys).toHaveLength(keysBefore + 1);
       expect(keys.every((key) => key.revokedAt === null)).toBe(true);
     });
 
     it("gives the same 404 for another organization's resources as for missing ones", async () => {
-      const acmeToken = api.fullToken("acme");
+      const acmeToken = await api.fullToken("acme");
       const pairs: [string, string, string][] = [
         ["GET", `/api/v1/budgets/${api.globex.budget.id}`, "/api/v1/budgets/987654"],
         ["GET", `/api/v1/budgets/${api.globex.budget.id}/pools`, "/api/v1/budgets/987654/pools"],
@@ -186,12 +189,12 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
       const own = await startControlApi(kind);
       try {
         // Ada owns Acme and is also an owner of Globex; her Acme token still sees only Acme.
-        own.catalog.addMember(
+        await own.catalog.addMember(
           own.globex.team.id,
           { name: own.acme.owner.name, email: own.acme.owner.email },
           "owner",
         );
-        const token = own.token("acme", ABILITIES);
+        const token = await own.token("acme", ABILITIES);
         const me = await own.call("GET", "/api/v1/me", { token });
         expect(me.body.team.slug).toBe("acme");
         const pools = await own.call("GET", "/api/v1/pools", { token });
@@ -211,17 +214,19 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
     });
 
     it("cannot revoke another organization's key through its own pool path", async () => {
-      const acmeToken = api.fullToken("acme");
+      const acmeToken = await api.fullToken("acme");
       const response = await api.call("DELETE", `/api/v1/pools/llm/keys/${api.globex.key.key.id}`, {
         token: acmeToken,
       });
       expectErrorBody(response, 404);
-      expect(api.catalog.verifyPoolKey("globex-llm", api.globex.key.plaintext)).not.toBeNull();
+      expect(
+        await api.catalog.verifyPoolKey("globex-llm", api.globex.key.plaintext),
+      ).not.toBeNull();
     });
 
     it("never lists another organization's budgets or pools", async () => {
-      const acmeToken = api.fullToken("acme");
-      const globexToken = api.fullToken("globex");
+      const acmeToken = await api.fullToken("acme");
+      const globexToken = await api.fullToken("globex");
       const acmeBudgets = (await api.call("GET", "/api/v1/budgets", { token: acmeToken })).body
         .data;
       const globexBudgets = (await api.call("GET", "/api/v1/budgets", { token: globexToken })).body
@@ -248,7 +253,7 @@ describe.each(["memory", "sqlite"] as const)("Control API security (%s store)", 
 
   describe("secrets", () => {
     it("returns a key's plaintext and signing secret only in the creation response", async () => {
-      const token = api.fullToken();
+      const token = await api.fullToken();
       const created = await api.call("POST", "/api/v1/pools/llm/keys", {
         token,
         json: { label: "once" },
@@ -285,7 +290,7 @@ describe("SQLite at rest", () => {
   it("holds no plaintext token, key, signing secret or credential after API use", async () => {
     const api = await startControlApi("sqlite");
     try {
-      const token = api.fullToken();
+      const token = await api.fullToken();
       const secrets: string[] = [token, "sk-upstream-secret", api.globex.key.plaintext];
       const hashes: string[] = [hashSecret(token)];
       for (const pool of ["llm", "embed"]) {
@@ -314,7 +319,7 @@ describe("SQLite at rest", () => {
         expect(whileOpen).not.toContain(secret.slice(8));
       }
 
-      api.store.close();
+      await api.store.close();
       const afterClose = rawBytes();
       for (const hash of hashes) expect(afterClose).toContain(hash);
       for (const secret of secrets) expect(afterClose).not.toContain(secret.slice(8));

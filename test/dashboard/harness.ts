@@ -36,11 +36,9 @@ export interface PageOptions {
 
 /**
  * The dashboard over a real (in-memory) SQLite catalog and auth store, a governor kept in
- * sync with the catalog, and a manual clock. Two teams: Acme (owner Ada, admin Bo, member
- * Cy; budget LLM with pool `llm`, pool `open` in no budget) and Globex (owner Gus, pool
- * `globex-llm`).
+ * sync with the catalog, and a manual clock; no team yet (first-run setup).
  */
-export async function startDashboard() {
+export async function startEmptyDashboard() {
   const clock = new ManualClock(Date.UTC(2030, 0, 15, 12));
   const database = openSluiceDatabase(":memory:");
   const store = new SqliteCatalogStore({ database, clock });
@@ -55,43 +53,6 @@ export async function startDashboard() {
   const governor = createGovernor({ store: new MemorySlotStore({ clock }), clock, metrics });
   const accessLog = createSqliteAccessLog(database, { clock });
   const sync = createCatalogSync({ store, governor, clock });
-
-  const acme = catalog.createTeamWithOwner({
-    teamName: "Acme",
-    slug: "acme",
-    ownerName: "Ada",
-    ownerEmail: "ada@acme.test",
-  });
-  const admin = catalog.addMember(
-    acme.team.id,
-    { name: "Bo", email: "bo@acme.test" },
-    "admin",
-  ).user;
-  const member = catalog.addMember(
-    acme.team.id,
-    { name: "Cy", email: "cy@acme.test" },
-    "member",
-  ).user;
-  const budget = store.upsertBudget(acme.team.id, { name: "LLM", originMaxConcurrent: 10 });
-  const llm = store.upsertPool(
-    acme.team.id,
-    poolInput({ name: "LLM", subdomain: "llm", budgetId: budget.id, reservedConcurrent: 4 }),
-  );
-  const open = store.upsertPool(
-    acme.team.id,
-    poolInput({ name: "Open", subdomain: "open", requireKey: false, maxConcurrent: 2 }),
-  );
-  const globex = catalog.createTeamWithOwner({
-    teamName: "Globex",
-    slug: "globex",
-    ownerName: "Gus",
-    ownerEmail: "gus@globex.test",
-  });
-  const globexPool = store.upsertPool(
-    globex.team.id,
-    poolInput({ name: "Globex", subdomain: "globex-llm" }),
-  );
-  await sync.syncNow();
 
   const app = createDashboardApp({
     catalog,
@@ -136,20 +97,9 @@ export async function startDashboard() {
     };
   }
 
-  /** A session cookie for the user in the team (through a one-time link). */
-  async function signInAs(userId: number, teamId = acme.team.id): Promise<string> {
-    const { token } = await auth.createSignInLink(teamId, userId);
-    const response = await request("/sign-in/link", { form: { token } });
-    const cookie = response.headers.get("set-cookie");
-    if (response.status !== 303 || !cookie)
-      throw new Error(`sign-in failed: ${response.status} ${response.text}`);
-    return cookie.split(";")[0]!;
-  }
-
   return {
     app,
     request,
-    signInAs,
     clock,
     store,
     catalog,
@@ -158,13 +108,71 @@ export async function startDashboard() {
     metrics,
     accessLog,
     sync,
-    acme: { ...acme, admin, member, budget, llm, open },
-    globex: { ...globex, pool: globexPool },
     async close() {
       await governor.close();
-      accessLog.close();
+      await accessLog.close();
       database.close();
     },
+  };
+}
+
+/**
+ * The dashboard over a real (in-memory) SQLite catalog and auth store, a governor kept in
+ * sync with the catalog, and a manual clock. Two teams: Acme (owner Ada, admin Bo, member
+ * Cy; budget LLM with pool `llm`, pool `open` in no budget) and Globex (owner Gus, pool
+ * `globex-llm`).
+ */
+export async function startDashboard() {
+  const empty = await startEmptyDashboard();
+  const { catalog, store, sync } = empty;
+  const acme = await catalog.createTeamWithOwner({
+    teamName: "Acme",
+    slug: "acme",
+    ownerName: "Ada",
+    ownerEmail: "ada@acme.test",
+  });
+  const admin = (
+    await catalog.addMember(acme.team.id, { name: "Bo", email: "bo@acme.test" }, "admin")
+  ).user;
+  const member = (
+    await catalog.addMember(acme.team.id, { name: "Cy", email: "cy@acme.test" }, "member")
+  ).user;
+  const budget = await store.upsertBudget(acme.team.id, { name: "LLM", originMaxConcurrent: 10 });
+  const llm = await store.upsertPool(
+    acme.team.id,
+    poolInput({ name: "LLM", subdomain: "llm", budgetId: budget.id, reservedConcurrent: 4 }),
+  );
+  const open = await store.upsertPool(
+    acme.team.id,
+    poolInput({ name: "Open", subdomain: "open", requireKey: false, maxConcurrent: 2 }),
+  );
+  const globex = await catalog.createTeamWithOwner({
+    teamName: "Globex",
+    slug: "globex",
+    ownerName: "Gus",
+    ownerEmail: "gus@globex.test",
+  });
+  const globexPool = await store.upsertPool(
+    globex.team.id,
+    poolInput({ name: "Globex", subdomain: "globex-llm" }),
+  );
+  await sync.syncNow();
+
+  /** A session cookie for the user in the team (through a one-time link). */
+  async function signInAs(userId: number, teamId = acme.team.id): Promise<string> {
+    const { token } = await empty.auth.createSignInLink(teamId, userId);
+    const response = await empty.request("/sign-in/link", { form: { token } });
+    const cookie = response.headers.get("set-cookie");
+    if (response.status !== 303 || !cookie)
+      throw new Error(`sign-in failed: ${response.status} ${response.text}`);
+    return cookie.split(";")[0]!;
+  }
+
+  return {
+    ...empty,
+    signInAs,
+    acme: { ...acme, admin, member, budget, llm, open },
+    globex: { ...globex, pool: globexPool },
   };
 }
 

@@ -40,7 +40,7 @@ describe("dashboard pages", () => {
     owner = await d.signInAs(d.acme.owner.id);
     member = await d.signInAs(d.acme.member.id);
   });
-  afterEach(() => d.close());
+  afterEach(async () => d.close());
 
   describe("overview", () => {
     it("shows budgets with unallocated and their pools, with live figures that the fragment refreshes", async () => {
@@ -325,7 +325,7 @@ describe("dashboard pages", () => {
         }),
       });
       expect(created.status).toBe(303);
-      const pool = d.store.getPoolBySubdomain(d.acme.team.id, "warehouse")!;
+      const pool = (await d.store.getPoolBySubdomain(d.acme.team.id, "warehouse"))!;
       expect(pool).toMatchObject({
         backend: "postgres",
         origin: "postgresql://db.internal:5432/app",
@@ -347,25 +347,26 @@ describe("dashboard pages", () => {
         }),
       });
       expect(saved.status).toBe(303);
-      const after = d.store.getPoolBySubdomain(d.acme.team.id, "warehouse")!;
+      const after = (await d.store.getPoolBySubdomain(d.acme.team.id, "warehouse"))!;
       expect(after.database?.maxRows).toBe(900);
       expect(d.catalog.decryptDatabaseUrl(after)).toBe(connection);
     });
 
     it("replaces and clears a credential; deletes a pool", async () => {
-      const version = () =>
-        d.store.getPoolBySubdomain(d.acme.team.id, "open")!.updatedAt.toString();
+      const version = async () =>
+        (await d.store.getPoolBySubdomain(d.acme.team.id, "open"))!.updatedAt.toString();
       await d.request("/pool/open/edit", {
         cookie: owner,
         form: poolForm({
           name: "Open",
           credentialAction: "replace",
           credentialValue: "v1-secret",
-          version: version(),
+          version: await version(),
         }),
       });
       expect(
-        d.catalog.decryptCredential(d.store.getPoolBySubdomain(d.acme.team.id, "open")!)?.value,
+        d.catalog.decryptCredential((await d.store.getPoolBySubdomain(d.acme.team.id, "open"))!)
+          ?.value,
       ).toBe("v1-secret");
       await d.clock.advance(1);
       const empty = await d.request("/pool/open/edit", {
@@ -374,19 +375,19 @@ describe("dashboard pages", () => {
           name: "Open",
           credentialAction: "replace",
           credentialValue: "",
-          version: version(),
+          version: await version(),
         }),
       });
       expect(empty.status).toBe(422);
       expect(empty.text).toMatch(/id="error-credentialValue">Enter the new credential value/);
       await d.request("/pool/open/edit", {
         cookie: owner,
-        form: poolForm({ name: "Open", credentialAction: "clear", version: version() }),
+        form: poolForm({ name: "Open", credentialAction: "clear", version: await version() }),
       });
-      expect(d.store.getPoolBySubdomain(d.acme.team.id, "open")?.credential).toBeNull();
+      expect((await d.store.getPoolBySubdomain(d.acme.team.id, "open"))?.credential).toBeNull();
       const deleted = await d.request("/pool/open/delete", { cookie: owner, form: {} });
       expect(deleted.status).toBe(303);
-      expect(d.store.getPoolBySubdomain(d.acme.team.id, "open")).toBeUndefined();
+      expect(await d.store.getPoolBySubdomain(d.acme.team.id, "open")).toBeUndefined();
       expect(d.governor.poolSettings("open")).toBeUndefined();
     });
   });
@@ -449,7 +450,7 @@ describe("dashboard pages", () => {
       const plaintext = /id="minted-key">(slc_key_[\w-]{43})</.exec(minted.text)![1]!;
       const [key] = await d.store.listPoolKeys(d.acme.llm.id);
       expect(key).toMatchObject({ label: "ci", access: "read", lastFour: plaintext.slice(-4) });
-      expect(d.catalog.verifyPoolKey("llm", plaintext)).not.toBeNull();
+      expect(await d.catalog.verifyPoolKey("llm", plaintext)).not.toBeNull();
       const later = await d.request("/pool/llm", { cookie: owner });
       expect(later.text).not.toContain(plaintext);
       expect(later.text).toContain(`…${plaintext.slice(-4)}`);
@@ -458,7 +459,7 @@ describe("dashboard pages", () => {
         form: {},
       });
       expect(revoked.status).toBe(303);
-      expect(d.catalog.verifyPoolKey("llm", plaintext)).toBeNull();
+      expect(await d.catalog.verifyPoolKey("llm", plaintext)).toBeNull();
       const bad = await d.request("/pool/llm/keys", {
         cookie: owner,
         form: { label: "x".repeat(61), access: "read", expires_preset: "none" },
@@ -517,7 +518,7 @@ describe("dashboard pages", () => {
       });
       expect(created.status).toBe(201);
       const plaintext = /id="token-plaintext">(slc_tok_[\w-]{43})</.exec(created.text)![1]!;
-      const auth = d.catalog.authenticateApiToken(plaintext);
+      const auth = await d.catalog.authenticateApiToken(plaintext);
       expect(auth.abilities).toEqual(["pools:read", "metrics:read"]);
       expect(auth.user.id).toBe(d.acme.owner.id);
       expect(new Date(auth.token.expiresAt).toISOString()).toBe("2030-07-15T12:00:00.000Z");
@@ -530,7 +531,7 @@ describe("dashboard pages", () => {
         form: {},
       });
       expect(revoked.status).toBe(303);
-      expect(() => d.catalog.authenticateApiToken(plaintext)).toThrow("revoked");
+      await expect(d.catalog.authenticateApiToken(plaintext)).rejects.toThrow("revoked");
       const none = await d.request("/settings/tokens", {
         cookie: owner,
         form: { name: "x", lifetime: "2y" },
@@ -548,28 +549,30 @@ describe("dashboard pages", () => {
         form: { name: "Di", email: "di@acme.test", role: "member" },
       });
       expect(added.status).toBe(303);
-      const di = d.store.findUserByEmail("di@acme.test")!;
-      expect(d.store.getMembership(d.acme.team.id, di.id)?.role).toBe("member");
+      const di = (await d.store.findUserByEmail("di@acme.test"))!;
+      expect((await d.store.getMembership(d.acme.team.id, di.id))?.role).toBe("member");
       const again = await d.request("/settings/members", {
         cookie: owner,
         form: { name: "Di", email: "di@acme.test", role: "admin" },
       });
       expect(again.status).toBe(409);
       const bo = await d.signInAs(d.acme.admin.id);
-      const token = d.catalog.createApiToken({
-        teamId: d.acme.team.id,
-        actorUserId: d.acme.admin.id,
-        name: "bo",
-        abilities: ["pools:read"],
-        lifetime: "1y",
-      }).plaintext;
+      const token = (
+        await d.catalog.createApiToken({
+          teamId: d.acme.team.id,
+          actorUserId: d.acme.admin.id,
+          name: "bo",
+          abilities: ["pools:read"],
+          lifetime: "1y",
+        })
+      ).plaintext;
       const demoted = await d.request(`/settings/members/${d.acme.admin.id}/role`, {
         cookie: owner,
         form: { role: "member" },
       });
       expect(demoted.status).toBe(303);
       expect((await d.request("/", { cookie: bo })).status).toBe(303);
-      expect(() => d.catalog.authenticateApiToken(token)).toThrow();
+      await expect(d.catalog.authenticateApiToken(token)).rejects.toThrow();
       const cy = member;
       const removed = await d.request(`/settings/members/${d.acme.member.id}/remove`, {
         cookie: owner,
@@ -577,7 +580,7 @@ describe("dashboard pages", () => {
       });
       expect(removed.status).toBe(303);
       expect((await d.request("/", { cookie: cy })).status).toBe(303);
-      expect(d.store.getMembership(d.acme.team.id, d.acme.member.id)).toBeUndefined();
+      expect(await d.store.getMembership(d.acme.team.id, d.acme.member.id)).toBeUndefined();
     });
 
     it("keeps the last owner and lets an admin not make owners", async () => {
@@ -598,7 +601,7 @@ describe("dashboard pages", () => {
         form: { role: "owner" },
       });
       expect(promote.status).toBe(403);
-      expect(d.store.getMembership(d.acme.team.id, d.acme.member.id)?.role).toBe("member");
+      expect((await d.store.getMembership(d.acme.team.id, d.acme.member.id))?.role).toBe("member");
     });
   });
 
@@ -624,9 +627,9 @@ describe("dashboard pages", () => {
       "a member's POST %s is refused with 403 and changes nothing",
       async (path, form) => {
         const before = JSON.stringify([
-          d.store.listPools(d.acme.team.id),
-          d.store.listBudgets(d.acme.team.id),
-          d.store.listMemberships(d.acme.team.id),
+          await d.store.listPools(d.acme.team.id),
+          await d.store.listBudgets(d.acme.team.id),
+          await d.store.listMemberships(d.acme.team.id),
         ]);
         const response = await d.request(path.replace("BUDGET", String(d.acme.budget.id)), {
           cookie: member,
@@ -638,9 +641,9 @@ describe("dashboard pages", () => {
         );
         expect(
           JSON.stringify([
-            d.store.listPools(d.acme.team.id),
-            d.store.listBudgets(d.acme.team.id),
-            d.store.listMemberships(d.acme.team.id),
+            await d.store.listPools(d.acme.team.id),
+            await d.store.listBudgets(d.acme.team.id),
+            await d.store.listMemberships(d.acme.team.id),
           ]),
         ).toBe(before);
       },
@@ -648,14 +651,14 @@ describe("dashboard pages", () => {
 
     it("answers 404 for another team's pools, keys, budgets, tokens and members", async () => {
       const gus = await d.signInAs(d.globex.owner.id, d.globex.team.id);
-      const token = d.catalog.createApiToken({
+      const token = await d.catalog.createApiToken({
         teamId: d.acme.team.id,
         actorUserId: d.acme.owner.id,
         name: "acme",
         abilities: ["pools:read"],
         lifetime: "1y",
       });
-      const key = d.catalog.mintPoolKey({ teamId: d.acme.team.id, subdomain: "llm" });
+      const key = await d.catalog.mintPoolKey({ teamId: d.acme.team.id, subdomain: "llm" });
       for (const path of [
         "/pool/llm",
         "/pool/llm/edit",
@@ -683,8 +686,8 @@ describe("dashboard pages", () => {
           path,
         ).toBe(404);
       }
-      expect(d.catalog.verifyPoolKey("llm", key.plaintext)).not.toBeNull();
-      expect(d.store.getPoolBySubdomain(d.acme.team.id, "llm")?.name).toBe("LLM");
+      expect(await d.catalog.verifyPoolKey("llm", key.plaintext)).not.toBeNull();
+      expect((await d.store.getPoolBySubdomain(d.acme.team.id, "llm"))?.name).toBe("LLM");
       expect((await d.request("/", { cookie: gus })).text).not.toContain("LLM");
     });
 

@@ -13,17 +13,17 @@ describe("dashboard in the server", () => {
   let dir: string;
   let server: SluiceServer | undefined;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-dashboard-"));
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     try {
-      data.catalog.createTeamWithOwner({
+      await data.catalog.createTeamWithOwner({
         teamName: "Acme",
         slug: "acme",
         ownerName: "Ada",
         ownerEmail: "ada@acme.test",
       });
-      data.catalog.createTeamWithOwner({
+      await data.catalog.createTeamWithOwner({
         teamName: "Globex",
         slug: "globex",
         ownerName: "Gus",

@@ -8,7 +8,7 @@ describe("dashboard sign-in", () => {
     d = await startDashboard();
     await d.auth.setPassword(d.acme.owner.id, PASSWORD);
   });
-  afterEach(() => d.close());
+  afterEach(async () => d.close());
 
   it("serves the sign-in page with a CSP that allows only its own scripts, and its assets from the package", async () => {
     const page = await d.request("/sign-in");
@@ -88,7 +88,17 @@ describe("dashboard sign-in", () => {
     expect(throttled.status).toBe(429);
     expect(throttled.text).toContain("Too many failed sign-ins");
     expect(throttled.headers.get("retry-after")).toBe("900");
+    expect(throttled.text).toContain("try again in 15 minutes");
     expect(throttled.headers.get("set-cookie")).toBeNull();
+    // The window started at the first failure: later, less of it is left.
+    await d.clock.advance(10 * 60_000 + 30_000);
+    const later = await d.request("/sign-in", {
+      form: { email: "ada@acme.test", password: PASSWORD },
+    });
+    expect(later.status).toBe(429);
+    expect(later.headers.get("retry-after")).toBe("270");
+    expect(later.text).toContain("try again in 5 minutes");
+    await d.clock.advance(270_000);
 
     await d.auth.setPassword(d.acme.admin.id, PASSWORD);
     for (let i = 0; i < 20; i++) {
@@ -166,8 +176,9 @@ describe("dashboard sign-in", () => {
     expect((await d.request("/", { cookie: elsewhere })).status).toBe(303);
   });
 
-  it("lets anyone signed in set their password, checked and repeated", async () => {
+  it("lets anyone signed in set their password, checked and repeated; other sessions end", async () => {
     const cookie = await d.signInAs(d.acme.member.id);
+    const elsewhere = await d.signInAs(d.acme.member.id);
     const differ = await d.request("/account/password", {
       cookie,
       form: { password: "another good one", repeat: "another good 1" },
@@ -185,6 +196,9 @@ describe("dashboard sign-in", () => {
       form: { password: "another good one", repeat: "another good one" },
     });
     expect(saved.status).toBe(200);
+    expect(saved.text).toContain("Signed out 1 other session.");
+    expect((await d.request("/account", { cookie })).status).toBe(200);
+    expect((await d.request("/account", { cookie: elsewhere })).location).toMatch(/^\/sign-in/);
     expect(
       (
         await d.request("/sign-in", {

@@ -17,7 +17,7 @@ describe("examples/signed-acquire.sh", () => {
 
   it("acquires a slot on an hmac pool, and its signature is refused when the secret is wrong", async () => {
     await h.addPool({ subdomain: "llm", callerPolicies: { hmac: { skewSeconds: 300 } } });
-    const minted = h.mintKey("llm");
+    const minted = await h.mintKey("llm");
     const env = {
       ...process.env,
       SLUICE_LOCK_URL: h.lock.url,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { BufferedAccessLog } from "../../src/access-log/buffered-access-log.js";
@@ -11,21 +11,28 @@ import { retentionOfPools, startAccessLogRetention } from "../../src/access-log/
 import type { AccessLogStore } from "../../src/access-log/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { postgresFixture } from "../postgres/pg-fixture.js";
+import { requirePostgres } from "../support/postgres.js";
 import { accessLogEntry } from "./access-log-entry.js";
 
 const DAY = 86_400_000;
 
 const entry = accessLogEntry;
 
-describe.each([
-  ["memory", () => ({ store: new MemoryAccessLogStore() as AccessLogStore, close: () => {} })],
+const postgresAvailable = await requirePostgres("the PostgreSQL access log store");
+const postgres = postgresFixture("pg_access_log");
+afterAll(() => postgres.drop());
+
+type OpenStore = () => Promise<{ store: AccessLogStore; close: () => Promise<void> | void }>;
+const STORES: [string, OpenStore][] = [
+  ["memory", async () => ({ store: new MemoryAccessLogStore(), close: () => {} })],
   [
     "sqlite",
-    () => {
+    async () => {
       const dir = mkdtempSync(join(tmpdir(), "sluice-access-"));
       const db: Database.Database = openSluiceDatabase(join(dir, "sluice.db"));
       return {
-        store: new SqliteAccessLogStore(db) as AccessLogStore,
+        store: new SqliteAccessLogStore(db),
         close: () => {
           db.close();
           rmSync(dir, { recursive: true, force: true });
@@ -33,47 +40,62 @@ describe.each([
       };
     },
   ],
-])("%s access log store", (_name, open) => {
-  let store: AccessLogStore;
-  let close: () => void;
-  beforeEach(() => {
-    ({ store, close } = open());
-  });
-  afterEach(() => close());
+];
+if (postgresAvailable) {
+  STORES.push([
+    "postgres",
+    async () => {
+      const catalog = await postgres.open();
+      return { store: catalog.accessLog, close: () => catalog.close() };
+    },
+  ]);
+}
 
-  it("lists a pool's entries in [from, to), newest first, up to the limit", () => {
-    store.insert([
+describe.each(STORES)("%s access log store", (_name, open) => {
+  let store: AccessLogStore;
+  let close: () => Promise<void> | void;
+  beforeEach(async () => {
+    ({ store, close } = await open());
+  });
+  afterEach(async () => close());
+
+  it("lists a pool's entries in [from, to), newest first, up to the limit", async () => {
+    await store.insert([
       entry({ at: 100, outcome: "admitted" }),
       entry({ at: 200, outcome: "rejected", reason: "rpm" }),
       entry({ at: 300, outcome: "queued", queuedMs: 40 }),
       entry({ at: 250, pool: "other" }),
     ]);
     const range = { from: 100, to: 300, limit: 10 };
-    expect(store.list("llm", range).map((e) => e.at)).toEqual([200, 100]);
-    expect(store.list("llm", { from: 0, to: 1_000, limit: 2 }).map((e) => e.at)).toEqual([
+    expect((await store.list("llm", range)).map((e) => e.at)).toEqual([200, 100]);
+    expect((await store.list("llm", { from: 0, to: 1_000, limit: 2 })).map((e) => e.at)).toEqual([
       300, 200,
     ]);
-    expect(store.list("llm", { from: 0, to: 1_000, limit: 10 })[1]).toEqual(
+    expect((await store.list("llm", { from: 0, to: 1_000, limit: 10 }))[1]).toEqual(
       entry({ at: 200, outcome: "rejected", reason: "rpm" }),
     );
   });
 
-  it("prunes one pool's entries older than a cutoff", () => {
-    store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
-    expect(store.pruneBefore("llm", 150)).toBe(1);
-    expect(store.list("llm", { from: 0, to: 1_000, limit: 10 }).map((e) => e.at)).toEqual([200]);
-    expect(store.list("other", { from: 0, to: 1_000, limit: 10 })).toHaveLength(1);
+  it("prunes one pool's entries older than a cutoff", async () => {
+    await store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
+    expect(await store.pruneBefore("llm", 150)).toBe(1);
+    expect((await store.list("llm", { from: 0, to: 1_000, limit: 10 })).map((e) => e.at)).toEqual([
+      200,
+    ]);
+    expect(await store.list("other", { from: 0, to: 1_000, limit: 10 })).toHaveLength(1);
   });
 
-  it("deletes every entry of one pool, and only that pool's", () => {
-    store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
-    expect(store.deletePool("llm")).toBe(2);
-    expect(store.list("llm", { from: 0, to: 1_000, limit: 10 })).toEqual([]);
-    expect(store.list("other", { from: 0, to: 1_000, limit: 10 })).toHaveLength(1);
-    expect(store.deletePool("llm")).toBe(0);
+  it("deletes every entry of one pool, and only that pool's", async () => {
+    await store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
+    expect(await store.deletePool("llm")).toBe(2);
+    expect(await store.list("llm", { from: 0, to: 1_000, limit: 10 })).toEqual([]);
+    expect(await store.list("other", { from: 0, to: 1_000, limit: 10 })).toHaveLength(1);
+    expect(await store.deletePool("llm")).toBe(0);
     // The subdomain is usable again: a new pool's entries start from nothing.
-    store.insert([entry({ at: 300 })]);
-    expect(store.list("llm", { from: 0, to: 1_000, limit: 10 }).map((e) => e.at)).toEqual([300]);
+    await store.insert([entry({ at: 300 })]);
+    expect((await store.list("llm", { from: 0, to: 1_000, limit: 10 })).map((e) => e.at)).toEqual([
+      300,
+    ]);
   });
 });
 
@@ -84,10 +106,10 @@ describe("BufferedAccessLog", () => {
     const log = new BufferedAccessLog({ store, clock, flushIntervalMs: 1_000 });
     log.append(entry({ at: 1 }));
     log.append(entry({ at: 2 }));
-    expect(store.list("llm", { from: 0, to: 10, limit: 10 })).toEqual([]);
+    expect(await store.list("llm", { from: 0, to: 10, limit: 10 })).toEqual([]);
     expect(clock.pendingTimers).toBe(1);
     await clock.advance(1_000);
-    expect(store.list("llm", { from: 0, to: 10, limit: 10 })).toHaveLength(2);
+    expect(await store.list("llm", { from: 0, to: 10, limit: 10 })).toHaveLength(2);
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -97,9 +119,9 @@ describe("BufferedAccessLog", () => {
     const log = new BufferedAccessLog({ store, clock, batchSize: 3 });
     for (let i = 0; i < 3; i++) log.append(entry({ at: i }));
     await clock.advance(0);
-    expect(store.list("llm", { from: 0, to: 10, limit: 10 })).toHaveLength(3);
+    expect(await store.list("llm", { from: 0, to: 10, limit: 10 })).toHaveLength(3);
     log.append(entry({ at: 5 }));
-    expect(log.list("llm").map((e) => e.at)).toEqual([5, 2, 1, 0]);
+    expect((await log.list("llm")).map((e) => e.at)).toEqual([5, 2, 1, 0]);
   });
 
   it("keeps a failed batch for the next try, and drops appends after close", async () => {
@@ -108,9 +130,9 @@ describe("BufferedAccessLog", () => {
     let failing = true;
     const errors: unknown[] = [];
     const store: AccessLogStore = {
-      insert: (entries) => {
+      insert: async (entries) => {
         if (failing) throw new Error("database is locked");
-        inner.insert(entries);
+        await inner.insert(entries);
       },
       list: (pool, query) => inner.list(pool, query),
       pruneBefore: (pool, before) => inner.pruneBefore(pool, before),
@@ -123,30 +145,30 @@ describe("BufferedAccessLog", () => {
     expect(log.pending).toBe(1);
     failing = false;
     await clock.advance(1_000);
-    expect(inner.list("llm", { from: 0, to: 10, limit: 10 })).toHaveLength(1);
-    log.close();
+    expect(await inner.list("llm", { from: 0, to: 10, limit: 10 })).toHaveLength(1);
+    await log.close();
     log.append(entry({ at: 2 }));
     expect(log.dropped).toBe(1);
     expect(clock.pendingTimers).toBe(0);
   });
 
-  it("forgets a pool's entries, stored and still buffered, and keeps other pools'", () => {
+  it("forgets a pool's entries, stored and still buffered, and keeps other pools'", async () => {
     const clock = new ManualClock(0);
     const store = new MemoryAccessLogStore();
     const log = new BufferedAccessLog({ store, clock });
     log.append(entry({ at: 1 }));
     log.append(entry({ at: 1, pool: "other" }));
-    log.flush();
+    await log.flush();
     log.append(entry({ at: 2 }));
     log.append(entry({ at: 2, pool: "other" }));
-    expect(log.forgetPool("llm")).toBe(2);
+    expect(await log.forgetPool("llm")).toBe(2);
     expect(log.pending).toBe(1);
-    expect(log.list("llm")).toEqual([]);
-    expect(log.list("other").map((e) => e.at)).toEqual([2, 1]);
+    expect(await log.list("llm")).toEqual([]);
+    expect((await log.list("other")).map((e) => e.at)).toEqual([2, 1]);
     expect(log.dropped).toBe(0);
   });
 
-  it("forgets buffered entries even when deleting the stored ones fails", () => {
+  it("forgets buffered entries even when deleting the stored ones fails", async () => {
     const clock = new ManualClock(0);
     const inner = new MemoryAccessLogStore();
     const store: AccessLogStore = {
@@ -159,12 +181,12 @@ describe("BufferedAccessLog", () => {
     };
     const log = new BufferedAccessLog({ store, clock });
     log.append(entry({ at: 1 }));
-    expect(() => log.forgetPool("llm")).toThrow("database is locked");
-    log.flush();
-    expect(inner.list("llm", { from: 0, to: 10, limit: 10 })).toEqual([]);
+    await expect(log.forgetPool("llm")).rejects.toThrow("database is locked");
+    await log.flush();
+    expect(await inner.list("llm", { from: 0, to: 10, limit: 10 })).toEqual([]);
   });
 
-  it("reads a pool's log from the pool's creation on, and nothing for a pool that does not exist", () => {
+  it("reads a pool's log from the pool's creation on, and nothing for a pool that does not exist", async () => {
     const clock = new ManualClock(0);
     const createdAt = new Map([["llm", 200]]);
     const log = new BufferedAccessLog({
@@ -178,18 +200,18 @@ describe("BufferedAccessLog", () => {
     log.append(entry({ at: 200 }));
     log.append(entry({ at: 300 }));
     log.append(entry({ at: 150, pool: "gone" }));
-    expect(log.list("llm").map((e) => e.at)).toEqual([300, 200]);
-    expect(log.list("llm", { from: 0, to: 250 }).map((e) => e.at)).toEqual([200]);
-    expect(log.list("llm", { from: 250 }).map((e) => e.at)).toEqual([300]);
-    expect(log.list("gone")).toEqual([]);
+    expect((await log.list("llm")).map((e) => e.at)).toEqual([300, 200]);
+    expect((await log.list("llm", { from: 0, to: 250 })).map((e) => e.at)).toEqual([200]);
+    expect((await log.list("llm", { from: 250 })).map((e) => e.at)).toEqual([300]);
+    expect(await log.list("gone")).toEqual([]);
   });
 
-  it("rejects a bad query", () => {
+  it("rejects a bad query", async () => {
     const log = new BufferedAccessLog({
       store: new MemoryAccessLogStore(),
       clock: new ManualClock(0),
     });
-    expect(() => log.list("llm", { limit: 0 })).toThrow(InvalidArgumentError);
+    await expect(log.list("llm", { limit: 0 })).rejects.toThrow(InvalidArgumentError);
   });
 
   it("retention prunes each pool by its own days, at start and then on the interval", async () => {
@@ -207,14 +229,14 @@ describe("BufferedAccessLog", () => {
         { pool: "long", retentionDays: 30 },
       ],
     });
-    expect(log.list("short")).toHaveLength(1);
-    expect(log.list("long")).toHaveLength(1);
+    expect(await log.list("short")).toHaveLength(1);
+    expect(await log.list("long")).toHaveLength(1);
     await clock.advance(DAY);
-    expect(log.list("short")).toHaveLength(0);
+    expect(await log.list("short")).toHaveLength(0);
     job.stop();
     expect(clock.pendingTimers).toBe(0);
   });
-  it("retention also prunes what a pool's subdomain logged before the pool was created", () => {
+  it("retention also prunes what a pool's subdomain logged before the pool was created", async () => {
     const clock = new ManualClock(100 * DAY);
     const store = new MemoryAccessLogStore();
     const log = new BufferedAccessLog({ store, clock });
@@ -224,8 +246,11 @@ describe("BufferedAccessLog", () => {
     const pools = [
       { subdomain: "llm", metricsRetentionDays: 30, createdAt: 100 * DAY - 3_600_000 },
     ];
-    expect(log.prune(retentionOfPools(pools), clock.now())).toBe(1);
+    expect(await log.prune(retentionOfPools(pools), clock.now())).toBe(1);
     const all = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
-    expect(store.list("llm", all).map((e) => 100 * DAY - e.at)).toEqual([30 * 60_000, 3_600_000]);
+    expect((await store.list("llm", all)).map((e) => 100 * DAY - e.at)).toEqual([
+      30 * 60_000,
+      3_600_000,
+    ]);
   });
 });

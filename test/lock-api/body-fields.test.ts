@@ -9,9 +9,9 @@ describe("Lock API body fields", () => {
   beforeEach(async () => {
     h = await createHarness();
     await h.addPool({ subdomain: "llm", maxConcurrent: 1, queueSize: 2, queueTimeoutMs: 10_000 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   const acquire = (body: string) => h.lockPost("/pools/llm/lock/acquire", { key, body });
   const held = async () => (await h.governor.status("llm")).held;

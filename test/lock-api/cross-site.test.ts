@@ -19,9 +19,9 @@ describe("Lock API cross-site requests", () => {
     // An open pool: the case a cross-site POST could fill without any key.
     await h.addPool({ subdomain: "open", maxConcurrent: 1, requireKey: false });
     await h.addPool({ subdomain: "llm", maxConcurrent: 1 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   const post = (path: string, headers: Record<string, string>, body?: string) =>
     fetch(`${h.lock.url}${path}`, { method: "POST", headers, body });

@@ -99,7 +99,7 @@ export interface Harness {
   accessLog: BufferedAccessLog;
   team: TeamRecord;
   /** A Control API token of the team (plaintext), to show it is no pool key. */
-  mintApiToken(): string;
+  mintApiToken(): Promise<string>;
   /** What the Lock API and the proxy logged as server errors (their `logError`). */
   loggedErrors: unknown[];
   /** What the proxy reported as origin (or database) failures (its `onOriginFailure`). */
@@ -142,7 +142,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const catalog = new CatalogService({ store, secretBox: new SecretBox(randomBytes(32)), clock });
   const governor = createGovernor({ clock, store: new MemorySlotStore({ clock }) });
   const accessLog = createSqliteAccessLog(database, { clock });
-  const { team, owner } = catalog.createTeamWithOwner({
+  const { team, owner } = await catalog.createTeamWithOwner({
     teamName: "Acme",
     slug: "acme",
     ownerName: "Ada",
@@ -193,24 +193,26 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     lockApp,
     proxyApp,
     async addPool(overrides = {}) {
-      const pool = store.upsertPool(
+      const pool = await store.upsertPool(
         team.id,
         poolInput({ origin: "http://127.0.0.1:9", ...overrides }),
       );
       await governor.definePool(pool.subdomain, poolToGovernorSettings(pool, null));
       return pool;
     },
-    mintApiToken() {
-      return catalog.createApiToken({
-        teamId: team.id,
-        actorUserId: owner.id,
-        name: "test",
-        abilities: ["pools:read"],
-        lifetime: "1y",
-      }).plaintext;
+    async mintApiToken() {
+      return (
+        await catalog.createApiToken({
+          teamId: team.id,
+          actorUserId: owner.id,
+          name: "test",
+          abilities: ["pools:read"],
+          lifetime: "1y",
+        })
+      ).plaintext;
     },
-    mintKey(subdomain, keyOptions = {}) {
-      return catalog.mintPoolKey({ teamId: team.id, subdomain, ...keyOptions });
+    async mintKey(subdomain, keyOptions = {}) {
+      return await catalog.mintPoolKey({ teamId: team.id, subdomain, ...keyOptions });
     },
     lockPost(path, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
@@ -222,7 +224,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await lock.close();
       await proxy.close();
       proxyApp.close();
-      accessLog.close();
+      await accessLog.close();
       await governor.close();
       database.close();
       rmSync(dir, { recursive: true, force: true });

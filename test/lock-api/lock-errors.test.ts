@@ -38,9 +38,9 @@ describe("Lock API errors (contract section 7)", () => {
     h = await createHarness({ ipPolicy: () => allowlisted });
     clock = h.manualClock as ManualClock;
     await h.addPool({ subdomain: "llm", maxConcurrent: 1, queueSize: 1, queueTimeoutMs: 10_000 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   describe("acquire", () => {
     it("401 unauthorized for missing or invalid auth", async () => {
@@ -50,7 +50,7 @@ describe("Lock API errors (contract section 7)", () => {
       expect(badKey.headers.get("x-svc-effective-limit")).toBeNull();
       expect(badKey.headers.get("x-svc-remaining-slots")).toBeNull();
       await expectError(badKey, 401, "unauthorized");
-      expect(h.accessLog.list("llm")).toEqual([]);
+      expect(await h.accessLog.list("llm")).toEqual([]);
     });
 
     it("403 unauthorized on an IP allowlist miss", async () => {
@@ -93,7 +93,7 @@ describe("Lock API errors (contract section 7)", () => {
       await h.close();
       h = await createHarness({ bodyTimeoutMs: 150 });
       await h.addPool({ subdomain: "llm", maxConcurrent: 1 });
-      const slowKey = h.mintKey("llm").plaintext;
+      const slowKey = (await h.mintKey("llm")).plaintext;
       // rawExchange resolves when the server closes the connection.
       const answer = parseRaw(
         await rawExchange(h.lock.port, truncatedPost("/pools/llm/lock/acquire", slowKey)),
@@ -176,7 +176,7 @@ describe("Lock API errors (contract section 7)", () => {
         termMs: 10_000,
         requestTimeoutMs: 10_000,
       });
-      const shortKey = h.mintKey("short").plaintext;
+      const shortKey = (await h.mintKey("short")).plaintext;
       const grant = await readBody(
         await h.lockPost("/pools/short/lock/acquire", { key: shortKey }),
       );
@@ -201,8 +201,8 @@ describe("Lock API errors (contract section 7)", () => {
 
     it("a slot of a pool deleted from the catalog gives 401 like any unknown pool (its keys went with it)", async () => {
       const grant = await readBody(await h.lockPost("/pools/llm/lock/acquire", { key }));
-      const pool = h.catalog.store.findPoolBySubdomain("llm")!;
-      expect(h.catalog.store.deletePool(h.team.id, pool.id)).toBe(true);
+      const pool = (await h.catalog.store.findPoolBySubdomain("llm"))!;
+      expect(await h.catalog.store.deletePool(h.team.id, pool.id)).toBe(true);
       await h.governor.removePool("llm");
       await new Promise((resolve) => setTimeout(resolve, 5));
       await expectError(
@@ -237,9 +237,9 @@ describe("Lock API errors (contract section 7)", () => {
       }
       // Both turned-away attempts are in the access log (newest first), the queued one with
       // the time it waited.
-      const outcomes = h.accessLog.list("llm").map((entry) => entry.outcome);
+      const outcomes = (await h.accessLog.list("llm")).map((entry) => entry.outcome);
       expect(outcomes).toEqual(["unavailable", "unavailable", "admitted"]);
-      expect(h.accessLog.list("llm")[1]!.queuedMs).toBe(40);
+      expect((await h.accessLog.list("llm"))[1]!.queuedMs).toBe(40);
     });
   });
 });

@@ -29,7 +29,7 @@ function rawPost(
 }
 
 describe("matchLockRoute (the Lock API's routes outside Hono's router)", () => {
-  it("matches the three routes and nothing Hono would not match", () => {
+  it("matches the three routes and nothing Hono would not match", async () => {
     expect(matchLockRoute("/pools/llm/lock/acquire")).toEqual({ action: "acquire", pool: "llm" });
     expect(matchLockRoute("/pools/llm/lock/abc/renew")).toEqual({
       action: "renew",
@@ -56,7 +56,7 @@ describe("matchLockRoute (the Lock API's routes outside Hono's router)", () => {
     }
   });
 
-  it("takes the path of an absolute URL up to its query", () => {
+  it("takes the path of an absolute URL up to its query", async () => {
     expect(pathOfUrl("http://lock.test:8080/pools/a/lock/acquire?x=/y")).toBe(
       "/pools/a/lock/acquire",
     );
@@ -65,7 +65,7 @@ describe("matchLockRoute (the Lock API's routes outside Hono's router)", () => {
 });
 
 describe("requestHeaders (reads Node's raw headers like Headers.get)", () => {
-  it("joins repeated fields, ignores case, trims, and answers null when absent", () => {
+  it("joins repeated fields, ignores case, trims, and answers null when absent", async () => {
     const env = {
       incoming: {
         rawHeaders: ["X-Svc-Key", " a ", "Host", "h.test", "x-svc-key", "b\t"],
@@ -77,7 +77,7 @@ describe("requestHeaders (reads Node's raw headers like Headers.get)", () => {
     expect(headers.get("authorization")).toBeNull();
   });
 
-  it("uses the web request's headers off Node", () => {
+  it("uses the web request's headers off Node", async () => {
     const request = new Request("http://h.test/", { headers: { "X-Svc-Key": "k" } });
     expect(requestHeaders(undefined, request).get("x-svc-key")).toBe("k");
   });
@@ -90,9 +90,9 @@ describe("Lock API on a socket: fast path and Hono fallback answer alike", () =>
   beforeEach(async () => {
     h = await createHarness();
     await h.addPool({ subdomain: "llm", maxConcurrent: 2 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   it("an escaped path goes through Hono's decoding and reaches the same slot", async () => {
     const acquired = await h.lockPost("/pools/llm/lock/acquire", { key });
@@ -152,7 +152,7 @@ describe("host router in front of the Lock API", () => {
   beforeEach(async () => {
     h = await createHarness();
     await h.addPool({ subdomain: "llm", maxConcurrent: 2 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
     const lockApp = { fetch: (request: Request, env?: unknown) => fetchLock(h, request, env) };
     const router = createHostRouter({
       baseUrl: "http://api.test",

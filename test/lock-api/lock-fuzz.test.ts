@@ -73,9 +73,9 @@ describe("Lock API under malformed input (property)", () => {
   beforeAll(async () => {
     h = await createHarness();
     await h.addPool({ subdomain: "llm", maxConcurrent: LIMIT, queueSize: 0 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterAll(() => h.close());
+  afterAll(async () => h.close());
 
   it("answers every request in the contract's shape, and loses or leaks no slot", async () => {
     await fc.assert(

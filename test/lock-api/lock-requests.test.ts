@@ -11,9 +11,9 @@ describe("Lock API request handling", () => {
     h = await createHarness();
     clock = h.manualClock as ManualClock;
     await h.addPool({ subdomain: "llm", maxConcurrent: 1, queueSize: 2, queueTimeoutMs: 10_000 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   const acquire = (init: { body?: string; headers?: Record<string, string> } = {}) =>
     h.lockPost("/pools/llm/lock/acquire", { key, ...init });
@@ -104,15 +104,15 @@ describe("Lock API request handling", () => {
 
   describe("authentication", () => {
     it("an expired key is refused", async () => {
-      const expiring = h.mintKey("llm", { expiresPreset: "1h" }).plaintext;
+      const expiring = (await h.mintKey("llm", { expiresPreset: "1h" })).plaintext;
       expect((await h.lockPost("/pools/llm/lock/acquire", { key: expiring })).status).toBe(200);
       await clock.advance(3_600_000);
       expect((await h.lockPost("/pools/llm/lock/acquire", { key: expiring })).status).toBe(401);
     });
 
     it("a revoked key is refused", async () => {
-      const minted = h.mintKey("llm");
-      h.catalog.revokePoolKey(h.team.id, "llm", minted.key.id);
+      const minted = await h.mintKey("llm");
+      await h.catalog.revokePoolKey(h.team.id, "llm", minted.key.id);
       const response = await h.lockPost("/pools/llm/lock/acquire", { key: minted.plaintext });
       expect(response.status).toBe(401);
     });
@@ -126,8 +126,8 @@ describe("Lock API request handling", () => {
         termMs: twoHours,
         requestTimeoutMs: twoHours,
       });
-      const revoked = h.mintKey("long");
-      const expiring = h.mintKey("long", { expiresPreset: "1h" });
+      const revoked = await h.mintKey("long");
+      const expiring = await h.mintKey("long", { expiresPreset: "1h" });
       const retire = [
         () => h.catalog.revokePoolKey(h.team.id, "long", revoked.key.id),
         () => clock.advance(3_600_000),
@@ -147,14 +147,14 @@ describe("Lock API request handling", () => {
       const acquired = await h.lockPost("/pools/llm/lock/acquire", { key });
       const path = `/pools/llm/lock/${(await readBody(acquired)).slotId}`;
       await h.addPool({ subdomain: "other", maxConcurrent: 1 });
-      const foreign = h.mintKey("other").plaintext;
+      const foreign = (await h.mintKey("other")).plaintext;
       expect((await h.lockPost(`${path}/release`, { key: foreign })).status).toBe(401);
       expect((await h.governor.status("llm")).held).toBe(1);
     });
 
     it("a Control API token is not a pool key: 401 wherever it is presented", async () => {
       await h.addPool({ subdomain: "open", maxConcurrent: 1, requireKey: false });
-      const token = h.mintApiToken();
+      const token = await h.mintApiToken();
       const carriers: Record<string, string>[] = [
         { "x-svc-key": token },
         { authorization: `Bearer ${token}` },
@@ -182,7 +182,7 @@ describe("Lock API request handling", () => {
       expect((await h.lockPost("/pools/llm/lock/acquire", { headers: bearer })).status).toBe(401);
 
       await h.addPool({ subdomain: "open-auth", maxConcurrent: 5, allowAuthorizationHeader: true });
-      const authKey = h.mintKey("open-auth").plaintext;
+      const authKey = (await h.mintKey("open-auth")).plaintext;
       for (const scheme of ["Bearer", "Service", "service"]) {
         const response = await h.lockPost("/pools/open-auth/lock/acquire", {
           headers: { authorization: `${scheme} ${authKey}` },
@@ -195,13 +195,16 @@ describe("Lock API request handling", () => {
       await h.addPool({ subdomain: "open", maxConcurrent: 1, requireKey: false });
       const response = await h.lockPost("/pools/open/lock/acquire");
       expect(response.status).toBe(200);
-      expect(h.accessLog.list("open")[0]).toMatchObject({ keyId: null, outcome: "admitted" });
+      expect((await h.accessLog.list("open"))[0]).toMatchObject({
+        keyId: null,
+        outcome: "admitted",
+      });
       // A presented key must still be valid there.
       expect((await h.lockPost("/pools/open/lock/acquire", { key })).status).toBe(401);
     });
 
     it("a read-only key may take a lock (a slot is not an upstream call)", async () => {
-      const readKey = h.mintKey("llm", { access: "read" }).plaintext;
+      const readKey = (await h.mintKey("llm", { access: "read" })).plaintext;
       expect((await h.lockPost("/pools/llm/lock/acquire", { key: readKey })).status).toBe(200);
     });
   });
@@ -237,7 +240,7 @@ describe("Lock API request handling", () => {
 
     it("a slotId of pool A is not found on pool B", async () => {
       await h.addPool({ subdomain: "other", maxConcurrent: 1 });
-      const otherKey = h.mintKey("other").plaintext;
+      const otherKey = (await h.mintKey("other")).plaintext;
       const grant = await readBody(await acquire());
       const renew = await h.lockPost(`/pools/other/lock/${grant.slotId}/renew`, { key: otherKey });
       expect(renew.status).toBe(404);
@@ -250,7 +253,7 @@ describe("Lock API request handling", () => {
 
     it("slotIds are unguessable (random UUIDs, all distinct)", async () => {
       await h.addPool({ subdomain: "wide", maxConcurrent: 50 });
-      const wideKey = h.mintKey("wide").plaintext;
+      const wideKey = (await h.mintKey("wide")).plaintext;
       const ids = new Set<string>();
       for (let i = 0; i < 20; i++) {
         const grant = await readBody(
@@ -382,14 +385,14 @@ describe("Lock API request handling", () => {
 
   describe("access log", () => {
     it("logs acquire attempts with key, outcome and address; never renewals or releases", async () => {
-      const minted = h.mintKey("llm");
+      const minted = await h.mintKey("llm");
       const grant = await readBody(
         await h.lockPost("/pools/llm/lock/acquire", { key: minted.plaintext }),
       );
       await h.lockPost(`/pools/llm/lock/${grant.slotId}/renew`, { key });
       await h.lockPost("/pools/llm/lock/acquire", { key });
       await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key });
-      const log = h.accessLog.list("llm");
+      const log = await h.accessLog.list("llm");
       expect(log.map((entry) => entry.outcome)).toEqual(["rejected", "admitted"]);
       expect(log[1]).toMatchObject({
         keyId: minted.key.id,

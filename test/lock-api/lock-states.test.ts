@@ -21,9 +21,9 @@ describe("Lock API slot states (contract section 3)", () => {
       renewIntervalMs: 10_000,
       requestTimeoutMs: 60_000,
     });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   const acquire = (body?: unknown, headers?: Record<string, string>) =>
     h.lockPost("/pools/llm/lock/acquire", {
@@ -53,7 +53,7 @@ describe("Lock API slot states (contract section 3)", () => {
     expect(response.headers.get("x-svc-effective-limit")).toBe("1");
     expect(response.headers.get("x-svc-queued-ms")).toBe("0");
     expect((await h.governor.status("llm")).held).toBe(1);
-    const log = h.accessLog.list("llm");
+    const log = await h.accessLog.list("llm");
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ outcome: "admitted", source: "lock", queuedMs: 0, pool: "llm" });
   });
@@ -67,7 +67,7 @@ describe("Lock API slot states (contract section 3)", () => {
     const response = await waiting;
     expect(response.status).toBe(200);
     expect(response.headers.get("x-svc-queued-ms")).toBe("1500");
-    const log = h.accessLog.list("llm");
+    const log = await h.accessLog.list("llm");
     expect(log[0]).toMatchObject({ outcome: "queued", queuedMs: 1_500 });
   });
 
@@ -87,7 +87,10 @@ describe("Lock API slot states (contract section 3)", () => {
     const response = await acquire({ waitMs: 5_000 });
     expect(response.status).toBe(429);
     expect(await readBody(response)).toMatchObject({ error: "too_many_requests" });
-    expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "rejected", reason: "queue_full" });
+    expect((await h.accessLog.list("llm"))[0]).toMatchObject({
+      outcome: "rejected",
+      reason: "queue_full",
+    });
     await clock.advance(5_000);
     expect((await Promise.all(waiters)).map((r) => r.status)).toEqual([504, 504]);
   });
@@ -100,7 +103,10 @@ describe("Lock API slot states (contract section 3)", () => {
     const response = await waiting;
     expect(response.status).toBe(504);
     expect(await readBody(response)).toMatchObject({ error: "queue_timeout" });
-    expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "timed_out", queuedMs: 2_000 });
+    expect((await h.accessLog.list("llm"))[0]).toMatchObject({
+      outcome: "timed_out",
+      queuedMs: 2_000,
+    });
   });
 
   it("none → none when the client goes away while queued: it leaves the queue at once", async () => {
@@ -118,7 +124,7 @@ describe("Lock API slot states (contract section 3)", () => {
     // The slot freed next goes to nobody: the caller who left is not granted it.
     expect((await release(held.slotId)).status).toBe(200);
     expect((await h.governor.status("llm")).held).toBe(0);
-    await waitFor(() => h.accessLog.list("llm")[0]?.outcome === "aborted");
+    await waitFor(async () => (await h.accessLog.list("llm"))[0]?.outcome === "aborted");
   });
 
   it("held → held on renew: leaseDeadline extends, never past requestDeadline", async () => {

@@ -22,22 +22,23 @@ describe("pool existence is no oracle", () => {
     // Pools of two teams, with both Authorization settings: none may answer differently.
     await h.addPool({ subdomain: "llm", maxConcurrent: 1 });
     await h.addPool({ subdomain: "bearer", maxConcurrent: 1, allowAuthorizationHeader: true });
-    ownKey = h.mintKey("llm").plaintext;
-    const other = h.catalog.createTeamWithOwner({
+    ownKey = (await h.mintKey("llm")).plaintext;
+    const other = await h.catalog.createTeamWithOwner({
       teamName: "Globex",
       slug: "globex",
       ownerName: "Hank",
       ownerEmail: "hank@globex.test",
     });
-    const theirs = h.catalog.store.upsertPool(
+    const theirs = await h.catalog.store.upsertPool(
       other.team.id,
       poolInput({ subdomain: "theirs", maxConcurrent: 1 }),
     );
     await h.governor.definePool("theirs", poolToGovernorSettings(theirs, null));
-    theirKey = h.catalog.mintPoolKey({ teamId: other.team.id, subdomain: "theirs" }).plaintext;
-    apiToken = h.mintApiToken();
+    theirKey = (await h.catalog.mintPoolKey({ teamId: other.team.id, subdomain: "theirs" }))
+      .plaintext;
+    apiToken = await h.mintApiToken();
   });
-  afterEach(() => h.close());
+  afterEach(async () => h.close());
 
   const existing = ["llm", "bearer", "theirs"];
   const missing = ["nope", "x".repeat(64), "a".repeat(5_000)];

@@ -50,7 +50,7 @@ export interface Seeded {
 
 /** Acme (owner Ada, member Max) with budget "LLM" and pools chat, embed; Globex with globex-chat. */
 async function seed(dataDir: string): Promise<Seeded> {
-  const data = openDataDir({ dataDir });
+  const data = await openDataDir({ dataDir });
   try {
     const catalog = data.catalog;
     const acme = await catalog.createTeamWithOwner({

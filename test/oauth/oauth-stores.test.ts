@@ -1,10 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import { MemoryOAuthStore } from "../../adapters/oauth/memory-oauth-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { SqliteCatalogStore } from "../../adapters/sqlite/sqlite-catalog-store.js";
 import { SqliteOAuthStore } from "../../adapters/sqlite/sqlite-oauth-store.js";
+import { postgresFixture } from "../postgres/pg-fixture.js";
+import { requirePostgres } from "../support/postgres.js";
 import { describeOAuthStoreContract } from "./oauth-store-contract.js";
 
 describeOAuthStoreContract("memory", () => ({
@@ -30,3 +33,14 @@ describeOAuthStoreContract("sqlite", async () => {
     },
   };
 });
+
+if (await requirePostgres("the PostgreSQL OAuth store")) {
+  const postgres = postgresFixture("pg_oauth");
+  afterAll(() => postgres.drop());
+  describeOAuthStoreContract("postgres", async () => {
+    const catalog = await postgres.open();
+    const team = await catalog.store.createTeam({ name: "Acme", slug: "acme" });
+    const user = await catalog.store.createUser({ name: "Ada", email: "ada@acme.test" });
+    return { store: catalog.oauth, teamId: team.id, userId: user.id, close: () => catalog.close() };
+  });
+}

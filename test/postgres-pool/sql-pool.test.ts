@@ -246,7 +246,7 @@ describe.runIf(postgresUp)("postgres pool: POST /sql", () => {
     });
     expect(reply.status).toBe(413);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "payload_too_large" });
-    expect(f.h.accessLog.list("big-body")).toEqual([]);
+    expect(await f.h.accessLog.list("big-body")).toEqual([]);
   });
 
   it("runs a batch at the isolation level Neon-Batch-Isolation-Level asks for, still read-only", async () => {

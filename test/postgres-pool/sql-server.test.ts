@@ -44,7 +44,7 @@ describe.runIf(postgresUp)("sluice serve with a postgres pool", () => {
     );
     const applied = captureIo({ SLUICE_DATA_DIR: dir, WAREHOUSE_READ_URL: db.readUrl });
     expect(await runCli(["apply", file], applied.io)).toBe(0);
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     try {
       const minted = await data.catalog.mintPoolKey({ teamId: 1, subdomain: "warehouse" });
       key = minted.plaintext;

@@ -23,7 +23,7 @@ describe.runIf(postgresUp)("postgres pool: traffic records", () => {
       return response;
     });
   });
-  afterAll(() => wrapped?.close());
+  afterAll(async () => wrapped?.close());
 
   it("never keeps Neon-Connection-String: stripped before anything logs, not in the access log", async () => {
     const { key } = await f.addDatabasePool("strip");
@@ -38,7 +38,7 @@ describe.runIf(postgresUp)("postgres pool: traffic records", () => {
     // It connected as the pool's read role, not as the caller's string says.
     expect(JSON.parse(reply.body).rows).toEqual([{ who: f.db.role }]);
     expect(seenHeaders.at(-1)?.join("\n")).not.toMatch(/neon-connection-string|hunter2/i);
-    const entries = f.h.accessLog.list("strip");
+    const entries = await f.h.accessLog.list("strip");
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ outcome: "admitted", source: "proxy" });
     expect(JSON.stringify(entries)).not.toContain("hunter2");
@@ -53,7 +53,7 @@ describe.runIf(postgresUp)("postgres pool: traffic records", () => {
     expect(refused.status).toBe(429);
     expect(refused.headers["x-svc-rejected-by"]).toBe("sluice");
     expect((await slow).status).toBe(200);
-    const outcomes = f.h.accessLog.list("full").map((entry) => entry.outcome);
+    const outcomes = (await f.h.accessLog.list("full")).map((entry) => entry.outcome);
     expect(outcomes.sort()).toEqual(["admitted", "rejected"]);
   });
 

@@ -39,7 +39,7 @@ export function useForwardingFixture(): ForwardingFixture {
       maxConcurrent: 2,
       credential: fixture.h.catalog.sealCredential("authorization", UPSTREAM_SECRET),
     });
-    fixture.key = fixture.h.mintKey("llm").plaintext;
+    fixture.key = (await fixture.h.mintKey("llm")).plaintext;
     fixture.send = (options) =>
       poolRequest(fixture.h.proxy.port, {
         ...options,

@@ -14,7 +14,7 @@ describe("pool proxy: ambiguous paths", () => {
   let h: Harness;
   let upstream: TestUpstream;
   let send: ForwardingFixture["send"];
-  beforeEach(() => {
+  beforeEach(async () => {
     ({ h, upstream, send } = fixture);
   });
   const slotsTaken = (pool: string) =>
@@ -66,7 +66,7 @@ describe("pool proxy: ambiguous paths", () => {
       readMethods: ["POST"],
       readPaths: { POST: ["/v1/embeddings"] },
     });
-    const readKey = h.mintKey("embed", { access: "read" }).plaintext;
+    const readKey = (await h.mintKey("embed", { access: "read" })).plaintext;
     const post = (path: string) =>
       poolRequest(h.proxy.port, {
         host: `embed.${POOL_DOMAIN}`,

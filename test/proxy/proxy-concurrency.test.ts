@@ -52,7 +52,7 @@ describe("one limit for proxy and Lock API traffic", () => {
       working--;
       response.end("done");
     });
-    const key = h.mintKey("llm").plaintext;
+    const key = (await h.mintKey("llm")).plaintext;
 
     const viaProxy = Array.from({ length: 24 }, () =>
       poolRequest(h.proxy.port, {
@@ -83,12 +83,14 @@ describe("one limit for proxy and Lock API traffic", () => {
     // The test only means something if the limit was actually reached.
     expect(mostAtOnce).toBe(LIMIT);
     expect((await h.governor.status("llm")).held).toBe(0);
-    const sources = new Set(h.accessLog.list("llm", { limit: 100 }).map((entry) => entry.source));
+    const sources = new Set(
+      (await h.accessLog.list("llm", { limit: 100 })).map((entry) => entry.source),
+    );
     expect(sources).toEqual(new Set(["lock", "proxy"]));
   });
 
   it("serves both behind the server's host router: lock routes on the lock host, pools on pool hosts", async () => {
-    const key = h.mintKey("llm").plaintext;
+    const key = (await h.mintKey("llm")).plaintext;
     const lockApp = createLockApp({ governor: h.governor, catalog: h.catalog });
     const proxyApp = createProxyApp({
       governor: h.governor,

@@ -12,7 +12,7 @@ describe("pool proxy forwarding", () => {
   let h: Harness;
   let upstream: TestUpstream;
   let send: ForwardingFixture["send"];
-  beforeEach(() => {
+  beforeEach(async () => {
     ({ h, upstream, send } = fixture);
   });
 
@@ -40,7 +40,10 @@ describe("pool proxy forwarding", () => {
     expect(reply.headers["x-svc-effective-limit"]).toBe("2");
     expect(reply.headers["x-svc-queued-ms"]).toBe("0");
     expect((await h.governor.status("llm")).held).toBe(0);
-    expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "admitted", source: "proxy" });
+    expect((await h.accessLog.list("llm"))[0]).toMatchObject({
+      outcome: "admitted",
+      source: "proxy",
+    });
   });
 
   it("appends its hop to a caller's Forwarded and X-Forwarded-For, and never passes on its X-Real-IP", async () => {
@@ -107,7 +110,7 @@ describe("pool proxy forwarding", () => {
     expect(reply.rawHeaders.join("\n")).not.toContain("sk-upstream-secret");
     expect(reply.body).not.toContain("sk-upstream-secret");
     // Nor is it written to the access log.
-    h.accessLog.flush();
+    await h.accessLog.flush();
     const rows = h.database.prepare("SELECT * FROM access_log").all();
     expect(rows.length).toBeGreaterThan(0);
     expect(JSON.stringify(rows)).not.toContain("sk-upstream-secret");
@@ -133,7 +136,7 @@ describe("pool proxy forwarding", () => {
     const reply = await poolRequest(h.proxy.port, {
       host: `enc.${POOL_DOMAIN}`,
       path: "/echo-encoded",
-      headers: { "x-svc-key": h.mintKey("enc").plaintext },
+      headers: { "x-svc-key": (await h.mintKey("enc")).plaintext },
     });
     expect(reply.status).toBe(200);
     expect(reply.headers["x-lower-whole"]).toBeUndefined();
@@ -148,7 +151,7 @@ describe("pool proxy forwarding", () => {
       maxConcurrent: 2,
       allowAuthorizationHeader: true,
     });
-    const authKey = h.mintKey("byauth").plaintext;
+    const authKey = (await h.mintKey("byauth")).plaintext;
     const reply = await poolRequest(h.proxy.port, {
       host: `byauth.${POOL_DOMAIN}`,
       headers: { authorization: `Bearer ${authKey}` },
@@ -184,7 +187,7 @@ describe("pool proxy forwarding", () => {
       maxConcurrent: 2,
       requireKey: false,
     });
-    const token = h.mintApiToken();
+    const token = await h.mintApiToken();
     const carriers: Record<string, string>[] = [
       { authorization: `Bearer ${token}` },
       { authorization: `Service ${token}` },
@@ -263,7 +266,7 @@ describe("pool proxy forwarding", () => {
   });
 
   it("a read-only key's POST gets 403 with zero upstream hits and no slot taken", async () => {
-    const readKey = h.mintKey("llm", { access: "read" }).plaintext;
+    const readKey = (await h.mintKey("llm", { access: "read" })).plaintext;
     const reply = await poolRequest(h.proxy.port, {
       host: HOST,
       method: "POST",
@@ -275,7 +278,7 @@ describe("pool proxy forwarding", () => {
     expect(JSON.parse(reply.body)).toMatchObject({ error: "unauthorized" });
     expect(upstream.hits).toBe(0);
     expect(h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests).toBe(0);
-    expect(h.accessLog.list("llm")).toEqual([]);
+    expect(await h.accessLog.list("llm")).toEqual([]);
     const get = await poolRequest(h.proxy.port, { host: HOST, headers: { "x-svc-key": readKey } });
     expect(get.status).toBe(200);
     expect(h.governor.metrics.totals("llm", 0, Number.MAX_SAFE_INTEGER).requests).toBe(1);
@@ -339,7 +342,10 @@ describe("pool proxy forwarding", () => {
     expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
     expect(reply.headers["retry-after"]).toBe("1");
     expect(upstream.hits).toBe(0);
-    expect(h.accessLog.list("llm")[0]).toMatchObject({ outcome: "rejected", source: "proxy" });
+    expect((await h.accessLog.list("llm"))[0]).toMatchObject({
+      outcome: "rejected",
+      source: "proxy",
+    });
   });
 
   /** A pool of one slot whose requests may take 5 s (a ManualClock's), and a key of it. */
@@ -352,7 +358,7 @@ describe("pool proxy forwarding", () => {
       termMs: 5_000,
       renewIntervalMs: 1_000,
     });
-    return h.mintKey(subdomain).plaintext;
+    return (await h.mintKey(subdomain)).plaintext;
   }
 
   it("an origin slower than the pool's request timeout gets 504 upstream_timeout and frees the slot", async () => {
@@ -421,7 +427,7 @@ describe("pool proxy forwarding", () => {
         renewIntervalMs: 1_000,
       });
       const stalledHost = `stalled.${POOL_DOMAIN}`;
-      const stalledKey = h.mintKey("stalled").plaintext;
+      const stalledKey = (await h.mintKey("stalled")).plaintext;
       const pending = poolRequest(h.proxy.port, {
         host: stalledHost,
         headers: { "x-svc-key": stalledKey },
@@ -459,7 +465,7 @@ describe("pool proxy forwarding", () => {
 
   it("an unreachable origin is 502 and frees the slot", async () => {
     await h.addPool({ subdomain: "down", origin: "http://127.0.0.1:9", maxConcurrent: 1 });
-    const downKey = h.mintKey("down").plaintext;
+    const downKey = (await h.mintKey("down")).plaintext;
     const reply = await poolRequest(h.proxy.port, {
       host: `down.${POOL_DOMAIN}`,
       headers: { "x-svc-key": downKey },
@@ -507,7 +513,7 @@ describe("pool proxy forwarding", () => {
         await h.addPool({ subdomain, origin: `http://127.0.0.1:${port}`, maxConcurrent: 1 });
         const reply = await poolRequest(h.proxy.port, {
           host: `${subdomain}.${POOL_DOMAIN}`,
-          headers: { "x-svc-key": h.mintKey(subdomain).plaintext },
+          headers: { "x-svc-key": (await h.mintKey(subdomain)).plaintext },
         });
         expect([reply.status, JSON.parse(reply.body)]).toEqual([
           502,
@@ -533,7 +539,7 @@ describe("pool proxy forwarding", () => {
       const reply = await poolRequest(h.proxy.port, {
         host: `early.${POOL_DOMAIN}`,
         method: "POST",
-        headers: { "x-svc-key": h.mintKey("early").plaintext },
+        headers: { "x-svc-key": (await h.mintKey("early")).plaintext },
         body: Buffer.alloc(12 * 1024 * 1024, 97),
       });
       if (reply.status !== 413) {
@@ -560,7 +566,7 @@ describe("pool proxy forwarding", () => {
       origin: upstream.url,
       maxConcurrent: 1,
     });
-    const dbKey = h.mintKey("db").plaintext;
+    const dbKey = (await h.mintKey("db")).plaintext;
     const db = await poolRequest(h.proxy.port, {
       host: `db.${POOL_DOMAIN}`,
       headers: { "x-svc-key": dbKey },
@@ -573,7 +579,7 @@ describe("pool proxy forwarding", () => {
 
   it("queues with X-Svc-Queue-Timeout-Ms and is served when a slot frees", async () => {
     await h.addPool({ subdomain: "queue", origin: upstream.url, maxConcurrent: 1, queueSize: 1 });
-    const queueKey = h.mintKey("queue").plaintext;
+    const queueKey = (await h.mintKey("queue")).plaintext;
     const held = await h.governor.acquire("queue");
     const pending = poolRequest(h.proxy.port, {
       host: `queue.${POOL_DOMAIN}`,
@@ -585,7 +591,10 @@ describe("pool proxy forwarding", () => {
     const reply = await pending;
     expect(reply.status).toBe(200);
     expect(reply.headers["x-svc-queued-ms"]).toBe("250");
-    expect(h.accessLog.list("queue")[0]).toMatchObject({ outcome: "queued", queuedMs: 250 });
+    expect((await h.accessLog.list("queue"))[0]).toMatchObject({
+      outcome: "queued",
+      queuedMs: 250,
+    });
   });
 
   it("waits in the pool's queue by default, up to the pool's queue timeout", async () => {
@@ -596,7 +605,7 @@ describe("pool proxy forwarding", () => {
       queueSize: 1,
       queueTimeoutMs: 2_000,
     });
-    const queueKey = h.mintKey("queue").plaintext;
+    const queueKey = (await h.mintKey("queue")).plaintext;
     const held = await h.governor.acquire("queue");
     // A stock client sends no Sluice header at all.
     const request = (path: string) =>

@@ -24,8 +24,8 @@ describe("pool proxy key rules", () => {
       readMethods: ["POST", "QUERY"],
       readPaths: { POST: ["/v1/search"] },
     });
-    readKey = h.mintKey("search", { access: "read" }).plaintext;
-    writeKey = h.mintKey("search").plaintext;
+    readKey = (await h.mintKey("search", { access: "read" })).plaintext;
+    writeKey = (await h.mintKey("search")).plaintext;
   });
   afterEach(async () => {
     await h.close();
@@ -84,7 +84,7 @@ describe("pool proxy key rules", () => {
       expect(reply.headers["x-svc-rejected-by"]).toBe("sluice");
       expect(upstream.hits).toBe(0);
       expect(slotsTaken()).toBe(0);
-      expect(h.accessLog.list("search")).toEqual([]);
+      expect(await h.accessLog.list("search")).toEqual([]);
     },
   );
 
@@ -130,11 +130,11 @@ describe("pool proxy key rules", () => {
 
   it("expired, revoked and foreign keys are 401 on the proxy, before the origin", async () => {
     const clock = h.manualClock as ManualClock;
-    const expiring = h.mintKey("search", { expiresPreset: "1h" }).plaintext;
-    const revoked = h.mintKey("search");
-    h.catalog.revokePoolKey(h.team.id, "search", revoked.key.id);
+    const expiring = (await h.mintKey("search", { expiresPreset: "1h" })).plaintext;
+    const revoked = await h.mintKey("search");
+    await h.catalog.revokePoolKey(h.team.id, "search", revoked.key.id);
     await h.addPool({ subdomain: "other", origin: upstream.url, maxConcurrent: 1 });
-    const foreign = h.mintKey("other").plaintext;
+    const foreign = (await h.mintKey("other")).plaintext;
 
     expect((await send(expiring, "GET", "/")).status).toBe(200);
     await clock.advance(3_600_000);

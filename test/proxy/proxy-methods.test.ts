@@ -43,7 +43,7 @@ describe("pool proxy: Via, TRACE and Max-Forwards (RFC 9110 7.6)", () => {
   });
 
   it("refuses TRACE with 405 for a read-only key too (it is no write, it is never proxied)", async () => {
-    const readKey = fixture.h.mintKey("llm", { access: "read" }).plaintext;
+    const readKey = (await fixture.h.mintKey("llm", { access: "read" })).plaintext;
     const reply = await poolRequest(fixture.h.proxy.port, {
       host: HOST,
       method: "TRACE",

@@ -24,7 +24,7 @@ describe("origin signing helpers", () => {
       timestamp: NOW,
     });
 
-  it("signs a canonical string of version, timestamp, method, path and query, body digest and key id", () => {
+  it("signs a canonical string of version, timestamp, method, path and query, body digest and key id", async () => {
     expect(
       canonicalString({
         timestamp: NOW,
@@ -40,7 +40,7 @@ describe("origin signing helpers", () => {
     expect(signed()["x-svc-signature"]).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
-  it("verifies a genuine request and refuses any tampering", () => {
+  it("verifies a genuine request and refuses any tampering", async () => {
     const headers = signed();
     const request = {
       secret: SECRET,
@@ -75,7 +75,7 @@ describe("origin signing helpers", () => {
     });
   });
 
-  it("refuses stale, malformed or missing signatures, and finds secrets by key id", () => {
+  it("refuses stale, malformed or missing signatures, and finds secrets by key id", async () => {
     const headers = signed();
     const base = { secret: SECRET, method: "POST", url: "/v1/chat?x=1", headers, body: '{"a":1}' };
     expect(verifySignature({ ...base, now: NOW + 300_001 })).toEqual({
@@ -103,7 +103,7 @@ describe("origin signing helpers", () => {
     expect(verifySignature({ ...base, now: NOW, headers: new Headers(headers) }).valid).toBe(true);
   });
 
-  it("refuses a signature dated too far in the future as well as too far in the past", () => {
+  it("refuses a signature dated too far in the future as well as too far in the past", async () => {
     // A timestamp ahead of the verifier's clock (a signer's clock running fast, or a
     // signature minted for later replay) is outside the window just the same.
     const base = {
@@ -121,7 +121,7 @@ describe("origin signing helpers", () => {
     expect(verifySignature({ ...base, now: NOW + 300_000 }).valid).toBe(true);
   });
 
-  it("matches the worked example of docs/origin-signing.md", () => {
+  it("matches the worked example of docs/origin-signing.md", async () => {
     const headers = signRequest({
       secret: "slc_sig_example",
       keyId: 12,
@@ -136,7 +136,7 @@ describe("origin signing helpers", () => {
     );
   });
 
-  it("takes the path and query of a URL as sent, without normalising it", () => {
+  it("takes the path and query of a URL as sent, without normalising it", async () => {
     expect(pathAndQueryOf("http://origin.test/a/../b?x=%2F#frag")).toBe("/a/../b?x=%2F");
     expect(pathAndQueryOf("http://origin.test?x=1")).toBe("/?x=1");
     expect(pathAndQueryOf("/v1")).toBe("/v1");
@@ -163,7 +163,7 @@ describe("pool proxy origin signing", () => {
   });
 
   it("signs each origin request with the key's secret; the exported helper verifies it", async () => {
-    const minted = h.mintKey("signed");
+    const minted = await h.mintKey("signed");
     expect(minted.signingSecret).toBeDefined();
     const reply = await poolRequest(h.proxy.port, {
       host: `signed.${POOL_DOMAIN}`,
@@ -200,7 +200,7 @@ describe("pool proxy origin signing", () => {
   });
 
   it("refuses a signed pool's body over the limit with 413 before taking a slot", async () => {
-    const minted = h.mintKey("signed");
+    const minted = await h.mintKey("signed");
     const reply = await poolRequest(h.proxy.port, {
       host: `signed.${POOL_DOMAIN}`,
       method: "POST",
@@ -211,6 +211,6 @@ describe("pool proxy origin signing", () => {
     expect(reply.status).toBe(413);
     expect(JSON.parse(reply.body)).toMatchObject({ error: "payload_too_large" });
     expect(upstream.hits).toBe(0);
-    expect(h.accessLog.list("signed")).toEqual([]);
+    expect(await h.accessLog.list("signed")).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ describe("pool proxy streaming", () => {
     upstream = await new TestUpstream().start();
     h = await createHarness();
     await h.addPool({ subdomain: "llm", origin: upstream.url, maxConcurrent: 1 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
   afterEach(async () => {
     await h.close();

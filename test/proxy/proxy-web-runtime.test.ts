@@ -16,7 +16,7 @@ describe("pool proxy without Node bindings (web streams)", () => {
     upstream = await new TestUpstream().start();
     h = await createHarness();
     await h.addPool({ subdomain: "llm", origin: upstream.url, maxConcurrent: 1 });
-    key = h.mintKey("llm").plaintext;
+    key = (await h.mintKey("llm")).plaintext;
   });
   afterEach(async () => {
     await h.close();

@@ -26,22 +26,24 @@ describe("sluice serve with the default apps", () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-serve-"));
     upstream = await new TestUpstream().start();
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     try {
-      const { team, owner } = data.catalog.createTeamWithOwner({
+      const { team, owner } = await data.catalog.createTeamWithOwner({
         teamName: "Acme",
         slug: "acme",
         ownerName: "Ada",
         ownerEmail: "ada@acme.test",
       });
-      token = data.catalog.createApiToken({
-        teamId: team.id,
-        actorUserId: owner.id,
-        name: "readme",
-        abilities: ["keys:write"],
-        lifetime: "1m",
-      }).plaintext;
-      data.catalog.store.upsertPool(
+      token = (
+        await data.catalog.createApiToken({
+          teamId: team.id,
+          actorUserId: owner.id,
+          name: "readme",
+          abilities: ["keys:write"],
+          lifetime: "1m",
+        })
+      ).plaintext;
+      await data.catalog.store.upsertPool(
         team.id,
         poolInput({
           subdomain: "llm",
@@ -135,8 +137,8 @@ describe("sluice serve with the default apps", () => {
     try {
       const store = new SqliteAccessLogStore(database);
       const read = () => store.list("llm", { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 });
-      await waitFor(() => read().length === 2, 5_000);
-      expect(read().map((entry) => entry.source)).toEqual(["proxy", "lock"]);
+      await waitFor(async () => (await read()).length === 2, 5_000);
+      expect((await read()).map((entry) => entry.source)).toEqual(["proxy", "lock"]);
     } finally {
       database.close();
     }
@@ -200,7 +202,7 @@ describe("sluice serve with the default apps", () => {
     expect(await cutOff).toBeInstanceOf(Error);
     const database = openSluiceDatabase(join(dir, DATABASE_FILE));
     try {
-      const saved = new SqliteMetricsStore(database).loadBuckets(0);
+      const saved = await new SqliteMetricsStore(database).loadBuckets(0);
       expect(saved).toEqual([expect.objectContaining({ pool: "llm", admitted: 1, released: 1 })]);
     } finally {
       database.close();

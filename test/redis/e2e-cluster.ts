@@ -1,5 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { RedisKeys } from "../../adapters/redis/index.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { cliEnv, type RunningSluice, runSluice, startSluice } from "../cli/cli-process.js";
 
@@ -30,9 +32,9 @@ export async function prepareCatalog(
   config: Record<string, unknown>,
   env: Record<string, string>,
 ): Promise<void> {
-  const data = openDataDir({ dataDir, secretKey: env.SLUICE_SECRET_KEY });
+  const data = await openDataDir({ dataDir, secretKey: env.SLUICE_SECRET_KEY });
   try {
-    data.catalog.store.createTeam({ name: "E2E", slug: String(config.team) });
+    await data.catalog.store.createTeam({ name: "E2E", slug: String(config.team) });
   } finally {
     data.close();
   }
@@ -91,4 +93,12 @@ export async function stopCluster(nodes: readonly ClusterNode[]): Promise<void> 
 /** The environment of every CLI and server process of a run (one secret key for all). */
 export function clusterEnv(secretKey: string): Record<string, string> {
   return cliEnv({ SLUICE_SECRET_KEY: secretKey });
+}
+
+/** Slot ids Redis holds for `pool` (read from the store's documented key layout). */
+export async function heldIds(redis: Redis, prefix: string, pool: string): Promise<string[]> {
+  const pattern = new RedisKeys(prefix).pattern().replace(/\*$/, `*:holders:${pool}`);
+  const keys = await redis.keys(pattern);
+  const ids = await Promise.all(keys.map((key) => redis.zrange(key, 0, -1)));
+  return ids.flat();
 }

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RedisKeys } from "../../adapters/redis/index.js";
 import { tempDir } from "../cli/cli-process.js";
 import {
   type ClusterNode,
   clusterEnv,
+  heldIds,
   prepareCatalog,
   startCluster,
   stopCluster,
@@ -54,14 +54,6 @@ function poolEntry(subdomain: string, origin: string) {
     adaptive: false,
     requireKey: false,
   };
-}
-
-/** Slot ids Redis holds for `pool` (read from the store's documented key layout). */
-async function heldIds(redis: Redis, prefix: string, pool: string): Promise<string[]> {
-  const pattern = new RedisKeys(prefix).pattern().replace(/\*$/, `*:holders:${pool}`);
-  const keys = await redis.keys(pattern);
-  const ids = await Promise.all(keys.map((key) => redis.zrange(key, 0, -1)));
-  return ids.flat();
 }
 
 describe.skipIf(!available)("three sluice serve processes on one Redis", () => {

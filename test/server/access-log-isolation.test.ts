@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer, type SluiceServer } from "../../adapters/server/create-server.js";
-import { DATABASE_FILE, openDataDir } from "../../adapters/server/data-dir.js";
+import { DATABASE_FILE, type OpenDataDir, openDataDir } from "../../adapters/server/data-dir.js";
 import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
 import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
@@ -20,7 +20,7 @@ describe("access log of a subdomain that changes hands (real server, real SQLite
   let cleanup: () => void;
   let server: SluiceServer | undefined;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     ({ dir, cleanup } = tempDir("sluice-access-"));
     server = undefined;
   });
@@ -31,38 +31,40 @@ describe("access log of a subdomain that changes hands (real server, real SQLite
   });
 
   /** Edits the catalog from a second connection, as `sluice apply` in another process does. */
-  function editCatalog<T>(edit: (data: ReturnType<typeof openDataDir>) => T): T {
-    const data = openDataDir({ dataDir: dir });
+  async function editCatalog<T>(edit: (data: OpenDataDir) => T | Promise<T>): Promise<T> {
+    const data = await openDataDir({ dataDir: dir });
     try {
-      return edit(data);
+      return await edit(data);
     } finally {
       data.close();
     }
   }
 
-  function createTeam(slug: string): number {
-    return editCatalog(
-      (data) =>
-        data.catalog.createTeamWithOwner({
-          teamName: slug,
-          slug,
-          ownerName: slug,
-          ownerEmail: `owner@${slug}.test`,
-        }).team.id,
+  async function createTeam(slug: string): Promise<number> {
+    return await editCatalog(
+      async (data) =>
+        (
+          await data.catalog.createTeamWithOwner({
+            teamName: slug,
+            slug,
+            ownerName: slug,
+            ownerEmail: `owner@${slug}.test`,
+          })
+        ).team.id,
     );
   }
 
-  function createPoolX(teamId: number): void {
-    editCatalog((data) =>
+  async function createPoolX(teamId: number): Promise<void> {
+    await editCatalog(async (data) =>
       data.catalog.store.upsertPool(teamId, poolInput("x", { maxConcurrent: 1, queueSize: 0 })),
     );
   }
 
   /** `sluice apply --prune` of a file without pool `x`. */
-  function prunePoolX(teamId: number): void {
-    editCatalog((data) => {
-      const pool = data.catalog.store.getPoolBySubdomain(teamId, "x");
-      expect(pool && data.catalog.store.deletePool(teamId, pool.id)).toBe(true);
+  async function prunePoolX(teamId: number): Promise<void> {
+    await editCatalog(async (data) => {
+      const pool = await data.catalog.store.getPoolBySubdomain(teamId, "x");
+      expect(pool && (await data.catalog.store.deletePool(teamId, pool.id))).toBe(true);
     });
   }
 
@@ -84,67 +86,67 @@ describe("access log of a subdomain that changes hands (real server, real SQLite
     return answer.status;
   }
 
-  function mintKey(teamId: number): string {
+  async function mintKey(teamId: number): Promise<string> {
     if (!server) throw new Error("server not started");
-    return server.catalog.mintPoolKey({ teamId, subdomain: "x" }).plaintext;
+    return (await server.catalog.mintPoolKey({ teamId, subdomain: "x" })).plaintext;
   }
 
   /** Every row under `x` in the database, read on its own connection (what is really kept). */
-  function storedRowsOfX(): AccessLogEntry[] {
+  async function storedRowsOfX(): Promise<AccessLogEntry[]> {
     const database = openSluiceDatabase(join(dir, DATABASE_FILE));
     try {
       const store = new SqliteAccessLogStore(database);
-      return store.list("x", { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 100 });
+      return await store.list("x", { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 100 });
     } finally {
       database.close();
     }
   }
 
   it("deletes the old pool's entries (stored and buffered) when another team's pool takes the subdomain", async () => {
-    const acme = createTeam("acme");
-    createPoolX(acme);
+    const acme = await createTeam("acme");
+    await createPoolX(acme);
     const port = await startServer();
-    const acmeKey = mintKey(acme);
+    const acmeKey = await mintKey(acme);
     expect(await acquire(port, acmeKey)).toBe(200);
-    server?.accessLog.flush();
+    await server?.accessLog.flush();
     // The one slot is held: this attempt is turned away and stays in the write buffer.
     expect(await acquire(port, acmeKey)).toBe(429);
-    expect(storedRowsOfX()).toHaveLength(1);
+    expect(await storedRowsOfX()).toHaveLength(1);
 
-    prunePoolX(acme);
-    const globex = createTeam("globex");
-    createPoolX(globex);
+    await prunePoolX(acme);
+    const globex = await createTeam("globex");
+    await createPoolX(globex);
     await server?.syncCatalog();
 
-    expect(server?.accessLog.list("x")).toEqual([]);
-    expect(storedRowsOfX()).toEqual([]);
+    expect(await server?.accessLog.list("x")).toEqual([]);
+    expect(await storedRowsOfX()).toEqual([]);
 
-    const globexKey = mintKey(globex);
+    const globexKey = await mintKey(globex);
     expect(await acquire(port, globexKey)).toBe(200);
-    const log = server?.accessLog.list("x") ?? [];
+    const log = (await server?.accessLog.list("x")) ?? [];
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ pool: "x", outcome: "admitted", source: "lock" });
   });
 
   it("does not show the old pool's entries after a restart, when the pool changed hands while the server was down", async () => {
-    const acme = createTeam("acme");
-    createPoolX(acme);
+    const acme = await createTeam("acme");
+    await createPoolX(acme);
     let port = await startServer();
-    expect(await acquire(port, mintKey(acme))).toBe(200);
+    expect(await acquire(port, await mintKey(acme))).toBe(200);
     await server?.close();
     // Closing wrote the buffered entry; nobody deleted it, since no running server saw the prune.
-    expect(storedRowsOfX()).toHaveLength(1);
+    expect(await storedRowsOfX()).toHaveLength(1);
 
-    prunePoolX(acme);
-    const globex = createTeam("globex");
-    createPoolX(globex);
+    await prunePoolX(acme);
+    const globex = await createTeam("globex");
+    await createPoolX(globex);
     port = await startServer();
 
     // Reads start at the new pool's creation, and retention (run at start) deletes the rest.
-    expect(server?.accessLog.list("x")).toEqual([]);
-    expect(storedRowsOfX()).toEqual([]);
-    expect(server?.accessLog.list("x", { from: 0, limit: 10 })).toEqual([]);
-    expect(await acquire(port, mintKey(globex))).toBe(200);
-    expect(server?.accessLog.list("x")).toHaveLength(1);
+    expect(await server?.accessLog.list("x")).toEqual([]);
+    expect(await storedRowsOfX()).toEqual([]);
+    expect(await server?.accessLog.list("x", { from: 0, limit: 10 })).toEqual([]);
+    expect(await acquire(port, await mintKey(globex))).toBe(200);
+    expect(await server?.accessLog.list("x")).toHaveLength(1);
   });
 });

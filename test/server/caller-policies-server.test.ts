@@ -44,31 +44,31 @@ describe.runIf(redis)("caller policies in a running server", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-policies-"));
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     try {
-      const { team } = data.catalog.createTeamWithOwner({
+      const { team } = await data.catalog.createTeamWithOwner({
         teamName: "Acme",
         slug: "acme",
         ownerName: "Ada",
         ownerEmail: "ada@acme.test",
       });
-      data.catalog.store.upsertPool(
+      await data.catalog.store.upsertPool(
         team.id,
         poolInput({ subdomain: "walled", callerPolicies: { ipAllowlist: ["203.0.113.0/24"] } }),
       );
-      data.catalog.store.upsertPool(
+      await data.catalog.store.upsertPool(
         team.id,
         poolInput({ subdomain: "signed", callerPolicies: { hmac: { skewSeconds: 300 } } }),
       );
-      key = data.catalog.mintPoolKey({ teamId: team.id, subdomain: "walled" }).plaintext;
-      const minted = data.catalog.mintPoolKey({ teamId: team.id, subdomain: "signed" });
+      key = (await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "walled" })).plaintext;
+      const minted = await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "signed" });
       signer = {
         id: minted.key.id,
         plaintext: minted.plaintext,
         secret: minted.requestSecret as string,
       };
     } finally {
-      data.close();
+      await data.close();
     }
     server = await createSluiceServer(
       loadServerConfig({

@@ -53,25 +53,26 @@ describe("catalog sync, any valid catalog to any other", () => {
         const clock = new ManualClock();
         const store = new MemoryCatalogStore({ clock });
         const governor = createGovernor({ clock });
-        const team = store.createTeam({ name: "Acme", slug: "acme" });
+        const team = await store.createTeam({ name: "Acme", slug: "acme" });
         const lines: string[] = [];
         const sync = createCatalogSync({ store, governor, clock, log: (line) => lines.push(line) });
-        const write = (catalog: Catalog) => {
-          const ids = BUDGETS.map(
-            (name, index) =>
-              store.upsertBudget(team.id, {
-                name,
-                originMaxConcurrent: catalog.ceilings[index] ?? null,
-              }).id,
-          );
-          catalog.placements.forEach((placement, index) => {
-            const existing = store.getPoolBySubdomain(team.id, POOLS[index] as string);
+        const write = async (catalog: Catalog) => {
+          const ids: number[] = [];
+          for (const [index, name] of BUDGETS.entries()) {
+            const budget = await store.upsertBudget(team.id, {
+              name,
+              originMaxConcurrent: catalog.ceilings[index] ?? null,
+            });
+            ids.push(budget.id);
+          }
+          catalog.placements.forEach(async (placement, index) => {
+            const existing = await store.getPoolBySubdomain(team.id, POOLS[index] as string);
             if (existing && (!placement.present || placement.recreated)) {
-              store.deletePool(team.id, existing.id);
+              await store.deletePool(team.id, existing.id);
             }
             if (!placement.present) return;
             const budgetId = placement.budget === null ? null : (ids[placement.budget] as number);
-            store.upsertPool(
+            await store.upsertPool(
               team.id,
               poolInput(POOLS[index] as string, {
                 maxConcurrent: 4,
@@ -83,9 +84,9 @@ describe("catalog sync, any valid catalog to any other", () => {
           return ids;
         };
         try {
-          write(before);
+          await write(before);
           await sync.syncNow();
-          const ids = write(after);
+          const ids = await write(after);
           await sync.syncNow();
           expect(lines.filter((line) => line.startsWith("Could not"))).toEqual([]);
           after.placements.forEach((placement, index) => {

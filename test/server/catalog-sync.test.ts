@@ -15,11 +15,11 @@ describe("catalog → governor sync", () => {
   let team: TeamRecord;
   let lines: string[];
 
-  beforeEach(() => {
+  beforeEach(async () => {
     clock = new ManualClock();
     store = new MemoryCatalogStore({ clock });
     governor = createGovernor({ clock });
-    team = store.createTeam({ name: "Acme", slug: "acme" });
+    team = await store.createTeam({ name: "Acme", slug: "acme" });
     lines = [];
   });
 
@@ -31,9 +31,12 @@ describe("catalog → governor sync", () => {
     createCatalogSync({ store, governor, clock, log: (line) => lines.push(line) });
 
   it("defines every budget (by id) and pool (by subdomain) at start", async () => {
-    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
-    store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id, reservedConcurrent: 2 }));
-    store.upsertPool(team.id, poolInput("embed"));
+    const budget = await store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
+    await store.upsertPool(
+      team.id,
+      poolInput("chat", { budgetId: budget.id, reservedConcurrent: 2 }),
+    );
+    await store.upsertPool(team.id, poolInput("embed"));
     const report = await newSync().syncNow();
     expect(report.definedBudgets).toEqual([String(budget.id)]);
     expect(describeSync(report)).toContain(`1 budget defined (llm #${budget.id})`);
@@ -47,13 +50,13 @@ describe("catalog → governor sync", () => {
   });
 
   it("applies new limits to a pool in place, keeping the slots already held", async () => {
-    store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 3 }));
+    await store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 3 }));
     const sync = newSync();
     await sync.syncNow();
     const first = await governor.acquire("chat");
     const second = await governor.acquire("chat");
 
-    store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 1 }));
+    await store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 1 }));
     const report = await sync.syncIfChanged();
     expect(report?.updatedPools).toEqual(["chat"]);
     expect(governor.poolSettings("chat")?.maxConcurrent).toBe(1);
@@ -66,49 +69,53 @@ describe("catalog → governor sync", () => {
   });
 
   it("removes pools deleted from the catalog", async () => {
-    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
-    const chat = store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id }));
-    store.upsertPool(team.id, poolInput("embed"));
+    const budget = await store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
+    const chat = await store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id }));
+    await store.upsertPool(team.id, poolInput("embed"));
     const sync = newSync();
     await sync.syncNow();
 
-    store.deletePool(team.id, chat.id);
+    await store.deletePool(team.id, chat.id);
     const report = await sync.syncIfChanged();
     expect(report?.removedPools).toEqual(["chat"]);
     expect(governor.pools()).toEqual(["embed"]);
   });
 
   it("reports each removed pool to onPoolRemoved after the governor dropped it", async () => {
-    const chat = store.upsertPool(team.id, poolInput("chat"));
+    const chat = await store.upsertPool(team.id, poolInput("chat"));
     const removed: string[] = [];
     const sync = createCatalogSync({
       store,
       governor,
       clock,
-      onPoolRemoved: (subdomain) => removed.push(`${subdomain}:${governor.pools().join(",")}`),
+      onPoolRemoved: (subdomain) => {
+        removed.push(`${subdomain}:${governor.pools().join(",")}`);
+      },
     });
     await sync.syncNow();
-    store.deletePool(team.id, chat.id);
+    await store.deletePool(team.id, chat.id);
     await sync.syncIfChanged();
     expect(removed).toEqual(["chat:"]);
   });
 
   it("treats a subdomain taken by a new pool (another team's) as a removal and a new pool", async () => {
-    const chat = store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 1 }));
+    const chat = await store.upsertPool(team.id, poolInput("chat", { maxConcurrent: 1 }));
     const removed: string[] = [];
     const sync = createCatalogSync({
       store,
       governor,
       clock,
-      onPoolRemoved: (subdomain) => removed.push(subdomain),
+      onPoolRemoved: (subdomain) => {
+        removed.push(subdomain);
+      },
     });
     await sync.syncNow();
     const held = await governor.acquire("chat");
 
     // Deleted and re-created with the same settings between two syncs.
-    store.deletePool(team.id, chat.id);
-    const globex = store.createTeam({ name: "Globex", slug: "globex" });
-    store.upsertPool(globex.id, poolInput("chat", { maxConcurrent: 1 }));
+    await store.deletePool(team.id, chat.id);
+    const globex = await store.createTeam({ name: "Globex", slug: "globex" });
+    await store.upsertPool(globex.id, poolInput("chat", { maxConcurrent: 1 }));
     const report = await sync.syncIfChanged();
     expect(report).toMatchObject({ removedPools: ["chat"], definedPools: ["chat"] });
     expect(removed).toEqual(["chat"]);
@@ -119,13 +126,13 @@ describe("catalog → governor sync", () => {
   });
 
   it("does nothing when the change marker did not move, and pushes only what changed", async () => {
-    store.upsertPool(team.id, poolInput("chat"));
-    store.upsertPool(team.id, poolInput("embed"));
+    await store.upsertPool(team.id, poolInput("chat"));
+    await store.upsertPool(team.id, poolInput("embed"));
     const sync = newSync();
     await sync.syncNow();
     expect(await sync.syncIfChanged()).toBeNull();
 
-    store.upsertPool(team.id, poolInput("embed", { rpm: 60 }));
+    await store.upsertPool(team.id, poolInput("embed", { rpm: 60 }));
     const report = await sync.syncIfChanged();
     expect(report).toMatchObject({ definedPools: [], updatedPools: ["embed"], removedPools: [] });
     expect(governor.poolSettings("embed")?.rpm).toBe(60);
@@ -135,7 +142,7 @@ describe("catalog → governor sync", () => {
     const sync = newSync();
     await sync.syncNow();
     sync.start(1_000);
-    store.upsertPool(team.id, poolInput("late"));
+    await store.upsertPool(team.id, poolInput("late"));
     await clock.advance(999);
     expect(governor.pools()).toEqual([]);
     await clock.advance(1);
@@ -143,59 +150,65 @@ describe("catalog → governor sync", () => {
     expect(lines).toContain("Catalog synced: 1 pool defined (late)");
 
     // A change of the marker that changes no pool (a token used, say) logs nothing.
-    store.createTeam({ name: "Globex", slug: "globex" });
+    await store.createTeam({ name: "Globex", slug: "globex" });
     await clock.advance(1_000);
     expect(lines).toEqual(["Catalog synced: 1 pool defined (late)"]);
 
     await sync.stop();
-    store.upsertPool(team.id, poolInput("later"));
+    await store.upsertPool(team.id, poolInput("later"));
     await clock.advance(5_000);
     expect(governor.pools()).toEqual(["late"]);
     expect(clock.pendingTimers).toBe(0);
   });
 
   it("moves a pool out of a budget before removing the budget", async () => {
-    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
-    store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id }));
+    const budget = await store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 5 });
+    await store.upsertPool(team.id, poolInput("chat", { budgetId: budget.id }));
     const sync = newSync();
     await sync.syncNow();
-    store.upsertPool(team.id, poolInput("chat", { budgetId: null }));
+    await store.upsertPool(team.id, poolInput("chat", { budgetId: null }));
     const report = await sync.syncIfChanged();
     expect(report?.updatedPools).toEqual(["chat"]);
     expect(governor.poolSettings("chat")?.budget).toBeNull();
   });
 
   it("lowers a ceiling and its reservations together, in either order of need", async () => {
-    const budget = store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 6 });
-    const reserve = (a: number, b: number) => {
-      store.upsertPool(team.id, poolInput("pa", { budgetId: budget.id, reservedConcurrent: a }));
-      store.upsertPool(team.id, poolInput("pb", { budgetId: budget.id, reservedConcurrent: b }));
+    const budget = await store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 6 });
+    const reserve = async (a: number, b: number) => {
+      await store.upsertPool(
+        team.id,
+        poolInput("pa", { budgetId: budget.id, reservedConcurrent: a }),
+      );
+      await store.upsertPool(
+        team.id,
+        poolInput("pb", { budgetId: budget.id, reservedConcurrent: b }),
+      );
     };
-    reserve(2, 3);
+    await reserve(2, 3);
     const sync = newSync();
     await sync.syncNow();
     // Down: the ceiling (3) is below the reservations still applied (5) until the pools go.
-    store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 3 });
-    reserve(1, 2);
+    await store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 3 });
+    await reserve(1, 2);
     const down = await sync.syncIfChanged();
     expect(down?.updatedBudgets).toEqual([String(budget.id)]);
     expect(down?.updatedPools.sort()).toEqual(["pa", "pb"]);
     expect(lines.filter((line) => line.startsWith("Could not"))).toEqual([]);
     expect(governor.poolSettings("pb")?.budget?.reservedConcurrent).toBe(2);
     // Up again: the ceiling first, then the reservations that need it.
-    store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 10 });
-    reserve(4, 5);
+    await store.upsertBudget(team.id, { name: "llm", originMaxConcurrent: 10 });
+    await reserve(4, 5);
     const up = await sync.syncIfChanged();
     expect(up?.updatedPools.sort()).toEqual(["pa", "pb"]);
     expect(governor.poolSettings("pa")?.budget?.reservedConcurrent).toBe(4);
     // Later changes still apply (a refused budget used to stop every sync after it).
-    store.upsertPool(team.id, poolInput("pc", { maxConcurrent: 1 }));
+    await store.upsertPool(team.id, poolInput("pc", { maxConcurrent: 1 }));
     expect((await sync.syncIfChanged())?.definedPools).toEqual(["pc"]);
   });
 
   it("moves pools between budgets and trades reservations without a refused step", async () => {
-    const bx = store.upsertBudget(team.id, { name: "bx", originMaxConcurrent: 4 });
-    const by = store.upsertBudget(team.id, { name: "by", originMaxConcurrent: 3 });
+    const bx = await store.upsertBudget(team.id, { name: "bx", originMaxConcurrent: 4 });
+    const by = await store.upsertBudget(team.id, { name: "by", originMaxConcurrent: 3 });
     const place = (pool: string, budgetId: number, reservedConcurrent: number) =>
       store.upsertPool(
         team.id,
@@ -208,7 +221,7 @@ describe("catalog → governor sync", () => {
     await sync.syncNow();
     // Every single step in catalog order breaks a ceiling: pa wants 3 of bx while pc still
     // holds 3 there, pb joins bx, pc joins by whose ceiling drops to 2 while pb holds 3.
-    store.upsertBudget(team.id, { name: "by", originMaxConcurrent: 2 });
+    await store.upsertBudget(team.id, { name: "by", originMaxConcurrent: 2 });
     place("pa", bx.id, 3);
     place("pb", bx.id, 1);
     place("pc", by.id, 2);
@@ -232,7 +245,7 @@ describe("catalog → governor sync", () => {
     expect(governor.poolSettings("pb")?.budget?.reservedConcurrent).toBe(3);
   });
 
-  it("describes a sync in one readable line", () => {
+  it("describes a sync in one readable line", async () => {
     expect(
       describeSync({
         definedPools: ["chat", "embed"],

@@ -24,24 +24,26 @@ let running: SluiceServer | undefined;
 let lines: string[];
 
 /** Seeds a team, an owner token and pools straight into the data directory, as the CLI would. */
-function seedCatalog(pools: { subdomain: string; maxConcurrent: number }[]): void {
-  const data = openDataDir({ dataDir: dir });
+async function seedCatalog(pools: { subdomain: string; maxConcurrent: number }[]): Promise<void> {
+  const data = await openDataDir({ dataDir: dir });
   try {
-    const { team, owner } = data.catalog.createTeamWithOwner({
+    const { team, owner } = await data.catalog.createTeamWithOwner({
       teamName: "Acme",
       slug: "acme",
       ownerName: "Ada",
       ownerEmail: "ada@example.com",
     });
-    token = data.catalog.createApiToken({
-      teamId: team.id,
-      actorUserId: owner.id,
-      name: "test",
-      abilities: ["pools:read"],
-      lifetime: "1m",
-    }).plaintext;
+    token = (
+      await data.catalog.createApiToken({
+        teamId: team.id,
+        actorUserId: owner.id,
+        name: "test",
+        abilities: ["pools:read"],
+        lifetime: "1m",
+      })
+    ).plaintext;
     for (const pool of pools) {
-      data.catalog.store.upsertPool(
+      await data.catalog.store.upsertPool(
         team.id,
         poolInput(pool.subdomain, { maxConcurrent: pool.maxConcurrent }),
       );
@@ -68,7 +70,7 @@ async function start(flags: Record<string, string> = {}, options: SluiceServerOp
   return { server: running, ...(await running.listen()) };
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   ({ dir, cleanup } = tempDir("sluice-server-"));
   lines = [];
   running = undefined;
@@ -81,7 +83,7 @@ afterEach(async () => {
 
 describe("createSluiceServer over a real socket", () => {
   it("answers GET /api/v1/me on the base host with the token's user, team and abilities", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port, url } = await start();
     expect(url).toBe(`http://localhost:${port}`);
     const me = await httpRequest({
@@ -101,7 +103,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("routes by Host: unknown hosts and pool hosts without a proxy answer 404 not_found", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     for (const host of [`elsewhere.example:${port}`, `chat.pools.localhost:${port}`]) {
       const answer = await httpRequest({ port, path: "/api/v1/me", host });
@@ -111,7 +113,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("routes a request in absolute-form by its target's host, not its Host header", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const request = (target: string, host: string) =>
       rawExchange(
@@ -144,13 +146,13 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("logs an IPv6 listen address in brackets, as it is written in a URL", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start({ host: "::1" });
     expect(lines).toContain(`Listening on [::1]:${port}`);
   });
 
   it("routes a Host of any letter case (host names are case-insensitive)", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const me = await httpRequest({
       port,
@@ -162,7 +164,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("answers a request it cannot read with 400 in the error shape", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const answer = await rawExchange(
       port,
@@ -185,7 +187,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("answers what Node's parser refuses in the error shape, then closes", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     // The body is longer than announced: its rest is read as a (broken) next request.
     const overlong = await rawExchange(
@@ -206,7 +208,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("answers a request without Host in the error shape", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const answer = await rawExchange(port, "GET /api/v1/me HTTP/1.1\r\nConnection: close\r\n\r\n");
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
@@ -215,7 +217,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("answers a pipelined request in full before closing on a broken one after it", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const answer = await rawExchange(
       port,
@@ -227,7 +229,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("routes an absolute-form target whatever the letter case of its scheme", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const answer = await rawExchange(
       port,
@@ -238,7 +240,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("answers CONNECT with 405 in the error shape instead of dropping the connection", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { port } = await start();
     const answer = await rawExchange(
       port,
@@ -252,7 +254,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("defines the catalog's pools in the governor at start", async () => {
-    seedCatalog([
+    await seedCatalog([
       { subdomain: "chat", maxConcurrent: 2 },
       { subdomain: "embed", maxConcurrent: 1 },
     ]);
@@ -263,7 +265,7 @@ describe("createSluiceServer over a real socket", () => {
   });
 
   it("mounts the lock and proxy apps built by the factories, with the server's parts", async () => {
-    seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
+    await seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
     let received: ServerAppDeps | undefined;
     const lockApp = (deps: ServerAppDeps) => {
       received = deps;
@@ -326,7 +328,7 @@ describe("graceful shutdown", () => {
   }
 
   it("stops accepting, lets an in-flight request finish, then saves metrics and closes", async () => {
-    seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
+    await seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
     const slow = slowProxy();
     const { server, port } = await start({}, { proxyApp: slow.factory });
     const grant = await server.governor.acquire("chat");
@@ -356,7 +358,7 @@ describe("graceful shutdown", () => {
     ]);
 
     const database = openSluiceDatabase(join(dir, "sluice.db"));
-    const saved = new SqliteMetricsStore(database).loadBuckets(0);
+    const saved = await new SqliteMetricsStore(database).loadBuckets(0);
     database.close();
     expect(saved).toEqual([
       expect.objectContaining({ pool: "chat", requests: 1, admitted: 1, released: 1 }),
@@ -364,7 +366,7 @@ describe("graceful shutdown", () => {
   });
 
   it("cuts off requests still running after the grace period", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const slow = slowProxy();
     const { server, port } = await start({ shutdownGraceMs: "100" }, { proxyApp: slow.factory });
     const pending = httpRequest({ port, path: "/slow", host: `chat.pools.localhost:${port}` });
@@ -378,7 +380,7 @@ describe("graceful shutdown", () => {
   });
 
   it("does not wait for connections that never sent a request (or only part of one)", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { server, port } = await start();
     const silent = connect(port, "127.0.0.1");
     const partial = connect(port, "127.0.0.1", () => partial.write("GET /api/v1/me HTTP/1.1\r\n"));
@@ -395,7 +397,7 @@ describe("graceful shutdown", () => {
   });
 
   it("close() is idempotent", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const { server } = await start();
     await Promise.all([server.close(), server.close()]);
     await server.close();
@@ -405,7 +407,7 @@ describe("graceful shutdown", () => {
 
 describe("catalog changes from another process", () => {
   it("apply in a separate CLI process updates the running governor without dropping held slots", async () => {
-    seedCatalog([]);
+    await seedCatalog([]);
     const file = join(dir, "pools.json");
     const writeConfig = (maxConcurrent: number) =>
       writeFileSync(
@@ -438,7 +440,7 @@ describe("catalog changes from another process", () => {
 
 describe("pool metrics when a subdomain changes hands", () => {
   it("never shows a deleted pool's history to the team that takes its subdomain, also after a restart", async () => {
-    seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
+    await seedCatalog([{ subdomain: "chat", maxConcurrent: 2 }]);
     const { server, port } = await start();
     const meter = server.metrics.forPool("chat");
     meter.request(Date.now() - 3_600_000);
@@ -446,22 +448,24 @@ describe("pool metrics when a subdomain changes hands", () => {
 
     // Acme deletes its pool; Globex creates its own "chat".
     const store = server.catalog.store;
-    const acme = store.findTeamBySlug("acme")!;
-    store.deletePool(acme.id, store.getPoolBySubdomain(acme.id, "chat")!.id);
-    const globex = server.catalog.createTeamWithOwner({
+    const acme = (await store.findTeamBySlug("acme"))!;
+    await store.deletePool(acme.id, (await store.getPoolBySubdomain(acme.id, "chat"))!.id);
+    const globex = await server.catalog.createTeamWithOwner({
       teamName: "Globex",
       slug: "globex",
       ownerName: "Gus",
       ownerEmail: "gus@globex.test",
     });
-    store.upsertPool(globex.team.id, poolInput("chat"));
-    const globexToken = server.catalog.createApiToken({
-      teamId: globex.team.id,
-      actorUserId: globex.owner.id,
-      name: "metrics",
-      abilities: ["metrics:read"],
-      lifetime: "1m",
-    }).plaintext;
+    await store.upsertPool(globex.team.id, poolInput("chat"));
+    const globexToken = (
+      await server.catalog.createApiToken({
+        teamId: globex.team.id,
+        actorUserId: globex.owner.id,
+        name: "metrics",
+        abilities: ["metrics:read"],
+        lifetime: "1m",
+      })
+    ).plaintext;
     await server.syncCatalog();
 
     const requestsSeen = async (listeningPort: number) => {

@@ -12,31 +12,31 @@ const OTHER_KEY = randomBytes(32).toString("base64");
 
 describe("openDataDir", () => {
   const dirs: string[] = [];
-  afterEach(() => {
+  afterEach(async () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  function dataDirWithCredential(): string {
+  async function dataDirWithCredential(): Promise<string> {
     const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
     dirs.push(dataDir);
-    const data = openDataDir({ dataDir, secretKey: KEY });
-    const { team } = data.catalog.createTeamWithOwner({
+    const data = await openDataDir({ dataDir, secretKey: KEY });
+    const { team } = await data.catalog.createTeamWithOwner({
       teamName: "Acme",
       slug: "acme",
       ownerName: "Ada",
       ownerEmail: "ada@acme.test",
     });
     const credential = data.catalog.sealCredential("authorization", "Bearer sk-upstream");
-    data.catalog.store.upsertPool(team.id, { ...poolInput("llm"), credential });
+    await data.catalog.store.upsertPool(team.id, { ...poolInput("llm"), credential });
     data.close();
     return dataDir;
   }
 
-  it("refuses a secret key that cannot open the stored credentials, naming the way out", () => {
-    const dataDir = dataDirWithCredential();
+  it("refuses a secret key that cannot open the stored credentials, naming the way out", async () => {
+    const dataDir = await dataDirWithCredential();
     let refused: unknown;
     try {
-      openDataDir({ dataDir, secretKey: OTHER_KEY });
+      await openDataDir({ dataDir, secretKey: OTHER_KEY });
     } catch (error) {
       refused = error;
     }
@@ -46,46 +46,46 @@ describe("openDataDir", () => {
     expect(message).toContain("pool llm");
     expect(message).not.toContain(OTHER_KEY);
     // The right key still opens it (the refused open closed its database again).
-    const data = openDataDir({ dataDir, secretKey: KEY });
-    expect(data.catalog.decryptCredential(data.catalog.store.listAllPools()[0]!)?.value).toBe(
-      "Bearer sk-upstream",
-    );
+    const data = await openDataDir({ dataDir, secretKey: KEY });
+    expect(
+      data.catalog.decryptCredential((await data.catalog.store.listAllPools())[0]!)?.value,
+    ).toBe("Bearer sk-upstream");
     data.close();
   });
 
-  it("never makes a secret.key for a catalog set up with SLUICE_SECRET_KEY", () => {
+  it("never makes a secret.key for a catalog set up with SLUICE_SECRET_KEY", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
     dirs.push(dataDir);
-    openDataDir({ dataDir, secretKey: KEY }).close();
+    (await openDataDir({ dataDir, secretKey: KEY })).close();
     // A command that forgot the key would seal new secrets under one no server has.
-    expect(() => openDataDir({ dataDir })).toThrow(
+    await expect(openDataDir({ dataDir })).rejects.toThrow(
       /holds a catalog but no secret\.key.*Set SLUICE_SECRET_KEY/,
     );
     // A read-only command opens it (it decrypts nothing) and creates nothing.
-    openDataDir({ dataDir, create: false }).close();
+    (await openDataDir({ dataDir, create: false })).close();
     expect(existsSync(join(dataDir, "secret.key"))).toBe(false);
-    openDataDir({ dataDir, secretKey: KEY }).close();
+    (await openDataDir({ dataDir, secretKey: KEY })).close();
     expect(existsSync(join(dataDir, "secret.key"))).toBe(false);
   });
 
-  it("a fresh directory gets its secret.key with its catalog", () => {
+  it("a fresh directory gets its secret.key with its catalog", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
     dirs.push(dataDir);
-    openDataDir({ dataDir }).close();
+    (await openDataDir({ dataDir })).close();
     expect(existsSync(join(dataDir, "secret.key"))).toBe(true);
-    openDataDir({ dataDir }).close();
+    (await openDataDir({ dataDir })).close();
   });
 
-  it("names the directory and the file when one cannot be opened", () => {
+  it("names the directory and the file when one cannot be opened", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "sluice-data-dir-"));
     dirs.push(dataDir);
     writeFileSync(join(dataDir, "sluice.db"), "not a database at all");
-    expect(() => openDataDir({ dataDir, secretKey: KEY })).toThrow(
+    await expect(openDataDir({ dataDir, secretKey: KEY })).rejects.toThrow(
       `Data directory ${dataDir}, sluice.db: file is not a database`,
     );
-    expect(() => openDataDir({ dataDir, secretKey: KEY })).toThrow(StoreUnavailableError);
+    await expect(openDataDir({ dataDir, secretKey: KEY })).rejects.toThrow(StoreUnavailableError);
     const notADirectory = join(dataDir, "sluice.db");
-    expect(() => openDataDir({ dataDir: notADirectory })).toThrow(
+    await expect(openDataDir({ dataDir: notADirectory })).rejects.toThrow(
       `The data directory ${notADirectory} is a file, not a directory.`,
     );
   });

@@ -32,9 +32,9 @@ describe("a fault of the Lock API in the server log", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-fault-"));
-    const data = openDataDir({ dataDir: dir });
-    const team = data.catalog.store.createTeam({ name: "Acme", slug: "acme" });
-    data.catalog.store.upsertPool(team.id, poolInput("open", { requireKey: false }));
+    const data = await openDataDir({ dataDir: dir });
+    const team = await data.catalog.store.createTeam({ name: "Acme", slug: "acme" });
+    await data.catalog.store.upsertPool(team.id, poolInput("open", { requireKey: false }));
     data.close();
     server = await createSluiceServer(loadServerConfig({ flags: { port: "0", dataDir: dir } }), {
       lockApp: (deps) => lockAppForServer({ ...deps, governor: brokenAcquire(deps.governor) }),

@@ -12,20 +12,20 @@ import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { poolInput } from "./fixtures.js";
 
 const DAY_MS = 86_400_000;
-const NO_POOLS = { listAllPools: () => [] };
+const NO_POOLS = { listAllPools: async () => [] };
 
 describe("metrics persistence (real SQLite)", () => {
   let dir: string;
   let database: Database.Database;
   let clock: ManualClock;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "sluice-metrics-"));
     database = openSluiceDatabase(join(dir, "sluice.db"), { busyTimeoutMs: 0 });
     clock = new ManualClock(Date.UTC(2030, 0, 10));
   });
 
-  afterEach(() => {
+  afterEach(async () => {
     database.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -37,33 +37,38 @@ describe("metrics persistence (real SQLite)", () => {
   ) =>
     createMetricsPersistence({ recorder, store: new SqliteMetricsStore(database), catalog, clock });
 
-  it("two servers on one database add up: each writes only what it counted since its last flush", () => {
-    const servers = [0, 1].map(() => {
-      const recorder = new MetricsRecorder();
-      const persistence = persistenceOf(recorder);
-      persistence.load();
-      return { meter: recorder.forPool("chat"), persistence };
-    });
+  it("two servers on one database add up: each writes only what it counted since its last flush", async () => {
+    const servers = await Promise.all(
+      [0, 1].map(async () => {
+        const recorder = new MetricsRecorder();
+        const persistence = persistenceOf(recorder);
+        await persistence.load();
+        return { meter: recorder.forPool("chat"), persistence };
+      }),
+    );
     for (const round of [1, 2]) {
       for (const [index, server] of servers.entries()) {
         for (let n = 0; n < 10 * (index + 1); n++) server.meter.request(clock.now());
-        server.persistence.flush();
+        await server.persistence.flush();
       }
-      expect(new SqliteMetricsStore(database).loadBuckets(0)[0]?.requests).toBe(30 * round);
+      expect((await new SqliteMetricsStore(database).loadBuckets(0))[0]?.requests).toBe(30 * round);
     }
     // A restarted server loads the sum, and adds on top of it.
     const recorder = new MetricsRecorder();
     const catalog = new MemoryCatalogStore({ clock: new ManualClock(0) });
-    catalog.upsertPool(catalog.createTeam({ name: "A", slug: "a" }).id, poolInput("chat"));
+    await catalog.upsertPool(
+      (await catalog.createTeam({ name: "A", slug: "a" })).id,
+      poolInput("chat"),
+    );
     const restarted = persistenceOf(recorder, catalog);
-    restarted.load();
+    await restarted.load();
     expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(60);
     recorder.forPool("chat").request(clock.now());
-    restarted.flush();
-    expect(new SqliteMetricsStore(database).loadBuckets(0)[0]?.requests).toBe(61);
+    await restarted.flush();
+    expect((await new SqliteMetricsStore(database).loadBuckets(0))[0]?.requests).toBe(61);
   });
 
-  it("saves what the recorder counted, and a new recorder loads it back", () => {
+  it("saves what the recorder counted, and a new recorder loads it back", async () => {
     const recorder = new MetricsRecorder();
     const persistence = persistenceOf(recorder);
     const meter = recorder.forPool("chat");
@@ -71,14 +76,14 @@ describe("metrics persistence (real SQLite)", () => {
     meter.admitted(clock.now(), 0);
     meter.request(clock.now());
     meter.rejected(clock.now());
-    expect(persistence.flush()).toBe(1);
-    expect(persistence.flush()).toBe(0);
+    expect(await persistence.flush()).toBe(1);
+    expect(await persistence.flush()).toBe(0);
 
     const restored = new MetricsRecorder();
     const catalog = new MemoryCatalogStore({ clock });
-    const team = catalog.createTeam({ name: "Acme", slug: "acme" });
-    catalog.upsertPool(team.id, poolInput("chat"));
-    const loaded = createMetricsPersistence({
+    const team = await catalog.createTeam({ name: "Acme", slug: "acme" });
+    await catalog.upsertPool(team.id, poolInput("chat"));
+    const loaded = await createMetricsPersistence({
       recorder: restored,
       store: new SqliteMetricsStore(database),
       catalog,
@@ -99,14 +104,14 @@ describe("metrics persistence (real SQLite)", () => {
     persistence.start(5_000);
     recorder.forPool("chat").request(clock.now());
     await clock.advance(4_999);
-    expect(store.loadBuckets(0)).toHaveLength(0);
+    expect(await store.loadBuckets(0)).toHaveLength(0);
     await clock.advance(1);
-    expect(store.loadBuckets(0)).toHaveLength(1);
+    expect(await store.loadBuckets(0)).toHaveLength(1);
     persistence.stop();
     expect(clock.pendingTimers).toBe(0);
   });
 
-  it("keeps buckets whose save failed and writes them on the next flush", () => {
+  it("keeps buckets whose save failed and writes them on the next flush", async () => {
     const recorder = new MetricsRecorder();
     const store = new SqliteMetricsStore(database);
     const persistence = createMetricsPersistence({ recorder, store, catalog: NO_POOLS, clock });
@@ -115,58 +120,58 @@ describe("metrics persistence (real SQLite)", () => {
     // Another connection holds the write lock: the save fails at once (busy timeout 0).
     const other = openSluiceDatabase(join(dir, "sluice.db"));
     other.exec("BEGIN IMMEDIATE");
-    expect(() => persistence.flush()).toThrow();
+    await expect(persistence.flush()).rejects.toThrow();
     other.exec("COMMIT");
     other.close();
 
-    expect(persistence.flush()).toBe(1);
-    expect(store.loadBuckets(0)[0]).toMatchObject({ pool: "chat", requests: 1 });
+    expect(await persistence.flush()).toBe(1);
+    expect((await store.loadBuckets(0))[0]).toMatchObject({ pool: "chat", requests: 1 });
   });
 
-  it("prunes past the longest pool retention, in memory and on disk", () => {
+  it("prunes past the longest pool retention, in memory and on disk", async () => {
     const recorder = new MetricsRecorder();
     const store = new SqliteMetricsStore(database);
     const catalog = new MemoryCatalogStore({ clock });
     const persistence = createMetricsPersistence({ recorder, store, catalog, clock });
     recorder.forPool("chat").request(clock.now() - 40 * DAY_MS);
     recorder.forPool("chat").request(clock.now() - 10 * DAY_MS);
-    persistence.flush();
+    await persistence.flush();
 
     // A pool keeping 60 days keeps both.
-    const team = catalog.createTeam({ name: "Acme", slug: "acme" });
-    const pool = catalog.upsertPool(team.id, poolInput("chat", { metricsRetentionDays: 60 }));
-    expect(persistence.prune()).toBe(0);
-    expect(store.loadBuckets(0)).toHaveLength(2);
+    const team = await catalog.createTeam({ name: "Acme", slug: "acme" });
+    const pool = await catalog.upsertPool(team.id, poolInput("chat", { metricsRetentionDays: 60 }));
+    expect(await persistence.prune()).toBe(0);
+    expect(await store.loadBuckets(0)).toHaveLength(2);
 
     // No pools: the default retention of 30 days applies.
-    catalog.deletePool(team.id, pool.id);
-    expect(persistence.prune()).toBe(1);
-    expect(store.loadBuckets(0)).toHaveLength(1);
+    await catalog.deletePool(team.id, pool.id);
+    expect(await persistence.prune()).toBe(1);
+    expect(await store.loadBuckets(0)).toHaveLength(1);
     expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
   });
-  it("prunes each pool's buckets on disk at its own retention, not only the longest", () => {
+  it("prunes each pool's buckets on disk at its own retention, not only the longest", async () => {
     const recorder = new MetricsRecorder();
     const store = new SqliteMetricsStore(database);
     const catalog = new MemoryCatalogStore({ clock });
     const persistence = createMetricsPersistence({ recorder, store, catalog, clock });
-    const team = catalog.createTeam({ name: "Acme", slug: "acme" });
-    catalog.upsertPool(team.id, poolInput("chat", { metricsRetentionDays: 7 }));
-    catalog.upsertPool(team.id, poolInput("embed", { metricsRetentionDays: 60 }));
+    const team = await catalog.createTeam({ name: "Acme", slug: "acme" });
+    await catalog.upsertPool(team.id, poolInput("chat", { metricsRetentionDays: 7 }));
+    await catalog.upsertPool(team.id, poolInput("embed", { metricsRetentionDays: 60 }));
     for (const pool of ["chat", "embed"]) {
       recorder.forPool(pool).request(clock.now() - 10 * DAY_MS);
       recorder.forPool(pool).request(clock.now() - 3 * DAY_MS);
     }
-    persistence.flush();
+    await persistence.flush();
 
     // chat keeps 7 days: its bucket of 10 days ago goes; embed keeps 60 days: both stay.
-    expect(persistence.prune()).toBe(1);
-    const kept = store.loadBuckets(0).map((bucket) => [bucket.pool, bucket.start]);
+    expect(await persistence.prune()).toBe(1);
+    const kept = (await store.loadBuckets(0)).map((bucket) => [bucket.pool, bucket.start]);
     expect(kept).toEqual([
       ["chat", clock.now() - 3 * DAY_MS],
       ["embed", clock.now() - 10 * DAY_MS],
       ["embed", clock.now() - 3 * DAY_MS],
     ]);
-    expect(persistence.prune()).toBe(0);
+    expect(await persistence.prune()).toBe(0);
   });
 
   it("loads only the history of pools in the catalog, from the minute they were created", async () => {
@@ -179,31 +184,36 @@ describe("metrics persistence (real SQLite)", () => {
     recorder.forPool("gone").request(clock.now() - 3_600_000);
     await clock.advance(30_000);
     // Now another team creates a new "chat", which serves traffic in its first minute.
-    const globex = catalog.createTeam({ name: "Globex", slug: "globex" });
-    catalog.upsertPool(globex.id, poolInput("chat"));
+    const globex = await catalog.createTeam({ name: "Globex", slug: "globex" });
+    await catalog.upsertPool(globex.id, poolInput("chat"));
     recorder.forPool("chat").request(clock.now());
-    persistence.flush();
-    expect(store.loadBuckets(0)).toHaveLength(3);
+    await persistence.flush();
+    expect(await store.loadBuckets(0)).toHaveLength(3);
 
     const restored = new MetricsRecorder();
-    const loaded = createMetricsPersistence({ recorder: restored, store, catalog, clock }).load();
+    const loaded = await createMetricsPersistence({
+      recorder: restored,
+      store,
+      catalog,
+      clock,
+    }).load();
     expect(loaded).toBe(1);
     expect(restored.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
     expect(restored.totals("gone", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
   });
 
-  it("forgets a removed pool in memory and on disk, including counts not yet saved", () => {
+  it("forgets a removed pool in memory and on disk, including counts not yet saved", async () => {
     const recorder = new MetricsRecorder();
     const store = new SqliteMetricsStore(database);
     const persistence = createMetricsPersistence({ recorder, store, catalog: NO_POOLS, clock });
     recorder.forPool("chat").request(clock.now() - 120_000);
     recorder.forPool("embed").request(clock.now());
-    persistence.flush();
+    await persistence.flush();
     recorder.forPool("chat").request(clock.now());
 
-    expect(persistence.forgetPool("chat")).toBe(2);
+    expect(await persistence.forgetPool("chat")).toBe(2);
     expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
-    expect(persistence.flush()).toBe(0);
-    expect(store.loadBuckets(0).map((bucket) => bucket.pool)).toEqual(["embed"]);
+    expect(await persistence.flush()).toBe(0);
+    expect((await store.loadBuckets(0)).map((bucket) => bucket.pool)).toEqual(["embed"]);
   });
 });

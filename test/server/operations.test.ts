@@ -71,16 +71,16 @@ describe("the operations surface of a running server", () => {
       response.writeHead(200, { "content-type": "application/json" });
       response.end("{}");
     });
-    const data = openDataDir({ dataDir: dir });
+    const data = await openDataDir({ dataDir: dir });
     try {
-      const { team } = data.catalog.createTeamWithOwner({
+      const { team } = await data.catalog.createTeamWithOwner({
         teamName: "Acme",
         slug: "acme",
         ownerName: "Ada",
         ownerEmail: "ada@acme.test",
       });
       const credential = data.catalog.sealCredential("x-api-key", UPSTREAM_SECRET);
-      data.catalog.store.upsertPool(
+      await data.catalog.store.upsertPool(
         team.id,
         poolInput({
           subdomain: "chat",
@@ -90,12 +90,12 @@ describe("the operations surface of a running server", () => {
           credential,
         }),
       );
-      data.catalog.store.upsertPool(
+      await data.catalog.store.upsertPool(
         team.id,
         poolInput({ subdomain: "down", origin: `http://127.0.0.1:${await closedPort()}` }),
       );
-      key = data.catalog.mintPoolKey({ teamId: team.id, subdomain: "chat" }).plaintext;
-      downKey = data.catalog.mintPoolKey({ teamId: team.id, subdomain: "down" }).plaintext;
+      key = (await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "chat" })).plaintext;
+      downKey = (await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "down" })).plaintext;
     } finally {
       data.close();
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../adapters/server/config.js";
-import { formatLogLine, scrubSecrets } from "../../adapters/server/server-log.js";
+import { createServerLog, formatLogLine, scrubSecrets } from "../../adapters/server/server-log.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 
 describe("the operations settings", () => {
@@ -34,6 +34,23 @@ describe("the operations settings", () => {
 });
 
 describe("log lines", () => {
+  it("writes a revealed line (a one-time sign-in link) as it is, and scrubs the same text as info", () => {
+    for (const format of ["text", "json"] as const) {
+      const lines: string[] = [];
+      const log = createServerLog(
+        format,
+        (line) => lines.push(line),
+        undefined,
+        () => 0,
+      );
+      const link = "http://localhost:8080/sign-in/link?token=slc_sil_abc123";
+      log.reveal(`  ${link}`);
+      log.info(`  ${link}`);
+      expect(lines[0]).toContain(link);
+      expect(lines[1]).not.toContain("abc123");
+    }
+  });
+
   it("quote text values that could forge a line or a field", () => {
     expect(
       formatLogLine(

@@ -23,9 +23,9 @@ describe.skipIf(!redisUp)("readiness of a server on Redis", () => {
     proxy = await TcpProxy.start(new URL(REDIS_URL));
     const made = tempDir("sluice-readyz-");
     cleanup = made.cleanup;
-    const data = openDataDir({ dataDir: made.dir });
-    const team = data.catalog.store.createTeam({ name: "Acme", slug: "acme" });
-    data.catalog.store.upsertPool(team.id, poolInput("chat"));
+    const data = await openDataDir({ dataDir: made.dir });
+    const team = await data.catalog.store.createTeam({ name: "Acme", slug: "acme" });
+    await data.catalog.store.upsertPool(team.id, poolInput("chat"));
     data.close();
     server = await createSluiceServer(
       loadServerConfig({

@@ -20,9 +20,9 @@ const cleanups: (() => void)[] = [];
 async function startServer(maxConcurrent: number, lines: string[] = []): Promise<SluiceServer> {
   const { dir, cleanup } = tempDir("sluice-redis-server-");
   cleanups.push(cleanup);
-  const data = openDataDir({ dataDir: dir });
-  const team = data.catalog.store.createTeam({ name: "Acme", slug: "acme" });
-  data.catalog.store.upsertPool(team.id, poolInput(POOL, { maxConcurrent }));
+  const data = await openDataDir({ dataDir: dir });
+  const team = await data.catalog.store.createTeam({ name: "Acme", slug: "acme" });
+  await data.catalog.store.upsertPool(team.id, poolInput(POOL, { maxConcurrent }));
   data.close();
   const config = loadServerConfig({ flags: { port: "0", dataDir: dir, redisUrl: REDIS_URL } });
   const server = await createSluiceServer(config, { log: (line) => lines.push(line) });
@@ -30,7 +30,7 @@ async function startServer(maxConcurrent: number, lines: string[] = []): Promise
   return server;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   redis = new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1 });
 });
 

@@ -11,7 +11,7 @@ import { tempDirs } from "./temp-dir.js";
 
 const dirs = tempDirs();
 const open: Database.Database[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const db of open.splice(0)) db.close();
   dirs.cleanup();
 });
@@ -26,48 +26,49 @@ function twoConnections(): { server: Database.Database; other: Database.Database
 }
 
 /** Runs `write` and answers how long it blocked the (synchronous) caller. */
-function blockedMs(write: () => void): number {
+/** How long `write` takes; better-sqlite3 blocks the event loop for all of it. */
+async function blockedMs(write: () => Promise<unknown>): Promise<number> {
   const startedAt = performance.now();
-  write();
+  await write();
   return performance.now() - startedAt;
 }
 
 // The connection's own busy timeout is 5 s: a background write that honoured it would stall
 // the server's event loop (lock and proxy traffic too) for that long.
 describe("background SQLite writes while another process holds the write lock", () => {
-  it("an access-log flush gives up at once, keeps its entries, and writes them later", () => {
+  it("an access-log flush gives up at once, keeps its entries, and writes them later", async () => {
     const { server, other } = twoConnections();
     const errors: unknown[] = [];
     const accessLog = createSqliteAccessLog(server, { onError: (error) => errors.push(error) });
     accessLog.append(accessLogEntry({ at: 1_000 }));
     other.exec("BEGIN IMMEDIATE");
-    expect(blockedMs(() => accessLog.flush())).toBeLessThan(1_000);
+    expect(await blockedMs(() => accessLog.flush())).toBeLessThan(1_000);
     expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
     other.exec("COMMIT");
-    expect(accessLog.list("llm", { from: 0 })).toHaveLength(1);
+    expect(await accessLog.list("llm", { from: 0 })).toHaveLength(1);
     expect(server.pragma("busy_timeout", { simple: true })).toBe(5_000);
-    accessLog.close();
+    await accessLog.close();
   });
 
-  it("a metrics save or prune fails fast with StoreUnavailableError; the connection keeps its timeout", () => {
+  it("a metrics save or prune fails fast with StoreUnavailableError; the connection keeps its timeout", async () => {
     const { server, other } = twoConnections();
     const metrics = new SqliteMetricsStore(server);
     other.exec("BEGIN IMMEDIATE");
     const bucket = { pool: "llm", start: 60_000, ...emptyMetricCounts(), requests: 1 };
     let thrown: unknown;
-    const took = blockedMs(() => {
+    const took = await blockedMs(async () => {
       try {
-        metrics.saveBuckets([bucket]);
+        await metrics.saveBuckets([bucket]);
       } catch (error) {
         thrown = error;
       }
     });
     expect(thrown).toBeInstanceOf(StoreUnavailableError);
     expect(took).toBeLessThan(1_000);
-    expect(() => metrics.pruneBefore(0)).toThrow(StoreUnavailableError);
+    await expect(metrics.pruneBefore(0)).rejects.toThrow(StoreUnavailableError);
     expect(server.pragma("busy_timeout", { simple: true })).toBe(5_000);
     other.exec("COMMIT");
-    metrics.saveBuckets([bucket]);
-    expect(metrics.loadBuckets(0)).toHaveLength(1);
+    await metrics.saveBuckets([bucket]);
+    expect(await metrics.loadBuckets(0)).toHaveLength(1);
   });
 });

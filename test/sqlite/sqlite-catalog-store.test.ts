@@ -14,31 +14,34 @@ describeCatalogStoreContract(
 );
 
 describe("SqliteCatalogStore.atomically", () => {
-  it("shows another process all of a body's writes or none, and none when it throws", () => {
+  it("shows another process all of a body's writes or none, and none when it throws", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const writer = new SqliteCatalogStore({ filename });
     const reader = new SqliteCatalogStore({ filename });
     try {
-      const team = writer.createTeam({ name: "A", slug: "a" });
-      const seenMidway = writer.atomically(() => {
-        writer.upsertBudget(team.id, { name: "b", originMaxConcurrent: 4 });
-        writer.upsertPool(team.id, poolInput({ subdomain: "chat" }));
-        return [reader.listBudgets(team.id).length, reader.listPools(team.id).length];
+      const team = await writer.createTeam({ name: "A", slug: "a" });
+      const seenMidway = await writer.atomically(async (tx) => {
+        await tx.upsertBudget(team.id, { name: "b", originMaxConcurrent: 4 });
+        await tx.upsertPool(team.id, poolInput({ subdomain: "chat" }));
+        return [
+          (await reader.listBudgets(team.id)).length,
+          (await reader.listPools(team.id)).length,
+        ];
       });
       expect(seenMidway).toEqual([0, 0]);
-      expect(reader.listBudgets(team.id)).toHaveLength(1);
-      expect(reader.listPools(team.id)).toHaveLength(1);
+      expect(await reader.listBudgets(team.id)).toHaveLength(1);
+      expect(await reader.listPools(team.id)).toHaveLength(1);
 
-      expect(() =>
-        writer.atomically(() => {
-          writer.upsertBudget(team.id, { name: "c", originMaxConcurrent: 1 });
+      await expect(
+        writer.atomically(async (tx) => {
+          await tx.upsertBudget(team.id, { name: "c", originMaxConcurrent: 1 });
           throw new Error("plan refused");
         }),
-      ).toThrow("plan refused");
-      expect(reader.listBudgets(team.id).map((budget) => budget.name)).toEqual(["b"]);
+      ).rejects.toThrow("plan refused");
+      expect((await reader.listBudgets(team.id)).map((budget) => budget.name)).toEqual(["b"]);
     } finally {
-      writer.close();
-      reader.close();
+      await writer.close();
+      await reader.close();
     }
   });
 });

@@ -20,7 +20,7 @@ import { tempDirs } from "./temp-dir.js";
 const dirs = tempDirs();
 
 const open: { close(): void }[] = [];
-afterEach(() => {
+afterEach(async () => {
   for (const handle of open.splice(0)) handle.close();
   dirs.cleanup();
 });
@@ -32,17 +32,17 @@ function storeAt(filename: string, clock = new ManualClock()): SqliteCatalogStor
 }
 
 /** A catalog with a team, a token, a signing pool with a credential and a key: all the secrets. */
-function seed(store: SqliteCatalogStore, secretKey: Buffer) {
+async function seed(store: SqliteCatalogStore, secretKey: Buffer) {
   const clock = new ManualClock();
   const catalog = new CatalogService({ store, secretBox: new SecretBox(secretKey), clock });
-  const { team, owner } = catalog.createTeamWithOwner({
+  const { team, owner } = await catalog.createTeamWithOwner({
     teamName: "Visible Team Marker",
     slug: "acme",
     ownerName: "Ada",
     ownerEmail: "ada@acme.test",
   });
   const credential = "sk-live-UPSTREAM-credential-0123456789";
-  store.upsertPool(
+  await store.upsertPool(
     team.id,
     poolInput({
       originSigning: true,
@@ -51,14 +51,14 @@ function seed(store: SqliteCatalogStore, secretKey: Buffer) {
       readPaths: { POST: ["/v1/search"] },
     }),
   );
-  const token = catalog.createApiToken({
+  const token = await catalog.createApiToken({
     teamId: team.id,
     actorUserId: owner.id,
     name: "CI",
     abilities: ["keys:write"],
     lifetime: "1y",
   });
-  const key = catalog.mintPoolKey({ teamId: team.id, subdomain: "llm", access: "read" });
+  const key = await catalog.mintPoolKey({ teamId: team.id, subdomain: "llm", access: "read" });
   return { catalog, team, credential, token, key };
 }
 
@@ -67,10 +67,10 @@ function fileBytes(path: string): Buffer {
 }
 
 describe("SQLite catalog on disk", () => {
-  it("keeps no plaintext token, key, credential or signing secret in the file or the WAL", () => {
+  it("keeps no plaintext token, key, credential or signing secret in the file or the WAL", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const store = storeAt(filename);
-    const { credential, token, key } = seed(store, testSecretKey());
+    const { credential, token, key } = await seed(store, testSecretKey());
     const secrets = [token.plaintext, key.plaintext, key.signingSecret!, credential];
     const check = () => {
       const bytes = Buffer.concat([
@@ -93,11 +93,11 @@ describe("SQLite catalog on disk", () => {
     check();
   });
 
-  it("keeps the catalog across reopening, secrets usable with the same key", () => {
+  it("keeps the catalog across reopening, secrets usable with the same key", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const secretKey = testSecretKey();
     const first = storeAt(filename);
-    const { token, key, credential, team } = seed(first, secretKey);
+    const { token, key, credential, team } = await seed(first, secretKey);
     first.close();
 
     const reopened = storeAt(filename);
@@ -106,81 +106,81 @@ describe("SQLite catalog on disk", () => {
       secretBox: new SecretBox(secretKey),
       clock: new ManualClock(),
     });
-    expect(catalog.authenticateApiToken(token.plaintext).team).toEqual(team);
-    const pool = reopened.findPoolBySubdomain("llm")!;
+    expect((await catalog.authenticateApiToken(token.plaintext)).team).toEqual(team);
+    const pool = (await reopened.findPoolBySubdomain("llm"))!;
     expect(pool.readPaths).toEqual({ POST: ["/v1/search"] });
     expect(pool.originSigning).toBe(true);
     expect(catalog.decryptCredential(pool)?.value).toBe(credential);
-    const verified = catalog.verifyPoolKey(pool, key.plaintext);
+    const verified = await catalog.verifyPoolKey(pool, key.plaintext);
     expect(verified).toEqual(key.key);
     expect(catalog.decryptSigningSecret(verified!)).toBe(key.signingSecret);
   });
 
-  it("lets a second connection see this one's changes through changeMarker", () => {
+  it("lets a second connection see this one's changes through changeMarker", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const writer = storeAt(filename);
     const reader = storeAt(filename);
-    const team = writer.createTeam({ name: "A", slug: "a" });
+    const team = await writer.createTeam({ name: "A", slug: "a" });
 
-    const before = reader.changeMarker();
-    expect(reader.changeMarker()).toBe(before);
-    const writerBefore = writer.changeMarker();
-    writer.upsertPool(team.id, poolInput());
-    expect(writer.changeMarker()).not.toBe(writerBefore);
-    const after = reader.changeMarker();
+    const before = await reader.changeMarker();
+    expect(await reader.changeMarker()).toBe(before);
+    const writerBefore = await writer.changeMarker();
+    await writer.upsertPool(team.id, poolInput());
+    expect(await writer.changeMarker()).not.toBe(writerBefore);
+    const after = await reader.changeMarker();
     expect(after).not.toBe(before);
-    expect(reader.findPoolBySubdomain("llm")?.teamId).toBe(team.id);
-    expect(reader.changeMarker()).toBe(after);
+    expect((await reader.findPoolBySubdomain("llm"))?.teamId).toBe(team.id);
+    expect(await reader.changeMarker()).toBe(after);
 
-    reader.upsertPool(team.id, poolInput({ maxConcurrent: 3 }));
-    expect(writer.findPoolBySubdomain("llm")?.maxConcurrent).toBe(3);
+    await reader.upsertPool(team.id, poolInput({ maxConcurrent: 3 }));
+    expect((await writer.findPoolBySubdomain("llm"))?.maxConcurrent).toBe(3);
   });
 
-  it("refuses a subdomain another connection gave to another team", () => {
+  it("refuses a subdomain another connection gave to another team", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const one = storeAt(filename);
     const two = storeAt(filename);
-    const a = one.createTeam({ name: "A", slug: "a" });
-    const b = one.createTeam({ name: "B", slug: "b" });
-    one.upsertPool(a.id, poolInput());
-    expect(() => two.upsertPool(b.id, poolInput())).toThrow(/taken/);
+    const a = await one.createTeam({ name: "A", slug: "a" });
+    const b = await one.createTeam({ name: "B", slug: "b" });
+    await one.upsertPool(a.id, poolInput());
+    await expect(two.upsertPool(b.id, poolInput())).rejects.toThrow(/taken/);
   });
 
-  it("deletes a pool's metrics and access log with the pool, and only that pool's", () => {
+  it("deletes a pool's metrics and access log with the pool, and only that pool's", async () => {
     const db = openSluiceDatabase(join(dirs.make(), "sluice.db"));
     open.push(db);
     const store = new SqliteCatalogStore({ database: db });
     const metrics = new SqliteMetricsStore(db);
     const accessLog = new SqliteAccessLogStore(db);
-    const team = store.createTeam({ name: "A", slug: "a" });
-    const chat = store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
-    store.upsertPool(team.id, poolInput({ subdomain: "embed" }));
+    const team = await store.createTeam({ name: "A", slug: "a" });
+    const chat = await store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
+    await store.upsertPool(team.id, poolInput({ subdomain: "embed" }));
     for (const pool of ["chat", "embed"]) {
-      metrics.saveBuckets([{ pool, start: 60_000, ...emptyMetricCounts(), requests: 3 }]);
-      accessLog.insert([accessLogEntry({ pool, at: 60_500 })]);
+      await metrics.saveBuckets([{ pool, start: 60_000, ...emptyMetricCounts(), requests: 3 }]);
+      await accessLog.insert([accessLogEntry({ pool, at: 60_500 })]);
     }
     // Deleted (and re-created) while no server runs: the new pool starts with no history.
-    expect(store.deletePool(team.id, chat.id)).toBe(true);
-    store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
-    expect(metrics.loadBuckets(0).map((bucket) => bucket.pool)).toEqual(["embed"]);
+    expect(await store.deletePool(team.id, chat.id)).toBe(true);
+    await store.upsertPool(team.id, poolInput({ subdomain: "chat" }));
+    expect((await metrics.loadBuckets(0)).map((bucket) => bucket.pool)).toEqual(["embed"]);
     const everything = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
-    expect(accessLog.list("chat", everything)).toEqual([]);
-    expect(accessLog.list("embed", everything)).toHaveLength(1);
+    expect(await accessLog.list("chat", everything)).toEqual([]);
+    expect(await accessLog.list("embed", everything)).toHaveLength(1);
   });
 
-  it("shares an open database without closing it", () => {
+  it("shares an open database without closing it", async () => {
     const db = openSluiceDatabase(join(dirs.make(), "sluice.db"));
     open.push(db);
     const store = new SqliteCatalogStore({ database: db });
-    store.createTeam({ name: "A", slug: "a" });
-    store.close();
+    await store.createTeam({ name: "A", slug: "a" });
+    await store.close();
     expect(db.open).toBe(true);
     expect(db.prepare("SELECT count(*) FROM teams").pluck().get()).toBe(1);
   });
 });
 
 describe("SQLite database setup", () => {
-  it("configures WAL, foreign keys, busy timeout and synchronous=NORMAL", () => {
+  it("configures WAL, foreign keys, busy timeout and synchronous=NORMAL", async () => {
     const db = openSluiceDatabase(join(dirs.make(), "nested", "dir", "sluice.db"));
     open.push(db);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
@@ -189,7 +189,7 @@ describe("SQLite database setup", () => {
     expect(db.pragma("synchronous", { simple: true })).toBe(1);
   });
 
-  it("applies migrations once: reopening is a no-op that keeps data", () => {
+  it("applies migrations once: reopening is a no-op that keeps data", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const first = openSluiceDatabase(filename);
     expect(schemaVersion(first)).toBe(LATEST_SCHEMA_VERSION);
@@ -203,22 +203,24 @@ describe("SQLite database setup", () => {
     }
   });
 
-  it("keeps the access log through the migration that adds the outcome unavailable", () => {
+  it("keeps the access log through the migration that adds the outcome unavailable", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const version3 = MIGRATIONS.filter((migration) => migration.version <= 3);
     const before = openSluiceDatabase(filename, { migrations: version3 });
-    new SqliteAccessLogStore(before).insert([accessLogEntry({ at: 1_000, outcome: "aborted" })]);
-    expect(() =>
+    await new SqliteAccessLogStore(before).insert([
+      accessLogEntry({ at: 1_000, outcome: "aborted" }),
+    ]);
+    await expect(
       new SqliteAccessLogStore(before).insert([accessLogEntry({ outcome: "unavailable" })]),
-    ).toThrow(/CHECK/);
+    ).rejects.toThrow(/CHECK/);
     before.close();
 
     const after = openSluiceDatabase(filename);
     open.push(after);
     const accessLog = new SqliteAccessLogStore(after);
-    accessLog.insert([accessLogEntry({ at: 2_000, outcome: "unavailable", queuedMs: 40 })]);
+    await accessLog.insert([accessLogEntry({ at: 2_000, outcome: "unavailable", queuedMs: 40 })]);
     const everything = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
-    expect(accessLog.list("llm", everything)).toEqual([
+    expect(await accessLog.list("llm", everything)).toEqual([
       accessLogEntry({ at: 2_000, outcome: "unavailable", queuedMs: 40 }),
       accessLogEntry({ at: 1_000, outcome: "aborted" }),
     ]);
@@ -227,7 +229,7 @@ describe("SQLite database setup", () => {
     expect(indexes.all()).toContain("access_log_by_pool_time");
   });
 
-  it("rolls a failed migration back whole and keeps the previous version", () => {
+  it("rolls a failed migration back whole and keeps the previous version", async () => {
     const filename = join(dirs.make(), "sluice.db");
     const broken = [
       ...MIGRATIONS,
@@ -246,7 +248,7 @@ describe("SQLite database setup", () => {
     ).toBe(0);
   });
 
-  it("refuses a database from a newer schema", () => {
+  it("refuses a database from a newer schema", async () => {
     const filename = join(dirs.make(), "sluice.db");
     openSluiceDatabase(filename).close();
     const db = new Database(filename);
@@ -255,7 +257,7 @@ describe("SQLite database setup", () => {
     expect(() => openSluiceDatabase(filename)).toThrow(InvalidArgumentError);
   });
 
-  it("refuses a migration list with gaps", () => {
+  it("refuses a migration list with gaps", async () => {
     const gap = [MIGRATIONS[0]!, { version: 3, name: "skipped", up: "SELECT 1" }];
     expect(() => openSluiceDatabase(join(dirs.make(), "x.db"), { migrations: gap })).toThrow(
       InvalidArgumentError,

@@ -106,15 +106,15 @@ export const applyCommand: CommandSpec = {
     const path = args.positionals[0]!;
     const file = await readApplyFile(path);
     const dryRun = args.values["dry-run"] === true;
-    return withCatalog(args, io, (catalog) => {
+    return withCatalog(args, io, async (catalog) => {
       const options = { env: io.env, prune: args.values.prune === true };
       // Planned and written as one transaction: a running server's catalog sync never sees
       // half an apply (a budget without its pools, a ceiling before the reservations under it).
       const plan = dryRun
-        ? planApply(catalog, file, options)
-        : catalog.store.atomically(() => {
-            const planned = planApply(catalog, file, options);
-            planned.execute();
+        ? await planApply(catalog, file, options)
+        : await catalog.atomically(async (unit) => {
+            const planned = await planApply(unit, file, options);
+            await planned.execute();
             return planned;
           });
       io.out(

@@ -45,6 +45,11 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     placeholder: "<domain>",
     description: `Pools answer at <subdomain>.<domain>. Default ${SERVER_CONFIG_DEFAULTS.poolDomain}.`,
   },
+  databaseUrl: {
+    placeholder: "<postgres://…>",
+    description:
+      "Keep the catalog, metrics and access log in PostgreSQL, shared by several servers (needs SLUICE_SECRET_KEY). Default: sluice.db in the data directory.",
+  },
   redisUrl: {
     placeholder: "<url>",
     description: "Keep slots in Redis to share limits across servers. Default: in memory.",
@@ -262,7 +267,8 @@ export const serveCommand: CommandSpec = {
     // Signals are handled from here on, also while the sign-in links are made.
     const stopped = runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io, say);
     try {
-      await printFirstSignInLinks((line) => say.info(line), server, listening.url);
+      // The links are for the operator's eyes: written as they are, not scrubbed like other lines.
+      await printFirstSignInLinks((line) => say.reveal(line), server, listening.url);
       say.info("Press Ctrl+C to stop.");
     } catch (error) {
       // The server keeps serving: people can still sign in with a password.

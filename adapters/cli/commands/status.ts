@@ -28,9 +28,9 @@ function budgetLine(budget: BudgetRecord, pools: readonly PoolRecord[]): string 
   return `Budget ${budget.name} (id ${budget.id}): ${ceiling}`;
 }
 
-function printTeam(io: CliIo, catalog: CatalogService, team: TeamRecord): void {
-  const pools = catalog.store.listPools(team.id);
-  const budgets = catalog.store.listBudgets(team.id);
+async function printTeam(io: CliIo, catalog: CatalogService, team: TeamRecord): Promise<void> {
+  const pools = await catalog.store.listPools(team.id);
+  const budgets = await catalog.store.listBudgets(team.id);
   io.out(
     `Team ${team.slug} "${team.name}" (id ${team.id}): ${countNoun(budgets.length, "budget")}, ${countNoun(pools.length, "pool")}`,
   );
@@ -47,11 +47,11 @@ function printTeam(io: CliIo, catalog: CatalogService, team: TeamRecord): void {
   for (const pool of loose) io.out(`    ${poolLine(pool)}`);
 }
 
-function statusJson(catalog: CatalogService, team: TeamRecord) {
-  const pools = catalog.store.listPools(team.id);
+async function statusJson(catalog: CatalogService, team: TeamRecord) {
+  const pools = await catalog.store.listPools(team.id);
   return {
     team: { id: team.id, name: team.name, slug: team.slug },
-    budgets: catalog.store.listBudgets(team.id).map((budget) => ({
+    budgets: (await catalog.store.listBudgets(team.id)).map((budget) => ({
       ...budget,
       unallocated: budgetUnallocated(budget, pools),
     })),
@@ -94,15 +94,17 @@ export const statusCommand: CommandSpec = {
     withCatalog(
       args,
       io,
-      (catalog) => {
+      async (catalog) => {
         const slug = optionalString(args, "team");
-        const teams = slug ? [requireTeam(catalog, slug)] : catalog.store.listTeams();
+        const teams = slug ? [await requireTeam(catalog, slug)] : await catalog.store.listTeams();
         if (args.values.json === true) {
-          io.out(JSON.stringify(teams.map((team) => statusJson(catalog, team))));
+          const status = [];
+          for (const team of teams) status.push(await statusJson(catalog, team));
+          io.out(JSON.stringify(status));
           return 0;
         }
         if (teams.length === 0) io.out('No teams yet. Create one with "sluice team create".');
-        for (const team of teams) printTeam(io, catalog, team);
+        for (const team of teams) await printTeam(io, catalog, team);
         return 0;
       },
       READ_ONLY,

@@ -1,5 +1,5 @@
 import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
-import { type CommandSpec, requiredString, withFlagNames } from "../command.js";
+import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
 
 const TEAM_FLAGS = {
   teamName: "name",
@@ -51,8 +51,8 @@ export const teamCreateCommand: CommandSpec = {
     'sluice team create --name "Acme" --slug acme --owner-name "Ada Lovelace" --owner-email ada@example.com',
   ],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
-      const { team, owner } = withFlagNames(TEAM_FLAGS, () =>
+    withCatalog(args, io, async (catalog) => {
+      const { team, owner } = await withFlagNames(TEAM_FLAGS, () =>
         catalog.createTeamWithOwner({
           teamName: requiredString(args, "name"),
           slug: requiredString(args, "slug"),
@@ -61,6 +61,11 @@ export const teamCreateCommand: CommandSpec = {
         }),
       );
       io.out(`Created team ${team.slug} (id ${team.id}) with owner ${owner.email}.`);
+      // A running server needs no restart: the link goes into the shared database.
+      const dataDir = optionalString(args, "data-dir");
+      io.out(
+        `Dashboard sign-in link for them: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${dataDir}` : ""}`,
+      );
       return 0;
     }),
 };

@@ -84,11 +84,11 @@ export const tokenCreateCommand: CommandSpec = {
     "TOKEN=$(sluice token create --team acme --user ada@example.com --name ci --abilities all --lifetime 1mo --json | jq -r .token)",
   ],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
-      const team = requireTeam(catalog, requiredString(args, "team"));
-      const user = requireMember(catalog, team, requiredString(args, "user"));
+    withCatalog(args, io, async (catalog) => {
+      const team = await requireTeam(catalog, requiredString(args, "team"));
+      const user = await requireMember(catalog, team, requiredString(args, "user"));
       const lifetime = parseTokenLifetime(requiredString(args, "lifetime"));
-      const { token, plaintext } = withFlagNames(TOKEN_FLAGS, () =>
+      const { token, plaintext } = await withFlagNames(TOKEN_FLAGS, () =>
         catalog.createApiToken({
           teamId: team.id,
           actorUserId: user.id,
@@ -142,12 +142,18 @@ export const tokenRevokeCommand: CommandSpec = {
   },
   examples: ["sluice token revoke --team acme --user ada@example.com --id 3"],
   run: (args, io) =>
-    withCatalog(args, io, (catalog) => {
-      const team = requireTeam(catalog, requiredString(args, "team"));
-      const user = requireMember(catalog, team, requiredString(args, "user"));
+    withCatalog(args, io, async (catalog) => {
+      const team = await requireTeam(catalog, requiredString(args, "team"));
+      const user = await requireMember(catalog, team, requiredString(args, "user"));
       const tokenId = parseIdFlag(requiredString(args, "id"), "token");
-      const before = catalog.store.listApiTokens(team.id).find((token) => token.id === tokenId);
-      const token = catalog.revokeApiToken({ teamId: team.id, actorUserId: user.id, tokenId });
+      const before = (await catalog.store.listApiTokens(team.id)).find(
+        (token) => token.id === tokenId,
+      );
+      const token = await catalog.revokeApiToken({
+        teamId: team.id,
+        actorUserId: user.id,
+        tokenId,
+      });
       if (!token) {
         io.err(`Error: team ${team.slug} has no API token with id ${tokenId}.`);
         return 1;
@@ -179,11 +185,15 @@ export const tokenListCommand: CommandSpec = {
     withCatalog(
       args,
       io,
-      (catalog) => {
-        const team = requireTeam(catalog, requiredString(args, "team"));
-        const tokens = catalog.store.listApiTokens(team.id);
-        const emailOf = (userId: number) =>
-          catalog.store.getUser(userId)?.email ?? `user ${userId}`;
+      async (catalog) => {
+        const team = await requireTeam(catalog, requiredString(args, "team"));
+        const tokens = await catalog.store.listApiTokens(team.id);
+        const emails = new Map<number, string>();
+        for (const { userId } of tokens) {
+          if (emails.has(userId)) continue;
+          emails.set(userId, (await catalog.store.getUser(userId))?.email ?? `user ${userId}`);
+        }
+        const emailOf = (userId: number) => emails.get(userId) ?? `user ${userId}`;
         if (args.values.json === true) {
           io.out(
             JSON.stringify(

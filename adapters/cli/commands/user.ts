@@ -52,13 +52,13 @@ export const userAddCommand: CommandSpec = {
   ],
   run: (args, io) =>
     withCatalog(args, io, async (catalog) => {
-      const team = requireTeam(catalog, requiredString(args, "team"));
+      const team = await requireTeam(catalog, requiredString(args, "team"));
       const email = requiredString(args, "email");
-      const known = catalog.store.findUserByEmail(normalizeEmail(email));
-      const before = known && catalog.store.getMembership(team.id, known.id);
+      const known = await catalog.store.findUserByEmail(normalizeEmail(email));
+      const before = known && (await catalog.store.getMembership(team.id, known.id));
       // Without --role a member keeps the role they have: re-adding must not demote.
       const role = (optionalString(args, "role") ?? before?.role ?? "member") as Role;
-      const { user } = withFlagNames({ name: "name", email: "email", role: "role" }, () =>
+      const { user } = await withFlagNames({ name: "name", email: "email", role: "role" }, () =>
         catalog.addMember(team.id, { name: requiredString(args, "name"), email }, role),
       );
       const who = `${user.email} (user id ${user.id})`;

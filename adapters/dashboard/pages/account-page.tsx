@@ -1,6 +1,6 @@
 import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { FieldErrorMap } from "../forms.js";
-import { Field, Layout } from "./layout.js";
+import { Layout, NewPasswordFields } from "./layout.js";
 
 /** The signed-in person's account: password and sessions. */
 export function AccountPage(props: {
@@ -8,6 +8,8 @@ export function AccountPage(props: {
   hasPassword: boolean;
   welcome?: boolean;
   saved?: boolean;
+  /** Sessions in other browsers ended by the new password. */
+  endedSessions?: number;
   errors?: FieldErrorMap;
 }) {
   const { user } = props.signedIn;
@@ -22,19 +24,18 @@ export function AccountPage(props: {
           Signed in with the one-time link. Set a password now: the link works only once.
         </p>
       ) : null}
-      {props.saved ? <p class="notice">Password saved.</p> : null}
+      {props.saved ? (
+        <p class="notice">
+          Password saved.
+          {props.endedSessions
+            ? ` Signed out ${props.endedSessions} other session${props.endedSessions === 1 ? "" : "s"}.`
+            : ""}
+        </p>
+      ) : null}
       <section class="card">
         <h2>{props.hasPassword ? "Change password" : "Set a password"}</h2>
         <form class="stack" method="post" action="/account/password">
-          <Field
-            label="New password"
-            name="password"
-            type="password"
-            errors={props.errors}
-            hint="At least 12 characters."
-            required
-          />
-          <Field label="Repeat it" name="repeat" type="password" errors={props.errors} required />
+          <NewPasswordFields label="New password" errors={props.errors} />
           <div class="actions">
             <button type="submit">Save password</button>
           </div>

@@ -1,5 +1,6 @@
 import type { Child } from "hono/jsx";
 import type { SignedIn } from "../../../src/auth/auth-service.js";
+import { PASSWORD_MIN_LENGTH } from "../../../src/auth/passwords.js";
 import { ASSETS_PREFIX } from "../assets.js";
 
 /** htmx settings that keep it inside the CSP: no injected style, no eval, no inline scripts. */
@@ -109,6 +110,23 @@ export function Field(props: {
       {props.hint ? <small class="muted">{props.hint}</small> : null}
       <FieldErrors errors={props.errors} name={props.name} />
     </label>
+  );
+}
+
+/** A new password, typed twice (`password`, `repeat`); checked by `passwordsDiffer`. */
+export function NewPasswordFields(props: { label: string; errors?: Record<string, string[]> }) {
+  return (
+    <>
+      <Field
+        label={props.label}
+        name="password"
+        type="password"
+        errors={props.errors}
+        hint={`At least ${PASSWORD_MIN_LENGTH} characters.`}
+        required
+      />
+      <Field label="Repeat it" name="repeat" type="password" errors={props.errors} required />
+    </>
   );
 }
 

@@ -27,7 +27,9 @@ export function SignInPage(props: { next: string; email?: string; error?: string
         </div>
       </form>
       <p class="muted">
-        No password yet? Use the one-time link <code>sluice serve</code> prints, or set one with{" "}
+        No password yet? Use a one-time link: <code>sluice serve</code> prints one for a team
+        without passwords, and <code>sluice user sign-in-link --email you@example.com</code> prints
+        one any time. Or set a password with{" "}
         <code>sluice user set-password --email you@example.com</code>.
       </p>
     </Layout>
@@ -43,17 +45,14 @@ export function SignInLinkPage(props: { token: string; error?: string }) {
         <>
           <p class="notice bad error">{props.error}</p>
           <p>
-            Restart <code>sluice serve</code> for a new link, or{" "}
+            Print a new link with <code>sluice user sign-in-link --email you@example.com</code>, or{" "}
             <a href="/sign-in">sign in with a password</a>.
           </p>
         </>
       ) : (
         <form class="stack" method="post" action="/sign-in/link">
           <input type="hidden" name="token" value={props.token} />
-          <p>
-            This link signs you in once, within 15 minutes of the server starting. Then set a
-            password.
-          </p>
+          <p>This link signs you in once, within 15 minutes of being made. Then set a password.</p>
           <div class="actions">
             <button type="submit">Continue</button>
           </div>

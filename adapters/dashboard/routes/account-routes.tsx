@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { DashboardDeps, DashboardEnv } from "../dashboard-env.js";
-import { type FieldErrorMap, fieldErrorsOf, formText, readForm } from "../forms.js";
+import { fieldErrorsOf, formText, passwordsDiffer, readForm } from "../forms.js";
 import { AccountPage } from "../pages/account-page.js";
 import { clearSessionCookie, readSessionCookie, type SessionCookie } from "../session-cookie.js";
 
@@ -24,8 +24,7 @@ export function accountRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono<
     const signedIn = c.var.signedIn;
     const form = await readForm(c);
     const password = formText(form, "password");
-    let errors: FieldErrorMap | null =
-      password === formText(form, "repeat") ? null : { repeat: ["The two passwords differ."] };
+    let errors = passwordsDiffer(form);
     errors ??= await fieldErrorsOf(() => deps.auth.setPassword(signedIn.user.id, password));
     if (errors) {
       const hasPassword = await deps.auth.hasPassword(signedIn.user.id);
@@ -34,7 +33,11 @@ export function accountRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono<
         422,
       );
     }
-    return c.html(<AccountPage signedIn={signedIn} hasPassword={true} saved={true} />);
+    // As `sluice user set-password` does, but this browser stays signed in.
+    const ended = await deps.auth.endOtherSessions(signedIn.session);
+    return c.html(
+      <AccountPage signedIn={signedIn} hasPassword={true} saved={true} endedSessions={ended} />,
+    );
   });
 
   routes.post("/sign-out", async (c) => {

@@ -18,11 +18,10 @@ function saveBudget(
   current: BudgetRecord | null,
   plan: BudgetPlan,
   pools: readonly PoolRecord[],
-): BudgetRecord {
-  const store = deps.catalog.store;
-  // Synchronous body: `atomically` runs a SQLite transaction that ends when it returns.
-  return store.atomically(() => {
-    const saved = store.upsertBudget(teamId, {
+): Promise<BudgetRecord> {
+  // One unit: the budget and its pools' moves are seen together or not at all.
+  return deps.catalog.store.atomically(async (tx) => {
+    const saved = await tx.upsertBudget(teamId, {
       name: plan.name,
       originMaxConcurrent: plan.originMaxConcurrent,
     });
@@ -40,9 +39,9 @@ function saveBudget(
         (target.budgetId === pool.budgetId && target.reservedConcurrent === pool.reservedConcurrent)
       )
         continue;
-      store.upsertPool(teamId, { ...poolInputOf(pool), ...target });
+      await tx.upsertPool(teamId, { ...poolInputOf(pool), ...target });
     }
-    if (current && current.id !== saved.id) store.deleteBudget(teamId, current.id);
+    if (current && current.id !== saved.id) await tx.deleteBudget(teamId, current.id);
     return saved;
   });
 }
@@ -105,7 +104,7 @@ export function budgetRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
         422,
       );
     }
-    saveBudget(deps, teamId, budget, checked.plan, pools);
+    await saveBudget(deps, teamId, budget, checked.plan, pools);
     await applyToGovernor(deps);
     return c.redirect("/", 303);
   }

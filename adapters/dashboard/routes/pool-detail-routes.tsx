@@ -29,7 +29,7 @@ export function poolDetailRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const labels = new Map(
       (await store.listPoolKeys(pool.id)).map((key) => [key.id, key.label || `…${key.lastFour}`]),
     );
-    const entries = deps.accessLog.list(pool.subdomain, {
+    const entries = await deps.accessLog.list(pool.subdomain, {
       from: pool.createdAt,
       limit: outcome ? 10_000 : ACCESS_ROWS,
     });

@@ -60,9 +60,8 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if ("errors" in sealed) return page(c, existing, values, sealed.errors, 422);
     try {
       // The version check and the write in one transaction: nobody's save slips in between.
-      // (Synchronous body: `atomically` runs a SQLite transaction that ends when it returns.)
-      store.atomically(() => {
-        const current = store.getPoolBySubdomain(teamId, checked.plan.input.subdomain);
+      await store.atomically(async (tx) => {
+        const current = await tx.getPoolBySubdomain(teamId, checked.plan.input.subdomain);
         if (
           existing
             ? current?.updatedAt !== existing.updatedAt ||
@@ -73,7 +72,7 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
             existing ? CHANGED_SINCE_OPENED : "The team has a pool with this subdomain already.",
           );
         }
-        store.upsertPool(teamId, {
+        await tx.upsertPool(teamId, {
           ...checked.plan.input,
           credential: sealed.credential,
           database: sealed.database,

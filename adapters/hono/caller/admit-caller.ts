@@ -23,21 +23,22 @@ export interface AdmittedCaller {
  *
  * @example
  * ```ts
- * const { pool, key } = admitCaller({ directory, ipPolicy }, "llm", request.headers, "10.0.0.7", Date.now());
+ * const { pool, key } = await admitCaller({ directory, ipPolicy }, "llm", request.headers, "10.0.0.7", Date.now());
  * ```
  */
-export function admitCaller(
+export async function admitCaller(
   checks: { directory: PoolDirectory; ipPolicy?: IpPolicy | undefined },
   subdomain: string,
   headers: HeaderLookup,
   remoteAddress: string | null,
   now: number,
   options?: { release?: boolean },
-): AdmittedCaller {
+): Promise<AdmittedCaller> {
   // Pool subdomains are DNS labels (≤ 63 characters): a longer name is not looked up.
-  const pool = subdomain.length > MAX_LABEL_LENGTH ? undefined : checks.directory.pool(subdomain);
+  const pool =
+    subdomain.length > MAX_LABEL_LENGTH ? undefined : await checks.directory.pool(subdomain);
   if (!pool) refuseUnknownPool(headers);
-  const key = authenticateCaller(checks.directory, pool, headers, now, options);
+  const key = await authenticateCaller(checks.directory, pool, headers, now, options);
   if (checks.ipPolicy && !checks.ipPolicy(pool, remoteAddress)) {
     throw new ForbiddenError("Your address is not allowed to use this pool.");
   }

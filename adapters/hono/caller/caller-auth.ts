@@ -126,23 +126,23 @@ const KEY_NOT_VALID =
  *
  * @example
  * ```ts
- * const key = authenticateCaller(directory, pool, c.req.raw.headers, clock.now());
+ * const key = await authenticateCaller(directory, pool, c.req.raw.headers, clock.now());
  * ```
  */
-export function authenticateCaller(
+export async function authenticateCaller(
   directory: PoolDirectory,
   pool: PoolRecord,
   headers: HeaderLookup,
   now: number,
   options?: { release?: boolean },
-): PoolKeyRecord | null {
+): Promise<PoolKeyRecord | null> {
   refuseOtherSecrets(headers);
   const presented = presentedPoolKey(headers, pool);
   if (presented === null) {
     if (!pool.requireKey) return null;
     throw unauthorized(headers);
   }
-  const key = directory.key(pool, presented, now, { retired: options?.release === true });
+  const key = await directory.key(pool, presented, now, { retired: options?.release === true });
   if (!key) throw unauthorized(headers);
   return key;
 }

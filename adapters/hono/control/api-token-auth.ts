@@ -39,21 +39,21 @@ export function parseBearerToken(header: string | null | undefined): string | nu
  *
  * @example
  * ```ts
- * const auth = authenticateRequest(catalog, request.headers.get("authorization"));
+ * const auth = await authenticateRequest(catalog, request.headers.get("authorization"));
  * ```
  */
-export function authenticateRequest(
+export async function authenticateRequest(
   catalog: ApiTokenAuthenticator,
   authorizationHeader: string | null | undefined,
-): AuthenticatedToken {
+): Promise<AuthenticatedToken> {
   if (!authorizationHeader) return catalog.authenticateApiToken(null);
   const token = parseBearerToken(authorizationHeader);
   if (token === null) {
     throw new UnauthorizedError("Malformed Authorization header; send: Bearer <token>.");
   }
-  const auth = catalog.authenticateApiToken(token);
+  const auth = await catalog.authenticateApiToken(token);
   try {
-    catalog.touchApiToken(auth.token);
+    await catalog.touchApiToken(auth.token);
   } catch (error) {
     // lastUsedAt is informational: a catalog busy with another writer must not fail a read.
     if (!(error instanceof StoreUnavailableError)) throw error;
@@ -90,7 +90,7 @@ export function apiTokenAuth(
   ability?: Ability,
 ): MiddlewareHandler<ControlEnv> {
   return async (c, next) => {
-    const auth = authenticateRequest(catalog, c.req.header("authorization"));
+    const auth = await authenticateRequest(catalog, c.req.header("authorization"));
     if (ability !== undefined) requireAbility(auth, ability);
     c.set("auth", auth);
     await next();

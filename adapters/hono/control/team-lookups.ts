@@ -27,16 +27,16 @@ export function parsePathId(segment: string): number | null {
  *
  * @example
  * ```ts
- * const budget = requireTeamBudget(store, auth.team.id, c.req.param("budget"));
+ * const budget = await requireTeamBudget(store, auth.team.id, c.req.param("budget"));
  * ```
  */
-export function requireTeamBudget(
+export async function requireTeamBudget(
   store: CatalogStore,
   teamId: number,
   segment: string,
-): BudgetRecord {
+): Promise<BudgetRecord> {
   const budgetId = parsePathId(segment);
-  const budget = budgetId === null ? undefined : store.getBudget(teamId, budgetId);
+  const budget = budgetId === null ? undefined : await store.getBudget(teamId, budgetId);
   if (!budget) throw new BudgetNotFoundError(segment);
   return budget;
 }
@@ -46,15 +46,15 @@ export function requireTeamBudget(
  *
  * @example
  * ```ts
- * const pool = requireTeamPool(store, auth.team.id, c.req.param("pool"));
+ * const pool = await requireTeamPool(store, auth.team.id, c.req.param("pool"));
  * ```
  */
-export function requireTeamPool(
+export async function requireTeamPool(
   store: CatalogStore,
   teamId: number,
   subdomain: string,
-): PoolRecord {
-  const pool = store.getPoolBySubdomain(teamId, subdomain);
+): Promise<PoolRecord> {
+  const pool = await store.getPoolBySubdomain(teamId, subdomain);
   if (!pool) throw new PoolNotFoundError(subdomain);
   return pool;
 }
@@ -64,12 +64,15 @@ export function requireTeamPool(
  *
  * @example
  * ```ts
- * serializePool(pool, budgetOfPool(store, pool));
+ * serializePool(pool, await budgetOfPool(store, pool));
  * ```
  */
-export function budgetOfPool(store: CatalogStore, pool: PoolRecord): BudgetRecord | null {
+export async function budgetOfPool(
+  store: CatalogStore,
+  pool: PoolRecord,
+): Promise<BudgetRecord | null> {
   if (pool.budgetId === null) return null;
-  return store.getBudget(pool.teamId, pool.budgetId) ?? null;
+  return (await store.getBudget(pool.teamId, pool.budgetId)) ?? null;
 }
 
 /**
@@ -77,10 +80,13 @@ export function budgetOfPool(store: CatalogStore, pool: PoolRecord): BudgetRecor
  *
  * @example
  * ```ts
- * const budgets = teamBudgetsById(store, teamId);
+ * const budgets = await teamBudgetsById(store, teamId);
  * pools.map((pool) => serializePool(pool, budgets.get(pool.budgetId ?? -1)));
  * ```
  */
-export function teamBudgetsById(store: CatalogStore, teamId: number): Map<number, BudgetRecord> {
-  return new Map(store.listBudgets(teamId).map((budget) => [budget.id, budget]));
+export async function teamBudgetsById(
+  store: CatalogStore,
+  teamId: number,
+): Promise<Map<number, BudgetRecord>> {
+  return new Map((await store.listBudgets(teamId)).map((budget) => [budget.id, budget]));
 }

@@ -105,7 +105,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
     try {
       const address = remoteAddressOf(env);
       const purpose = route.action === "release" ? RELEASING : undefined;
-      const caller = admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
+      const caller = await admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
         let bytes: Uint8Array | undefined;
         const readBody = async () => {

@@ -15,11 +15,12 @@ export interface TrafficCatalog {
 /**
  * Catalog lookups on the request path of the Lock API and the proxy. `pool()` revalidates
  * against the catalog's change marker, so call it first in each request; the other methods
- * then answer from the same catalog version.
+ * then answer from the same catalog version. Lookups are async (the catalog may be across a
+ * network); a cached answer costs no I/O.
  */
 export interface PoolDirectory {
   /** The pool served under `subdomain`, or undefined. */
-  pool(subdomain: string): PoolRecord | undefined;
+  pool(subdomain: string): Promise<PoolRecord | undefined>;
   /**
    * The live key of `pool` for `plaintext`; null when malformed, unknown, another pool's,
    * revoked or expired. With `retired: true`, a revoked or expired key of `pool` is answered
@@ -30,7 +31,7 @@ export interface PoolDirectory {
     plaintext: string,
     now: number,
     options?: { retired?: boolean },
-  ): PoolKeyRecord | null;
+  ): Promise<PoolKeyRecord | null>;
   /** The pool's managed upstream credential in clear, or null. */
   credential(pool: PoolRecord): UpstreamCredential | null;
   /** The key's origin-signing secret in clear, or null. */
@@ -47,20 +48,23 @@ const MARKER_CHECK_INTERVAL_MS = 1;
 /**
  * A {@link PoolDirectory} over the catalog that caches pools, keys and decrypted secrets
  * until the catalog's change marker moves (any catalog write, in this or another process).
- * A request then costs at most one marker read (once per millisecond) instead of row reads,
- * a decryption and JSON parsing.
+ * A request then costs at most one marker read (once per millisecond, shared by the requests
+ * arriving meanwhile) instead of row reads, a decryption and JSON parsing.
  * Keys are cached by hash, never by plaintext; revocation and expiry are checked at every use.
  *
  * @example
  * ```ts
  * const directory = new CatalogPoolDirectory(catalog);
- * const pool = directory.pool("llm");
- * const key = pool && directory.key(pool, presentedKey, Date.now());
+ * const pool = await directory.pool("llm");
+ * const key = pool && (await directory.key(pool, presentedKey, Date.now()));
  * ```
  */
 export class CatalogPoolDirectory implements PoolDirectory {
   private marker: number | null = null;
   private checkedAt = Number.NEGATIVE_INFINITY;
+  private checking: Promise<void> | null = null;
+  /** Bumped when the caches are cleared: a lookup that began before must not cache its answer. */
+  private generation = 0;
   private readonly pools = new Map<string, PoolRecord>();
   private readonly keys = new LRUCache<string, PoolKeyRecord>({ max: KEY_CACHE_SIZE });
   private readonly credentials = new Map<number, UpstreamCredential | null>();
@@ -70,29 +74,32 @@ export class CatalogPoolDirectory implements PoolDirectory {
 
   constructor(private readonly catalog: TrafficCatalog) {}
 
-  pool(subdomain: string): PoolRecord | undefined {
-    this.revalidate();
+  async pool(subdomain: string): Promise<PoolRecord | undefined> {
+    const check = this.revalidate();
+    if (check) await check;
     const cached = this.pools.get(subdomain);
     if (cached) return cached;
+    const generation = this.generation;
     // Misses are not cached: any path or host name would otherwise grow the map.
-    const pool = this.catalog.store.findPoolBySubdomain(subdomain);
-    if (pool) this.pools.set(subdomain, pool);
+    const pool = await this.catalog.store.findPoolBySubdomain(subdomain);
+    if (pool && generation === this.generation) this.pools.set(subdomain, pool);
     return pool;
   }
 
-  key(
+  async key(
     pool: PoolRecord,
     plaintext: string,
     now: number,
     options?: { retired?: boolean },
-  ): PoolKeyRecord | null {
+  ): Promise<PoolKeyRecord | null> {
     if (!hasSecretShape(plaintext, POOL_KEY_PREFIX)) return null;
     const hash = hashSecret(plaintext);
     let key = this.keys.get(hash);
     if (!key) {
-      key = this.catalog.store.findPoolKeyByHash(hash);
+      const generation = this.generation;
+      key = await this.catalog.store.findPoolKeyByHash(hash);
       if (!key || key.keyHash !== hash) return null;
-      this.keys.set(hash, key);
+      if (generation === this.generation) this.keys.set(hash, key);
     }
     if (key.poolId !== pool.id) return null;
     if (options?.retired) return key;
@@ -118,15 +125,27 @@ export class CatalogPoolDirectory implements PoolDirectory {
     return decrypted(this.requestSecrets, key.id, () => this.catalog.decryptRequestSecret(key));
   }
 
-  private revalidate(): void {
-    // Reading the marker is a query; under load, once per millisecond is plenty (a change
-    // racing a request by less than that is a race either way).
+  /** Null when the marker was read less than a millisecond ago; else the read (shared). */
+  private revalidate(): Promise<void> | null {
+    if (this.checking) return this.checking;
+    // Reading the marker may be a query; under load, once per millisecond is plenty (a
+    // change racing a request by less than that is a race either way).
     const now = performance.now();
-    if (now - this.checkedAt < MARKER_CHECK_INTERVAL_MS) return;
+    if (now - this.checkedAt < MARKER_CHECK_INTERVAL_MS) return null;
     this.checkedAt = now;
-    const marker = this.catalog.store.changeMarker();
+    this.checking = this.catalog.store
+      .changeMarker()
+      .then((marker) => this.noteMarker(marker))
+      .finally(() => {
+        this.checking = null;
+      });
+    return this.checking;
+  }
+
+  private noteMarker(marker: number): void {
     if (marker === this.marker) return;
     this.marker = marker;
+    this.generation++;
     this.pools.clear();
     this.keys.clear();
     this.credentials.clear();

@@ -92,7 +92,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       return sluiceReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
     const remoteAddress = remoteAddressOf(env);
-    const admitted = admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    const admitted = await admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
     const { pool, key } = admitted;
     // The whole body, read once (before a slot) when a caller policy or origin signing covers it.
     let buffered: Uint8Array | undefined;

@@ -108,7 +108,7 @@ export const queryAccessLogTool = defineTool({
     const from = Math.max(now - (args.minutes ?? 60) * 60_000, pool.createdAt);
     const outcomes = args.outcomes ?? TROUBLE;
     const limit = args.limit ?? 50;
-    const scanned = deps.accessLog.list(pool.subdomain, { from, to: now + 1, limit: 10_000 });
+    const scanned = await deps.accessLog.list(pool.subdomain, { from, to: now + 1, limit: 10_000 });
     const entries = scanned
       .filter((entry) => outcomes.includes(entry.outcome))
       .slice(0, limit)

@@ -17,24 +17,23 @@ export function budgetRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   const { store } = deps.catalog;
   const routes = new Hono<ControlEnv>();
 
-  routes.get("/budgets", apiTokenAuth(deps.catalog, "budgets:read"), (c) => {
+  routes.get("/budgets", apiTokenAuth(deps.catalog, "budgets:read"), async (c) => {
     const teamId = c.var.auth.team.id;
-    const pools = store.listPools(teamId);
-    const data = store.listBudgets(teamId).map((budget) => serializeBudget(budget, pools));
+    const pools = await store.listPools(teamId);
+    const data = (await store.listBudgets(teamId)).map((budget) => serializeBudget(budget, pools));
     return c.json({ data });
   });
 
-  routes.get("/budgets/:budget", apiTokenAuth(deps.catalog, "budgets:read"), (c) => {
+  routes.get("/budgets/:budget", apiTokenAuth(deps.catalog, "budgets:read"), async (c) => {
     const teamId = c.var.auth.team.id;
-    const budget = requireTeamBudget(store, teamId, c.req.param("budget"));
-    return c.json({ data: serializeBudget(budget, store.listPools(teamId)) });
+    const budget = await requireTeamBudget(store, teamId, c.req.param("budget"));
+    return c.json({ data: serializeBudget(budget, await store.listPools(teamId)) });
   });
 
-  routes.get("/budgets/:budget/pools", apiTokenAuth(deps.catalog, "pools:read"), (c) => {
+  routes.get("/budgets/:budget/pools", apiTokenAuth(deps.catalog, "pools:read"), async (c) => {
     const teamId = c.var.auth.team.id;
-    const budget = requireTeamBudget(store, teamId, c.req.param("budget"));
-    const data = store
-      .listPools(teamId)
+    const budget = await requireTeamBudget(store, teamId, c.req.param("budget"));
+    const data = (await store.listPools(teamId))
       .filter((pool) => pool.budgetId === budget.id)
       .map((pool) => serializePool(pool, budget));
     return c.json({ data });

@@ -24,17 +24,17 @@ export function poolKeyRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   const routes = new Hono<ControlEnv>();
 
   routes.get("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
-    const pool = requireTeamPool(catalog.store, c.var.auth.team.id, c.req.param("pool"));
+    const pool = await requireTeamPool(catalog.store, c.var.auth.team.id, c.req.param("pool"));
     const keys = await catalog.store.listPoolKeys(pool.id);
     return c.json({ data: keys.map((key) => serializePoolKey(pool, key)) });
   });
 
   routes.post("/pools/:pool/keys", apiTokenAuth(catalog, "keys:write"), async (c) => {
     const teamId = c.var.auth.team.id;
-    const pool = requireTeamPool(catalog.store, teamId, c.req.param("pool"));
+    const pool = await requireTeamPool(catalog.store, teamId, c.req.param("pool"));
     const input = await readOptionalJsonObject(c.req.raw, deps.bodyLimits, c.env);
     const body = parseInput(PoolKeyCreateRequestSchema, input);
-    const minted = catalog.mintPoolKey({
+    const minted = await catalog.mintPoolKey({
       teamId,
       subdomain: pool.subdomain,
       label: body.label,
@@ -45,13 +45,13 @@ export function poolKeyRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
     return c.json({ data: serializeMintedPoolKey(pool, minted) }, 201);
   });
 
-  routes.delete("/pools/:pool/keys/:apiKey", apiTokenAuth(catalog, "keys:write"), (c) => {
+  routes.delete("/pools/:pool/keys/:apiKey", apiTokenAuth(catalog, "keys:write"), async (c) => {
     const teamId = c.var.auth.team.id;
-    const pool = requireTeamPool(catalog.store, teamId, c.req.param("pool"));
+    const pool = await requireTeamPool(catalog.store, teamId, c.req.param("pool"));
     const segment = c.req.param("apiKey");
     const keyId = parsePathId(segment);
     const revoked =
-      keyId === null ? undefined : catalog.revokePoolKey(teamId, pool.subdomain, keyId);
+      keyId === null ? undefined : await catalog.revokePoolKey(teamId, pool.subdomain, keyId);
     if (!revoked) throw new PoolKeyNotFoundError(segment);
     return c.json({ data: serializePoolKey(pool, revoked) });
   });

@@ -19,8 +19,8 @@ const METRICS_QUERY_FIELDS = ["from", "to"] as const;
  */
 export function poolMetricsRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   const routes = new Hono<ControlEnv>();
-  routes.get("/pools/:pool/metrics", apiTokenAuth(deps.catalog, "metrics:read"), (c) => {
-    const pool = requireTeamPool(deps.catalog.store, c.var.auth.team.id, c.req.param("pool"));
+  routes.get("/pools/:pool/metrics", apiTokenAuth(deps.catalog, "metrics:read"), async (c) => {
+    const pool = await requireTeamPool(deps.catalog.store, c.var.auth.team.id, c.req.param("pool"));
     const query = parseInput(
       PoolMetricsQuerySchema,
       queryInput(c.req.query(), METRICS_QUERY_FIELDS),

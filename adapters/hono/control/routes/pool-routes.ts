@@ -16,20 +16,18 @@ export function poolRoutes(deps: ControlRouteDeps): Hono<ControlEnv> {
   const { store } = deps.catalog;
   const routes = new Hono<ControlEnv>();
 
-  routes.get("/pools", apiTokenAuth(deps.catalog, "pools:read"), (c) => {
+  routes.get("/pools", apiTokenAuth(deps.catalog, "pools:read"), async (c) => {
     const teamId = c.var.auth.team.id;
-    const budgets = teamBudgetsById(store, teamId);
-    const data = store
-      .listPools(teamId)
-      .map((pool) =>
-        serializePool(pool, pool.budgetId === null ? null : budgets.get(pool.budgetId)),
-      );
+    const budgets = await teamBudgetsById(store, teamId);
+    const data = (await store.listPools(teamId)).map((pool) =>
+      serializePool(pool, pool.budgetId === null ? null : budgets.get(pool.budgetId)),
+    );
     return c.json({ data });
   });
 
-  routes.get("/pools/:pool", apiTokenAuth(deps.catalog, "pools:read"), (c) => {
-    const pool = requireTeamPool(store, c.var.auth.team.id, c.req.param("pool"));
-    return c.json({ data: serializePool(pool, budgetOfPool(store, pool)) });
+  routes.get("/pools/:pool", apiTokenAuth(deps.catalog, "pools:read"), async (c) => {
+    const pool = await requireTeamPool(store, c.var.auth.team.id, c.req.param("pool"));
+    return c.json({ data: serializePool(pool, await budgetOfPool(store, pool)) });
   });
 
   return routes;

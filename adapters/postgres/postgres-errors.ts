@@ -1,0 +1,40 @@
+import { ConflictError, InvalidArgumentError, StoreUnavailableError } from "../../src/errors.js";
+
+/** Error codes of a server that cannot be reached or is going away (not a bad statement). */
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EPIPE",
+]);
+
+/**
+ * The Sluice error for a PostgreSQL failure, or the error itself: a unique violation is a
+ * ConflictError, a foreign-key violation an InvalidArgumentError, and an unreachable server a
+ * StoreUnavailableError.
+ *
+ * @example
+ * ```ts
+ * throw translatePostgresError(error, "pool");
+ * ```
+ */
+export function translatePostgresError(error: unknown, what: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "23505")
+    return new ConflictError(`${what}: a record with that unique value exists.`);
+  if (code === "23503") {
+    return new InvalidArgumentError(`${what}: it refers to a record that does not exist.`);
+  }
+  const unavailable =
+    (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) ||
+    code === "57P01" ||
+    /Connection terminated|connection timeout/i.test((error as Error | null)?.message ?? "");
+  if (unavailable) {
+    return new StoreUnavailableError(
+      `${what}: the PostgreSQL catalog database is unavailable (${(error as Error).message}).`,
+      { cause: error },
+    );
+  }
+  return error;
+}

@@ -1,0 +1,139 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type Database from "better-sqlite3";
+import type { AccessLogStore } from "../../src/access-log/types.js";
+import { CatalogService } from "../../src/catalog/catalog-service.js";
+import { SecretBox } from "../../src/catalog/encryption.js";
+import { type Clock, systemClock } from "../../src/clock/clock.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import type { MetricsStore } from "../../src/metrics/metrics-store.js";
+import type { OAuthStore } from "../oauth/types.js";
+import { SqliteAccessLogStore } from "../sqlite/access-log-store.js";
+import { openSluiceDatabase } from "../sqlite/database.js";
+import { decodeSecretKey, SECRET_KEY_ENV } from "../sqlite/secret-key.js";
+import { SqliteMetricsStore } from "../sqlite/sqlite-metrics-store.js";
+import { checkSecretKey, DATABASE_FILE, openDataDir } from "./data-dir.js";
+
+/** Where the catalog, metrics and access log live: SQLite in a data directory, or PostgreSQL. */
+export interface CatalogDatabase {
+  readonly catalog: CatalogService;
+  readonly metrics: MetricsStore;
+  readonly accessLog: AccessLogStore;
+  /** The data directory (SQLite), or null (PostgreSQL: nothing on this machine). */
+  readonly dataDir: string | null;
+  /** For the start-up log: the directory, or the database URL without its password. */
+  readonly description: string;
+  /** The MCP endpoint's OAuth store when it lives beside the catalog (PostgreSQL); else absent. */
+  readonly oauth?: OAuthStore;
+  /**
+   * The SQLite database of this server's data directory, for what is not yet kept in
+   * PostgreSQL (the dashboard's sign-in records): with a PostgreSQL catalog it is opened on
+   * first use and local to this server.
+   */
+  localDatabase(): Database.Database;
+  /**
+   * Calls `listener` as soon as any process changes the catalog, where the database tells
+   * (PostgreSQL's NOTIFY); absent where only polling the change marker can (SQLite).
+   */
+  readonly onChange?: (listener: () => void) => () => void;
+  /** Closes the database. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openCatalogDatabase}. */
+export interface OpenCatalogDatabaseOptions {
+  dataDir: string;
+  /** `postgres://…`: the catalog lives there instead of `dataDir/sluice.db`. */
+  databaseUrl?: string | undefined;
+  secretKey?: string | undefined;
+  clock?: Clock;
+  /** False: only read (nothing is created; PostgreSQL then needs no secret key). Default true. */
+  create?: boolean;
+  log?: (line: string) => void;
+  /** How long to wait for a PostgreSQL that does not answer (ms); default: keep trying. */
+  waitMs?: number;
+}
+
+/**
+ * Opens the catalog a server or CLI command uses: PostgreSQL when `databaseUrl` is given
+ * (loaded only then, so a SQLite install never needs `pg`), else the data directory. A
+ * PostgreSQL catalog is shared by a fleet, so its key must come from `SLUICE_SECRET_KEY`
+ * (the same on every server), and a key that cannot open the stored credentials is refused.
+ *
+ * @example
+ * ```ts
+ * const db = await openCatalogDatabase({ dataDir, databaseUrl: process.env.SLUICE_DATABASE_URL });
+ * await db.catalog.store.listAllPools();
+ * await db.close();
+ * ```
+ */
+export async function openCatalogDatabase(
+  options: OpenCatalogDatabaseOptions,
+): Promise<CatalogDatabase> {
+  if (options.databaseUrl !== undefined) return openPostgres(options.databaseUrl, options);
+  const data = await openDataDir({
+    dataDir: options.dataDir,
+    secretKey: options.secretKey,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.create === undefined ? {} : { create: options.create }),
+  });
+  return {
+    catalog: data.catalog,
+    metrics: new SqliteMetricsStore(data.database),
+    accessLog: new SqliteAccessLogStore(data.database),
+    dataDir: data.dataDir,
+    description: `data directory ${data.dataDir}`,
+    localDatabase: () => data.database,
+    close: async () => data.close(),
+  };
+}
+
+async function openPostgres(
+  url: string,
+  options: OpenCatalogDatabaseOptions,
+): Promise<CatalogDatabase> {
+  const readOnly = options.create === false;
+  if (!options.secretKey && !readOnly) {
+    throw new InvalidArgumentError(
+      `A PostgreSQL catalog needs ${SECRET_KEY_ENV}: the key that seals upstream credentials, ` +
+        "the same on every server of the fleet (create one with `openssl rand -base64 32`).",
+    );
+  }
+  // A reader without the key never decrypts: a stand-in key it never checks.
+  const key = options.secretKey
+    ? decodeSecretKey(options.secretKey, SECRET_KEY_ENV)
+    : randomBytes(32);
+  const { openPostgresCatalog, describePostgresUrl } = await import("../postgres/index.js");
+  const clock = options.clock ?? systemClock;
+  const opened = await openPostgresCatalog({
+    url,
+    clock,
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.waitMs === undefined ? {} : { timeoutMs: options.waitMs }),
+  });
+  const catalog = new CatalogService({ store: opened.store, secretBox: new SecretBox(key), clock });
+  try {
+    if (options.secretKey) await checkSecretKey(catalog, SECRET_KEY_ENV, "this database");
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  let local: Database.Database | null = null;
+  return {
+    catalog,
+    metrics: opened.metrics,
+    accessLog: opened.accessLog,
+    oauth: opened.oauth,
+    dataDir: null,
+    description: `PostgreSQL ${describePostgresUrl(url)}`,
+    onChange: (listener) => opened.onChange(listener),
+    localDatabase() {
+      local ??= openSluiceDatabase(join(options.dataDir, DATABASE_FILE));
+      return local;
+    },
+    async close() {
+      if (local?.open) local.close();
+      await opened.close();
+    },
+  };
+}
