@@ -268,6 +268,7 @@ export async function createSluiceServer(
       log,
       // The proxy's origin and database connections, once no request uses them.
       closeApps: () => (proxyApp as { close?: () => unknown } | undefined)?.close?.(),
+      closeNonces: () => nonces.close?.(),
     });
   } catch (error) {
     for (const cleanup of cleanups) await cleanup();
@@ -293,6 +294,8 @@ interface Parts {
   access: ServerAccessLog;
   log: (line: string) => void;
   closeApps: () => unknown;
+  /** The nonce store's connection (Redis), once no request can claim a nonce. */
+  closeNonces: () => unknown;
 }
 
 function assemble(parts: Parts): SluiceServer {
@@ -324,6 +327,7 @@ function assemble(parts: Parts): SluiceServer {
     stopWatching?.();
     await sync.stop();
     await governor.close();
+    await parts.closeNonces();
     log("Closed the governor");
     // After the governor: the releases of requests cut off above are counted by now.
     log(`Saved ${countNoun(await persistence.flush(), "metric bucket")}`);
