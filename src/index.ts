@@ -45,6 +45,7 @@ export type { HeadersLike, OutcomeReport, ParsedOutcome, RateInfo } from "./lear
 export type { MetricsRecorderOptions } from "./metrics/recorder.js";
 export { MetricsRecorder } from "./metrics/recorder.js";
 export type { MetricCounts, MetricsBucket, MetricsObserver } from "./metrics/types.js";
+export * from "./policies/index.js";
 export * from "./signing/index.js";
 export { MemorySlotStore } from "./store/memory-store.js";
 export type * from "./store/types.js";

@@ -64,6 +64,7 @@ const COMPARED_FIELDS = [
   "originSigning",
   "readMethods",
   "readPaths",
+  "callerPolicies",
   "reservedConcurrent",
   "metricsRetentionDays",
 ] as const satisfies readonly (keyof DesiredPool & keyof PoolRecord)[];
@@ -220,6 +221,7 @@ function desiredPool(
     originSigning: pool.originSigning,
     readMethods: pool.readMethods,
     readPaths: pool.readPaths,
+    callerPolicies: pool.callerPolicies,
     reservedConcurrent: budgetName === null ? 0 : (pool.reservedConcurrent ?? 0),
     metricsRetentionDays: pool.metricsRetentionDays,
     budgetName,

@@ -3,6 +3,7 @@ import { credentialHeaderIssue, credentialValueIssue } from "../../src/catalog/c
 import { hasControlCharacter, PLAIN_TEXT_MESSAGE } from "../../src/catalog/plain-text.js";
 import { connectionStringIssue, POOL_DATABASE_DEFAULTS } from "../../src/catalog/pool-database.js";
 import { MAX_RPM, MAX_SETTING_MS, POOL_DEFAULTS } from "../../src/governor/settings.js";
+import { CallerPoliciesSchema } from "../../src/policies/policy-schema.js";
 
 /** Defaults of the catalog-only pool fields of an apply file (governor fields use `POOL_DEFAULTS`). */
 export const APPLY_POOL_DEFAULTS = {
@@ -15,6 +16,7 @@ export const APPLY_POOL_DEFAULTS = {
   originSigning: false,
   readMethods: [] as string[],
   readPaths: null,
+  callerPolicies: null,
   reservedConcurrent: 0,
   metricsRetentionDays: 30,
 } as const;
@@ -187,6 +189,8 @@ const poolFields = {
     ),
     APPLY_POOL_DEFAULTS.readPaths,
   ),
+  /** Caller policies (`docs/caller-policies.md`), checked on top of the key rule. */
+  callerPolicies: v.optional(v.nullable(CallerPoliciesSchema), APPLY_POOL_DEFAULTS.callerPolicies),
   metricsRetentionDays: v.optional(
     v.pipe(positiveInt, v.maxValue(3650)),
     APPLY_POOL_DEFAULTS.metricsRetentionDays,

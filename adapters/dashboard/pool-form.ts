@@ -276,6 +276,8 @@ export function checkPoolForm(
     reservedConcurrent:
       budgetId === null ? 0 : (numberField(values, "reservedConcurrent", errors) ?? 0),
     database: postgres ? databaseCandidate(values, secrets, context.existing, errors) : null,
+    // The form has no caller policy fields yet: a save keeps the stored ones (never drops them).
+    callerPolicies: context.existing?.callerPolicies ?? null,
   };
   const parsed = v.safeParse(BudgetPoolSchema, candidate);
   const alreadyWrong = new Set(Object.keys(errors));

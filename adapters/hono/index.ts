@@ -1,3 +1,4 @@
+export * from "./caller/index.js";
 export * from "./control/index.js";
 export { CLIENT_CLOSED_REQUEST, lockApiError, statusForError } from "./error-status.js";
 export * from "./lock/index.js";

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { Clock } from "../../src/clock/clock.js";
-import { remoteAddressOf } from "../hono/lock/remote-address.js";
+import { remoteAddressOf } from "../hono/caller/remote-address.js";
 import { registerClient } from "./clients.js";
 import type { GrantService } from "./grant-service.js";
 import { NO_STORE, OAuthProtocolError } from "./oauth-error.js";

@@ -202,11 +202,26 @@ CREATE INDEX oauth_tokens_by_grant ON oauth_tokens (grant_id);
 CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at);
 `;
 
+/**
+ * Caller policies of a pool (`PoolRecord.callerPolicies`, JSON; NULL for none), a key's
+ * request-signing secret for the `hmac` policy (encrypted JSON, like `signing_secret`), and the
+ * access log's outcome `refused` (a caller policy turned the attempt away; its reason names
+ * the policy).
+ */
+const CALLER_POLICIES = `
+ALTER TABLE pools ADD COLUMN caller_policies TEXT;
+ALTER TABLE pool_keys ADD COLUMN request_secret TEXT;
+ALTER TABLE access_log DROP CONSTRAINT access_log_outcome_check;
+ALTER TABLE access_log ADD CONSTRAINT access_log_outcome_check
+  CHECK (outcome IN ('admitted', 'queued', 'rejected', 'timed_out', 'aborted', 'unavailable', 'refused'));
+`;
+
 /** The schema history, oldest first. Append only; never edit a shipped entry. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "catalog", sql: CATALOG_SCHEMA },
   { version: 2, name: "metrics buckets and access log", sql: METRICS_AND_ACCESS_LOG_SCHEMA },
   { version: 3, name: "oauth grants and tokens", sql: OAUTH_SCHEMA },
+  { version: 4, name: "caller policies", sql: CALLER_POLICIES },
 ];
 
 /** Any fixed number: every Sluice server migrating one database takes this same lock. */

@@ -8,4 +8,6 @@ export type { StoreHealth, StoreState } from "./health.js";
 export { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 export type { FailurePolicy, RedisSlotStoreOptions, RedisStoreStats } from "./options.js";
 export { DEFAULT_RESTORE_GRACE_MS } from "./options.js";
+export type { RedisNonceStoreOptions } from "./redis-nonce-store.js";
+export { RedisNonceStore } from "./redis-nonce-store.js";
 export { RedisSlotStore } from "./redis-slot-store.js";

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { cidrIssue } from "../../src/policies/address-list.js";
 import { BODY_TIMEOUT_MS } from "../hono/lock/request-body.js";
 import { DEFAULT_KEY_PREFIX } from "../redis/keys.js";
 import { DEFAULT_RESTORE_GRACE_MS } from "../redis/options.js";
@@ -26,6 +27,7 @@ export const SERVER_CONFIG_DEFAULTS = {
   headersTimeoutMs: BODY_TIMEOUT_MS,
   keepAliveTimeoutMs: BODY_TIMEOUT_MS,
   corsOrigins: [] as readonly string[],
+  trustedProxies: [] as readonly string[],
   logFormat: "text",
   logRequests: false,
   clientMetadataNetwork: "public",
@@ -162,6 +164,22 @@ export function withoutCredentials(text: string): string {
   return masked.replace(/^([a-z][a-z0-9+.-]*:\/\/[^?#\s]*)\?[^#\s]*/i, "$1?***");
 }
 
+/** A comma-separated list (or an array) of CIDRs or addresses (IPv4 or IPv6). */
+const cidrList = v.pipe(
+  v.union([v.string(), v.array(v.string())], "must be a comma-separated list of CIDRs"),
+  v.transform((value) =>
+    (typeof value === "string" ? value.split(",") : value)
+      .map((cidr) => cidr.trim())
+      .filter((cidr) => cidr !== ""),
+  ),
+  v.check(
+    (list) => list.every((cidr) => cidrIssue(cidr) === null),
+    (issue) =>
+      `must list CIDRs or addresses: ${cidrIssue((issue.input as string[]).find((cidr) => cidrIssue(cidr) !== null) ?? "") ?? ""}`,
+  ),
+  v.transform((list): readonly string[] => list),
+);
+
 /** A switch from a flag (`--log-requests` alone is "true"), an env var or code. */
 const onOff = v.pipe(
   v.union([v.boolean(), v.string()], 'must be "true" or "false"'),
@@ -201,6 +219,9 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  *   `keepAliveTimeoutMs`: how long an idle keep-alive connection stays open.
  * - `corsOrigins`: web origins (`https://app.example`, comma-separated in flags and env) whose
  *   pages may call the Lock API besides the server's own base and lock URLs; `*` admits any.
+ * - `trustedProxies`: CIDRs of the proxies in front of Sluice (comma-separated in flags and
+ *   env); a pool's `ipAllowlist` believes the `X-Forwarded-For` hop each of them appends
+ *   (read from the right), and the trusted-header presets need one. Default none.
  * - `logFormat`: `text` (readable lines) or `json` (one object a line) for the server log,
  *   access lines and error lines.
  * - `logRequests`: one access line per request (method, host, path, status, duration, pool,
@@ -284,6 +305,7 @@ export const ServerConfigSchema = v.pipe(
       SERVER_CONFIG_DEFAULTS.keepAliveTimeoutMs,
     ),
     corsOrigins: v.optional(corsOrigins, SERVER_CONFIG_DEFAULTS.corsOrigins),
+    trustedProxies: v.optional(cidrList, SERVER_CONFIG_DEFAULTS.trustedProxies),
     logFormat: v.optional(
       v.picklist(["text", "json"], 'must be "text" or "json"'),
       SERVER_CONFIG_DEFAULTS.logFormat,
@@ -360,6 +382,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   headersTimeoutMs: { env: "SLUICE_HEADERS_TIMEOUT_MS", flag: "headers-timeout-ms" },
   keepAliveTimeoutMs: { env: "SLUICE_KEEP_ALIVE_TIMEOUT_MS", flag: "keep-alive-timeout-ms" },
   corsOrigins: { env: "SLUICE_CORS_ORIGINS", flag: "cors-origins" },
+  trustedProxies: { env: "SLUICE_TRUSTED_PROXIES", flag: "trusted-proxies" },
   logFormat: { env: "SLUICE_LOG_FORMAT", flag: "log-format" },
   logRequests: { env: "SLUICE_LOG_REQUESTS", flag: "log-requests" },
   metricsToken: { env: "SLUICE_METRICS_TOKEN", flag: "metrics-token" },

@@ -8,7 +8,9 @@ import { InvalidArgumentError } from "../../src/errors.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
+import type { NonceStore } from "../../src/policies/nonce-store.js";
 import { createControlApp } from "../hono/control/index.js";
+import { REFUSED_BY_POLICY_HEADER } from "../hono/lock/lock-responses.js";
 import type { OAuthStore } from "../oauth/types.js";
 import { SqliteAuthStore } from "../sqlite/index.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
@@ -24,6 +26,7 @@ import { countNoun } from "./count-noun.js";
 import { createHostRouter, type FetchApp } from "./host-router.js";
 import { type HttpListener, listenHttp } from "./http-listener.js";
 import { createMetricsPersistence, type MetricsPersistence } from "./metrics-persistence.js";
+import { nonceStoreFor } from "./nonce-store.js";
 import { withOpsRoutes } from "./ops-routes.js";
 import { countingAccessLog, createPrometheusMetrics } from "./prometheus-metrics.js";
 import { checkReadiness } from "./readiness.js";
@@ -56,6 +59,8 @@ export interface ServerAppDeps {
   syncCatalog(): Promise<SyncReport>;
   /** The base and lock URLs as callers reach them: with port 0, the bound port once listening. */
   publicUrls(): { baseUrl: string; lockUrl: string };
+  /** Where signed requests' nonces are remembered (Redis with `redisUrl`; the server closes it). */
+  nonces?: NonceStore;
   /** Where the MCP endpoint keeps OAuth grants and tokens, when not in `database` (PostgreSQL). */
   oauthStore?: OAuthStore;
 }
@@ -168,6 +173,8 @@ export async function createSluiceServer(
     cleanups.unshift(() => access.close());
     const governor = createGovernor({ store: await slotStoreFor(config, log), clock, metrics });
     cleanups.unshift(() => governor.close());
+    const nonces = await nonceStoreFor(config, clock);
+    cleanups.unshift(() => nonces.close?.());
     log(`Governor: ${describeSlotStore(config)}`);
     const sync = createCatalogSync({
       store: data.catalog.store,
@@ -184,7 +191,9 @@ export async function createSluiceServer(
       log: serverLog,
       logRequests: config.logRequests,
       poolOf,
-      onAuthRefusal(request, status) {
+      onAuthRefusal(request, status, response) {
+        // A caller policy's refusal is counted under the policy, from its access log entry.
+        if (response.headers.has(REFUSED_BY_POLICY_HEADER)) return;
         const pool = poolOf(request);
         if (pool) prometheus.countAuthRefusal(pool, status === 401 ? "unauthorized" : "forbidden");
       },
@@ -209,6 +218,7 @@ export async function createSluiceServer(
       auth,
       syncCatalog: () => sync.syncNow(),
       publicUrls: () => publicUrls,
+      nonces,
     };
     const proxyApp = options.proxyApp?.(deps);
     const stopping = { now: false };
@@ -258,6 +268,7 @@ export async function createSluiceServer(
       log,
       // The proxy's origin and database connections, once no request uses them.
       closeApps: () => (proxyApp as { close?: () => unknown } | undefined)?.close?.(),
+      closeNonces: () => nonces.close?.(),
     });
   } catch (error) {
     for (const cleanup of cleanups) await cleanup();
@@ -283,6 +294,8 @@ interface Parts {
   access: ServerAccessLog;
   log: (line: string) => void;
   closeApps: () => unknown;
+  /** The nonce store's connection (Redis), once no request can claim a nonce. */
+  closeNonces: () => unknown;
 }
 
 function assemble(parts: Parts): SluiceServer {
@@ -314,6 +327,7 @@ function assemble(parts: Parts): SluiceServer {
     stopWatching?.();
     await sync.stop();
     await governor.close();
+    await parts.closeNonces();
     log("Closed the governor");
     // After the governor: the releases of requests cut off above are counted by now.
     log(`Saved ${countNoun(await persistence.flush(), "metric bucket")}`);

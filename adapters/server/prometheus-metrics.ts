@@ -51,7 +51,7 @@ export function createPrometheusMetrics(governor: () => Governor): PrometheusMet
   });
   const refusals = new Counter({
     name: "sluice_pool_refusals_total",
-    help: "Callers turned away by policy (concurrency, queue_full, rpm, paused, budget) or by their key (unauthorized, forbidden).",
+    help: "Callers turned away by policy (concurrency, queue_full, rpm, paused, budget) by their key (unauthorized, forbidden) or by a caller policy (ip_allowlist, ...).",
     labelNames: ["pool", "reason"],
     registers,
   });

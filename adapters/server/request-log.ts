@@ -11,7 +11,7 @@ export interface RequestLogOptions {
   /** The pool a request is for (its pool host or Lock API path); null for anything else. */
   poolOf: (request: Request) => string | null;
   /** Called for each 401 and 403 Sluice answers (the metrics count refusals by reason). */
-  onAuthRefusal?: (request: Request, status: 401 | 403) => void;
+  onAuthRefusal?: (request: Request, status: 401 | 403, response: Response) => void;
   now?: () => number;
 }
 
@@ -106,7 +106,7 @@ export function observeRequests(options: RequestLogOptions): RequestLog {
       logFailure(request, state, status, outgoing?.headersSent ? undefined : response);
     }
     if ((status === 401 || status === 403) && options.onAuthRefusal) {
-      options.onAuthRefusal(request, status);
+      options.onAuthRefusal(request, status, response);
     }
     if (logRequests) {
       const access = () => {

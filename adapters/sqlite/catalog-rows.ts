@@ -10,6 +10,7 @@ import type {
   PoolKeyRecord,
   PoolRecord,
 } from "../../src/catalog/types.js";
+import type { CallerPolicies } from "../../src/policies/policy-schema.js";
 
 // Column ↔ record mapping for the catalog tables: snake_case columns, INTEGER 0/1 booleans,
 // JSON TEXT for lists, maps and encrypted secrets (better-sqlite3 binds neither booleans
@@ -52,6 +53,7 @@ export interface PoolRow {
   origin_signing: number;
   read_methods: string;
   read_paths: string | null;
+  caller_policies: string | null;
   budget_id: number | null;
   reserved_concurrent: number;
   metrics_retention_days: number;
@@ -70,6 +72,7 @@ export interface PoolKeyRow {
   revoked_at: number | null;
   created_at: number;
   signing_secret: string | null;
+  request_secret: string | null;
 }
 
 export interface BudgetRow {
@@ -157,6 +160,7 @@ export function poolFromRow(row: PoolRow): PoolRecord {
     originSigning: row.origin_signing === 1,
     readMethods: JSON.parse(row.read_methods) as string[],
     readPaths: parseOrNull<Record<string, string[]>>(row.read_paths),
+    callerPolicies: parseOrNull<CallerPolicies>(row.caller_policies),
     budgetId: row.budget_id,
     reservedConcurrent: row.reserved_concurrent,
     metricsRetentionDays: row.metrics_retention_days,
@@ -194,6 +198,7 @@ export function poolParams(
     origin_signing: bit(input.originSigning),
     read_methods: JSON.stringify(input.readMethods),
     read_paths: jsonOrNull(input.readPaths),
+    caller_policies: jsonOrNull(input.callerPolicies),
     budget_id: input.budgetId,
     reserved_concurrent: input.reservedConcurrent,
     metrics_retention_days: input.metricsRetentionDays,
@@ -213,6 +218,7 @@ export function poolKeyFromRow(row: PoolKeyRow): PoolKeyRecord {
     revokedAt: row.revoked_at,
     createdAt: row.created_at,
     signingSecret: parseOrNull<EncryptedSecret>(row.signing_secret),
+    requestSecret: parseOrNull<EncryptedSecret>(row.request_secret),
   };
 }
 
@@ -227,6 +233,7 @@ export function poolKeyParams(key: Omit<PoolKeyRecord, "id">): Omit<PoolKeyRow, 
     revoked_at: key.revokedAt,
     created_at: key.createdAt,
     signing_secret: jsonOrNull(key.signingSecret),
+    request_secret: jsonOrNull(key.requestSecret),
   };
 }
 
@@ -254,6 +261,7 @@ export const POOL_WRITE_COLUMNS = [
   "origin_signing",
   "read_methods",
   "read_paths",
+  "caller_policies",
   "budget_id",
   "reserved_concurrent",
   "metrics_retention_days",

@@ -227,7 +227,37 @@ CREATE TABLE setup_tokens (
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 9.
+ * Caller policies of a pool (`PoolRecord.callerPolicies`, JSON; NULL for none), a key's
+ * request-signing secret for the `hmac` policy (encrypted, like `signing_secret`), and the
+ * access log's outcome `refused` (a caller policy turned the attempt away; its reason names
+ * the policy). SQLite cannot change a CHECK constraint in place, so the log is rebuilt.
+ */
+const CALLER_POLICIES = `
+ALTER TABLE pools ADD COLUMN caller_policies TEXT
+  CHECK (caller_policies IS NULL OR json_valid(caller_policies));
+ALTER TABLE pool_keys ADD COLUMN request_secret TEXT
+  CHECK (request_secret IS NULL OR json_valid(request_secret));
+CREATE TABLE access_log_next (
+  id INTEGER PRIMARY KEY,
+  pool TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  key_id INTEGER,
+  outcome TEXT NOT NULL
+    CHECK (outcome IN ('admitted', 'queued', 'rejected', 'timed_out', 'aborted', 'unavailable', 'refused')),
+  reason TEXT,
+  queued_ms INTEGER NOT NULL,
+  remote_address TEXT,
+  source TEXT NOT NULL CHECK (source IN ('lock', 'proxy'))
+);
+INSERT INTO access_log_next (id, pool, at, key_id, outcome, reason, queued_ms, remote_address, source)
+  SELECT id, pool, at, key_id, outcome, reason, queued_ms, remote_address, source FROM access_log;
+DROP TABLE access_log;
+ALTER TABLE access_log_next RENAME TO access_log;
+CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
+`;
+
+/**
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 10.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
@@ -238,6 +268,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "oauth grants and tokens", up: OAUTH_SCHEMA },
   { version: 7, name: "dashboard sign-in", up: SIGN_IN_SCHEMA },
   { version: 8, name: "dashboard setup links", up: SETUP_TOKENS_SCHEMA },
+  { version: 9, name: "caller policies", up: CALLER_POLICIES },
 ];
 
 /** The version a fully migrated database has. */

@@ -300,9 +300,9 @@ export class SqliteCatalogTables implements SynchronousCatalogOperations {
       }
       const { lastInsertRowid } = this.sql(
         `INSERT INTO pool_keys (pool_id, label, last_four, key_hash, access, expires_at,
-           revoked_at, created_at, signing_secret)
+           revoked_at, created_at, signing_secret, request_secret)
          VALUES (@pool_id, @label, @last_four, @key_hash, @access, @expires_at, @revoked_at,
-           @created_at, @signing_secret)`,
+           @created_at, @signing_secret, @request_secret)`,
       ).run(poolKeyParams(input));
       return this.getPoolKey(input.poolId, Number(lastInsertRowid))!;
     });

@@ -157,6 +157,7 @@ function pool(subdomain: string, origin: string, maxConcurrent: number): PoolInp
     originSigning: false,
     readMethods: [],
     readPaths: null,
+    callerPolicies: null,
     budgetId: null,
     reservedConcurrent: 0,
     metricsRetentionDays: 30,

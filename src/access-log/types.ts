@@ -1,4 +1,5 @@
 import type { RejectionReason } from "../errors.js";
+import type { CallerPolicyName } from "../policies/policy-refusal.js";
 
 /**
  * How one acquire attempt ended:
@@ -8,7 +9,9 @@ import type { RejectionReason } from "../errors.js";
  * - `timed_out`: waited the whole wait budget (504);
  * - `aborted`: the caller went away while waiting;
  * - `unavailable`: the server could not take it (shutting down, or its Redis slot store
- *   away): answered 503, also when it had been waiting (`queuedMs`).
+ *   away): answered 503, also when it had been waiting (`queuedMs`);
+ * - `refused`: turned away by one of the pool's caller policies (401 or 403) before a slot
+ *   was asked for; `reason` names the policy.
  */
 export type AccessOutcome =
   | "admitted"
@@ -16,7 +19,8 @@ export type AccessOutcome =
   | "rejected"
   | "timed_out"
   | "aborted"
-  | "unavailable";
+  | "unavailable"
+  | "refused";
 
 /** Which door the attempt came through. */
 export type AccessSource = "lock" | "proxy";
@@ -30,8 +34,8 @@ export interface AccessLogEntry {
   /** Id of the pool key used, or null for a keyless caller of an open pool. */
   keyId: number | null;
   outcome: AccessOutcome;
-  /** Why a `rejected` attempt was turned away; null otherwise. */
-  reason: RejectionReason | null;
+  /** Why a `rejected` attempt was turned away, or which policy `refused` it; null otherwise. */
+  reason: RejectionReason | CallerPolicyName | null;
   /** Time spent in the queue (0 when not queued). */
   queuedMs: number;
   /** The caller's socket address, when known. */

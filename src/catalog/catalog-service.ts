@@ -11,6 +11,7 @@ import {
 } from "./pool-keys.js";
 import {
   decryptCredential,
+  decryptRequestSecret,
   decryptSigningSecret,
   sealCredential,
   type UpstreamCredential,
@@ -152,6 +153,10 @@ export class CatalogService {
 
   decryptSigningSecret(key: PoolKeyRecord): string | null {
     return decryptSigningSecret(this.secretBox, key);
+  }
+
+  decryptRequestSecret(key: PoolKeyRecord): string | null {
+    return decryptRequestSecret(this.secretBox, key);
   }
 
   sealDatabase(connectionString: string, limits: PoolDatabaseLimits): PoolDatabaseRecord {

@@ -46,6 +46,7 @@ export {
   hasSecretShape,
   lastFour,
   POOL_KEY_PREFIX,
+  REQUEST_SECRET_PREFIX,
   SIGNING_SECRET_PREFIX,
   secretsEqual,
 } from "./secrets.js";

@@ -3,6 +3,7 @@ import type { CatalogDeps } from "./catalog-deps.js";
 import { plainTextIssues } from "./plain-text.js";
 import {
   generatePoolKey,
+  generateRequestSecret,
   generateSigningSecret,
   hashSecret,
   hasSecretShape,
@@ -58,6 +59,8 @@ export interface MintedPoolKey {
   plaintext: string;
   /** Shown once, only when the pool signs requests to its origin; stored encrypted. */
   signingSecret?: string;
+  /** Shown once, only when the pool has the `hmac` caller policy; stored encrypted. */
+  requestSecret?: string;
 }
 
 interface KeySettings {
@@ -146,7 +149,7 @@ async function requirePool(
 /**
  * Mints a key for a pool of the team. A pool of another team is a PoolNotFoundError (404),
  * checked before the body (422). The signing secret exists only when the pool has origin
- * signing on.
+ * signing on, the request secret only when it has the `hmac` caller policy.
  *
  * @example
  * ```ts
@@ -159,6 +162,7 @@ export async function mintPoolKey(deps: CatalogDeps, input: NewPoolKey): Promise
   const settings = parseKeySettings(input, now);
   const plaintext = generatePoolKey();
   const signingSecret = pool.originSigning ? generateSigningSecret() : undefined;
+  const requestSecret = pool.callerPolicies?.hmac ? generateRequestSecret() : undefined;
   const key = await deps.store.insertPoolKey({
     poolId: pool.id,
     ...settings,
@@ -167,8 +171,14 @@ export async function mintPoolKey(deps: CatalogDeps, input: NewPoolKey): Promise
     revokedAt: null,
     createdAt: now,
     signingSecret: signingSecret === undefined ? null : deps.secretBox.seal(signingSecret),
+    requestSecret: requestSecret === undefined ? null : deps.secretBox.seal(requestSecret),
   });
-  return signingSecret === undefined ? { key, plaintext } : { key, plaintext, signingSecret };
+  return {
+    key,
+    plaintext,
+    ...(signingSecret === undefined ? {} : { signingSecret }),
+    ...(requestSecret === undefined ? {} : { requestSecret }),
+  };
 }
 
 /**

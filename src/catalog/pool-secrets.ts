@@ -55,3 +55,15 @@ export function decryptCredential(box: SecretBox, pool: PoolRecord): UpstreamCre
 export function decryptSigningSecret(box: SecretBox, key: PoolKeyRecord): string | null {
   return key.signingSecret ? box.open(key.signingSecret) : null;
 }
+
+/**
+ * The key's request-signing secret (`hmac` caller policy) in clear, or null when it has none.
+ *
+ * @example
+ * ```ts
+ * const secret = decryptRequestSecret(box, key);
+ * ```
+ */
+export function decryptRequestSecret(box: SecretBox, key: PoolKeyRecord): string | null {
+  return key.requestSecret ? box.open(key.requestSecret) : null;
+}

@@ -1,3 +1,4 @@
+import type { CallerPolicies } from "../policies/policy-schema.js";
 import type {
   ApiTokenRecord,
   EncryptedSecret,
@@ -23,6 +24,11 @@ function copyReadPaths(
   return copy;
 }
 
+function copyCallerPolicies(policies: CallerPolicies | null): CallerPolicies | null {
+  // Nested JSON (CIDR lists, key sets, claim lists): a deep copy keeps the record unshared.
+  return policies ? structuredClone(policies) : null;
+}
+
 /** A pool input or record with its nested arrays, maps and secrets copied. */
 export function copyPoolFields<T extends PoolInput | PoolRecord>(pool: T): T {
   return {
@@ -35,11 +41,16 @@ export function copyPoolFields<T extends PoolInput | PoolRecord>(pool: T): T {
       : null,
     readMethods: [...pool.readMethods],
     readPaths: copyReadPaths(pool.readPaths),
+    callerPolicies: copyCallerPolicies(pool.callerPolicies),
   };
 }
 
 export function copyPoolKey(key: PoolKeyRecord): PoolKeyRecord {
-  return { ...key, signingSecret: key.signingSecret ? copySecret(key.signingSecret) : null };
+  return {
+    ...key,
+    signingSecret: key.signingSecret ? copySecret(key.signingSecret) : null,
+    requestSecret: key.requestSecret ? copySecret(key.requestSecret) : null,
+  };
 }
 
 export function copyApiToken(token: ApiTokenRecord): ApiTokenRecord {

@@ -4,6 +4,8 @@ import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 export const API_TOKEN_PREFIX = "slc_tok_";
 export const POOL_KEY_PREFIX = "slc_key_";
 export const SIGNING_SECRET_PREFIX = "slc_sig_";
+/** Start of a key's request-signing secret (the `hmac` caller policy). */
+export const REQUEST_SECRET_PREFIX = "slc_req_";
 
 /** 32 random bytes in unpadded base64url are always 43 characters. */
 const SECRET_BODY_LENGTH = 43;
@@ -49,6 +51,19 @@ export function generatePoolKey(): string {
  */
 export function generateSigningSecret(): string {
   return randomSecret(SIGNING_SECRET_PREFIX);
+}
+
+/**
+ * A new request-signing secret (`slc_req_…`): the caller signs its requests with it on a
+ * pool with the `hmac` caller policy.
+ *
+ * @example
+ * ```ts
+ * generateRequestSecret(); // "slc_req_…"
+ * ```
+ */
+export function generateRequestSecret(): string {
+  return randomSecret(REQUEST_SECRET_PREFIX);
 }
 
 /**

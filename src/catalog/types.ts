@@ -8,6 +8,8 @@
  * encrypted (`EncryptedSecret`, AES-256-GCM) and decrypted only by the code that uses them.
  */
 
+import type { CallerPolicies } from "../policies/policy-schema.js";
+
 /** Abilities an API token may carry (contract section 5). */
 export const ABILITIES = [
   "budgets:read",
@@ -133,6 +135,8 @@ export interface PoolRecord {
   readMethods: string[];
   /** Optional path-prefix scoping of the extra read methods, keyed by method; null = unscoped. */
   readPaths: Record<string, string[]> | null;
+  /** Caller policies checked on top of the key rule before a slot is taken; null = none. */
+  callerPolicies: CallerPolicies | null;
   budgetId: number | null;
   reservedConcurrent: number;
   metricsRetentionDays: number;
@@ -153,6 +157,8 @@ export interface PoolKeyRecord {
   createdAt: number;
   /** Present when the pool had origin signing on at creation. */
   signingSecret: EncryptedSecret | null;
+  /** The caller's request-signing secret: present when the pool had the `hmac` caller policy at creation. */
+  requestSecret: EncryptedSecret | null;
 }
 
 /** Fields accepted when creating or updating a pool (id, team and timestamps come from the store). */

@@ -90,7 +90,8 @@ export function verifySignature(input: VerifySignatureInput): VerifySignatureRes
     : { valid: false, reason: "mismatch" };
 }
 
-function sameText(expected: string, presented: string): boolean {
+/** Whether two texts are equal, compared in constant time (lengths are public). */
+export function sameText(expected: string, presented: string): boolean {
   const a = Buffer.from(expected, "utf8");
   const b = Buffer.from(presented, "utf8");
   // Lengths are public (the signature length is fixed); contents are compared in constant time.

@@ -10,6 +10,7 @@ import { poolInput, testSecretKey } from "./fixtures.js";
 export type CatalogStoreFactory = (clock: ManualClock) => CatalogStore | Promise<CatalogStore>;
 
 const sealed = { iv: "aXY=", tag: "dGFn", data: "ZGF0YQ==" };
+const sealedRequest = { iv: "cnE=", tag: "cnQ=", data: "cmVxdWVzdA==" };
 
 function tokenFields(teamId: number, userId: number, secret: string): Omit<ApiTokenRecord, "id"> {
   return {
@@ -36,6 +37,7 @@ function keyFields(poolId: number, secret: string): Omit<PoolKeyRecord, "id"> {
     revokedAt: null,
     createdAt: 1_000,
     signingSecret: sealed,
+    requestSecret: sealedRequest,
   };
 }
 
@@ -237,6 +239,10 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           originSigning: true,
           readMethods: ["POST", "QUERY"],
           readPaths: { POST: ["/v1/search", "/v1/embeddings"] },
+          callerPolicies: {
+            ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"],
+            hmac: { skewSeconds: 120 },
+          },
           budgetId: budget.id,
           reservedConcurrent: 3,
         });
@@ -416,8 +422,11 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         const plain = await store.insertPoolKey({
           ...keyFields(pool.id, "k2"),
           signingSecret: null,
+          requestSecret: null,
         });
-        expect((await store.getPoolKey(pool.id, plain.id))?.signingSecret).toBeNull();
+        const stored = await store.getPoolKey(pool.id, plain.id);
+        expect(stored?.signingSecret).toBeNull();
+        expect(stored?.requestSecret).toBeNull();
         expect((await store.listPoolKeys(pool.id)).map((k) => k.id)).toEqual([key.id, plain.id]);
       });
 

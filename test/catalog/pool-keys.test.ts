@@ -26,6 +26,7 @@ describe("minting pool keys", () => {
       revokedAt: null,
       createdAt: clock.now(),
       signingSecret: null,
+      requestSecret: null,
       lastFour: plaintext.slice(-4),
       keyHash: hashSecret(plaintext),
     });

@@ -129,6 +129,32 @@ describe("sluice apply", () => {
     });
   });
 
+  it("stores caller policies, reports their change, and re-applies as unchanged", async () => {
+    const callerPolicies = { ipAllowlist: ["10.0.0.0/8"], hmac: { skewSeconds: 120 } };
+    const file = writeFile("p.json", { team: "acme", pools: [{ ...chat, callerPolicies }] });
+    await sluice(["apply", file]);
+    expect(
+      (await readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")))
+        ?.callerPolicies,
+    ).toEqual(callerPolicies);
+    expect((await sluice(["apply", file])).stdout).toContain("Unchanged");
+    const wider = { ...callerPolicies, ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"] };
+    const result = await sluice([
+      "apply",
+      writeFile("q.json", { team: "acme", pools: [{ ...chat, callerPolicies: wider }] }),
+    ]);
+    expect(result.stdout).toContain("callerPolicies");
+    const bad = await sluice([
+      "apply",
+      writeFile("r.json", {
+        team: "acme",
+        pools: [{ ...chat, callerPolicies: { accessProxy: { preset: "trusted-header" } } }],
+      }),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("callerPolicies.accessProxy.trustedProxies");
+  });
+
   it("reads credential values from the environment and stores them encrypted", async () => {
     const file = writeFile("a.json", {
       team: "acme",

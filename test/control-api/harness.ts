@@ -44,6 +44,7 @@ export function poolInput(overrides: Partial<PoolInput> = {}): PoolInput {
     originSigning: false,
     readMethods: [],
     readPaths: null,
+    callerPolicies: null,
     budgetId: null,
     reservedConcurrent: 0,
     metricsRetentionDays: 30,

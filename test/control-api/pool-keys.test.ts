@@ -54,6 +54,25 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       expect(response.body.data).not.toHaveProperty("read_paths");
     });
 
+    it("returns the request_signing_secret once when the pool has the hmac caller policy", async () => {
+      const { id: _id, teamId, createdAt: _c, updatedAt: _u, ...embed } = api.acme.embed;
+      await api.store.upsertPool(teamId, {
+        ...embed,
+        callerPolicies: { hmac: { skewSeconds: 300 } },
+      });
+      try {
+        const response = await createKey("embed");
+        expect(response.status).toBe(201);
+        const key = response.body.data;
+        expect(key.request_signing_secret).toMatch(/^slc_req_/);
+        expect(key).not.toHaveProperty("signing_secret");
+        const stored = (await api.store.getPoolKey(api.acme.embed.id, key.id))!;
+        expect(api.catalog.decryptRequestSecret(stored)).toBe(key.request_signing_secret);
+      } finally {
+        await api.store.upsertPool(teamId, embed);
+      }
+    });
+
     it("mints a read key admitting the safe methods and the pool's read methods", async () => {
       const response = await createKey("llm", { access: "read", label: "reader" });
       expect(response.status).toBe(201);

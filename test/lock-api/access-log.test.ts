@@ -76,6 +76,12 @@ describe.each(STORES)("%s access log store", (_name, open) => {
     );
   });
 
+  it("stores a caller policy's refusal with the policy as its reason", async () => {
+    const refusal = entry({ at: 100, outcome: "refused", reason: "ip_allowlist" });
+    await store.insert([refusal]);
+    expect(await store.list("llm", { from: 0, to: 1_000, limit: 10 })).toEqual([refusal]);
+  });
+
   it("prunes one pool's entries older than a cutoff", async () => {
     await store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
     expect(await store.pruneBefore("llm", 150)).toBe(1);

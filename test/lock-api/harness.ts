@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import type Database from "better-sqlite3";
 import type { Hono } from "hono";
+import type { IpPolicy } from "../../adapters/hono/caller/ip-policy.js";
 import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
-import type { IpPolicy } from "../../adapters/hono/lock/lock-deps.js";
 import { createProxyApp, type ProxyApp } from "../../adapters/hono/proxy/create-proxy-app.js";
 import type { SqlServing } from "../../adapters/hono/sql/serve-sql.js";
 import { createSqliteAccessLog } from "../../adapters/sqlite/access-log-store.js";
@@ -23,6 +23,7 @@ import type { Clock } from "../../src/clock/clock.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { createGovernor } from "../../src/governor/create-governor.js";
 import type { Governor } from "../../src/governor/types.js";
+import { MemoryNonceStore, type NonceStore } from "../../src/policies/nonce-store.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
 import { poolInput } from "../catalog/fixtures.js";
 
@@ -48,9 +49,10 @@ export interface Listening {
  */
 export async function listen(
   fetchHandler: (request: Request, env?: unknown) => Response | Promise<Response>,
+  hostname = "127.0.0.1",
 ): Promise<Listening> {
   const server = await new Promise<Server>((resolve) => {
-    const created = serve({ fetch: fetchHandler, hostname: "127.0.0.1", port: 0 }, () =>
+    const created = serve({ fetch: fetchHandler, hostname, port: 0 }, () =>
       resolve(created as Server),
     ) as Server;
   });
@@ -72,6 +74,10 @@ export interface HarnessOptions {
   /** A ManualClock by default (governor, catalog and access log share it). */
   clock?: Clock;
   ipPolicy?: IpPolicy;
+  /** Proxies whose X-Forwarded-For hop pools' IP allowlists believe (default none). */
+  trustedProxies?: readonly string[];
+  /** Nonce store of both apps (default one memory store they share). */
+  nonces?: NonceStore;
   /** The Lock API's body timeout (default 10 s). */
   bodyTimeoutMs?: number;
   /** Web origins the Lock API admits besides the request's own (default none). */
@@ -143,6 +149,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ownerEmail: "ada@acme.test",
   });
   const loggedErrors: unknown[] = [];
+  const nonces = options.nonces ?? new MemoryNonceStore({ now: () => clock.now() });
   const logError = (error: unknown) => loggedErrors.push(error);
   const originFailures: Error[] = [];
   const lockApp = createLockApp({
@@ -150,6 +157,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     catalog,
     accessLog,
     ipPolicy: options.ipPolicy,
+    trustedProxies: options.trustedProxies,
+    nonces,
     logError,
     ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
     corsOrigins: options.corsOrigins,
@@ -160,6 +169,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     accessLog,
     poolDomain: POOL_DOMAIN,
     ipPolicy: options.ipPolicy,
+    trustedProxies: options.trustedProxies,
+    nonces,
     logError,
     onOriginFailure: (_request, cause) => originFailures.push(cause),
     ...(options.sql ? { sql: options.sql } : {}),

@@ -40,6 +40,7 @@ describe("loadServerConfig defaults", () => {
       headersTimeoutMs: 10_000,
       keepAliveTimeoutMs: 10_000,
       corsOrigins: [],
+      trustedProxies: [],
       logFormat: "text",
       logRequests: false,
       clientMetadataNetwork: "public",
@@ -97,6 +98,7 @@ describe("loadServerConfig precedence", () => {
         SLUICE_HEADERS_TIMEOUT_MS: "2000",
         SLUICE_KEEP_ALIVE_TIMEOUT_MS: "3000",
         SLUICE_CORS_ORIGINS: "https://app.test, http://localhost:3000",
+        SLUICE_TRUSTED_PROXIES: "10.0.0.0/8, ::1",
         SLUICE_LOG_FORMAT: "json",
         SLUICE_LOG_REQUESTS: "1",
         SLUICE_METRICS_TOKEN: "scrape-token-0123456789",
@@ -121,6 +123,7 @@ describe("loadServerConfig precedence", () => {
       headersTimeoutMs: 2000,
       keepAliveTimeoutMs: 3000,
       corsOrigins: ["https://app.test", "http://localhost:3000"],
+      trustedProxies: ["10.0.0.0/8", "::1"],
       logFormat: "json",
       logRequests: true,
       metricsToken: "scrape-token-0123456789",
@@ -273,6 +276,15 @@ describe("HTTP hardening settings (issue 23)", () => {
         /^keepAliveTimeoutMs: must be a whole number .*from --keep-alive-timeout-ms/,
       ),
     ]);
+  });
+
+  it("trusted proxies are CIDRs or addresses, and anything else is refused by name", () => {
+    expect(
+      loadServerConfig({ flags: { trustedProxies: "10.0.0.0/8,2001:db8::/32" } }).trustedProxies,
+    ).toEqual(["10.0.0.0/8", "2001:db8::/32"]);
+    expect(() =>
+      loadServerConfig({ flags: { trustedProxies: "10.0.0.0/8,proxy.internal" } }),
+    ).toThrow(/trustedProxies.*"proxy.internal" is not an IP address or CIDR/s);
   });
 
   it("CORS origins are normalised as browsers send them, and anything else is refused by name", () => {

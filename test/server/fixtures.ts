@@ -30,6 +30,7 @@ export function poolInput(subdomain: string, overrides: Partial<PoolInput> = {})
     originSigning: false,
     readMethods: [],
     readPaths: null,
+    callerPolicies: null,
     budgetId: null,
     reservedConcurrent: 0,
     metricsRetentionDays: 30,

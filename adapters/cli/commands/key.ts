@@ -141,6 +141,14 @@ export const keyCreateCommand: CommandSpec = {
         io.out(`  ${minted.signingSecret}`);
         io.out("");
       }
+      if (minted.requestSecret !== undefined) {
+        io.out(
+          `The pool requires signed requests; the caller signs with this secret and key id ${minted.key.id}:`,
+        );
+        io.out("");
+        io.out(`  ${minted.requestSecret}`);
+        io.out("");
+      }
       return 0;
     }),
 };

@@ -95,6 +95,11 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     description:
       "Comma-separated web origins (https://app.example) whose pages may call the Lock API; * for any. Default: only the server's own URLs.",
   },
+  trustedProxies: {
+    placeholder: "<cidrs>",
+    description:
+      "Comma-separated CIDRs of proxies in front of Sluice whose X-Forwarded-For hop pools' IP allowlists believe. Default none.",
+  },
   logFormat: {
     placeholder: "text|json",
     description: `Server log, access and error lines as readable text or one JSON object a line. Default ${SERVER_CONFIG_DEFAULTS.logFormat}.`,

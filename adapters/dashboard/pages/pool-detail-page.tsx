@@ -20,6 +20,7 @@ export const ACCESS_OUTCOMES = [
   "timed_out",
   "aborted",
   "unavailable",
+  "refused",
 ] as const satisfies readonly AccessOutcome[];
 
 /** An access log entry with the label of its key. */

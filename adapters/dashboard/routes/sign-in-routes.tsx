@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { SignInThrottledError } from "../../../src/auth/auth-errors.js";
 import type { StartedSession } from "../../../src/auth/auth-service.js";
 import { UnauthorizedError } from "../../../src/errors.js";
-import { remoteAddressOf } from "../../hono/lock/remote-address.js";
+import { remoteAddressOf } from "../../hono/caller/remote-address.js";
 import type { DashboardDeps } from "../dashboard-env.js";
 import { formText, readForm } from "../forms.js";
 import { SignInLinkPage, SignInPage } from "../pages/sign-in-pages.js";

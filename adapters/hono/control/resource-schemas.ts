@@ -121,6 +121,12 @@ export const PoolKeySchema = v.object({
     v.optional(v.string()),
     v.description("Returned only once, at creation, and only when origin signing is on."),
   ),
+  request_signing_secret: v.pipe(
+    v.optional(v.string()),
+    v.description(
+      "Returned only once, at creation, and only when the pool has the hmac caller policy: the caller signs its requests with it.",
+    ),
+  ),
 });
 /** A pool key as the Control API shows it (the plaintext key only once, at creation). */
 export type PoolKeyResource = v.InferOutput<typeof PoolKeySchema>;

@@ -135,7 +135,8 @@ export function serializePoolKey(pool: PoolRecord, key: PoolKeyRecord): PoolKeyR
 
 /**
  * A freshly minted key: {@link serializePoolKey} plus the plaintext `key` and, when the pool
- * signs requests to its origin, the `signing_secret`. Use only for the creation response:
+ * signs requests to its origin, the `signing_secret`, and when it has the `hmac` caller
+ * policy, the `request_signing_secret`. Use only for the creation response:
  * these secrets are never retrievable again.
  *
  * @example
@@ -147,5 +148,6 @@ export function serializeMintedPoolKey(pool: PoolRecord, minted: MintedPoolKey):
   const resource = serializePoolKey(pool, minted.key);
   resource.key = minted.plaintext;
   if (minted.signingSecret !== undefined) resource.signing_secret = minted.signingSecret;
+  if (minted.requestSecret !== undefined) resource.request_signing_secret = minted.requestSecret;
   return resource;
 }

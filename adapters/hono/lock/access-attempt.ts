@@ -7,6 +7,7 @@ import {
   StoreUnavailableError,
 } from "../../../src/errors.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
+import type { CallerPolicyName } from "../../../src/policies/policy-refusal.js";
 
 /** Who attempted an acquire, and where. */
 export interface AttemptCaller {
@@ -64,6 +65,24 @@ export function logFailed(
   } else if (error instanceof GovernorClosedError || error instanceof StoreUnavailableError) {
     accessLog.append(entry(caller, at, "unavailable", Math.max(0, at - startedAt), null));
   }
+}
+
+/**
+ * Appends the access log entry of an attempt a caller policy turned away (`refused`, the
+ * policy's name as the reason).
+ *
+ * @example
+ * ```ts
+ * logRefused(accessLog, caller, clock.now(), "ip_allowlist");
+ * ```
+ */
+export function logRefused(
+  accessLog: AccessLog | undefined,
+  caller: AttemptCaller,
+  at: number,
+  policy: CallerPolicyName,
+): void {
+  accessLog?.append(entry(caller, at, "refused", 0, policy));
 }
 
 function entry(

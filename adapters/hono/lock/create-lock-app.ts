@@ -10,16 +10,18 @@ import {
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
+import { MemoryNonceStore } from "../../../src/policies/nonce-store.js";
+import { type AdmittedCaller, admitCaller } from "../caller/admit-caller.js";
+import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
+import { remoteAddressOf, sentTarget } from "../caller/remote-address.js";
 import { lockApiError } from "../error-status.js";
 import { logFailed, logGranted } from "./access-attempt.js";
-import { type AdmittedCaller, admitCaller } from "./admit-caller.js";
 import { createOriginPolicy, requireJsonBody } from "./cross-site.js";
 import type { LockAppDeps } from "./lock-deps.js";
 import { grantHeaders, jsonReply, respondToError } from "./lock-responses.js";
 import { type LockRoute, matchLockRoute, pathOfUrl } from "./lock-routes.js";
 import { clientGoneSignal } from "./node-bindings.js";
 import { CatalogPoolDirectory } from "./pool-directory.js";
-import { remoteAddressOf } from "./remote-address.js";
 import {
   BODY_TIMEOUT_MS,
   type BodyLimits,
@@ -49,7 +51,9 @@ const RELEASING = Object.freeze({ release: true });
  *   100-599) with `{ error, message, released, ignored }`, where only the listed fields were
  *   dropped; a body over the size limit answers 413 `payload_too_large`, and one that does
  *   not arrive within the body timeout 408 `request_timeout`, both after releasing.
- * - Unauthorised requests are not acquire attempts and are not access-logged.
+ * - Acquire also passes the pool's caller policies (`docs/caller-policies.md`; renew and
+ *   release do not): a refusal is access-logged as `refused` with the policy. Requests
+ *   refused for their key are not acquire attempts and are not access-logged.
  * - A pool that does not exist answers every route with the 401 `unauthorized` an existing
  *   pool needing a key would give (the same body): a caller without a valid key learns
  *   nothing about which pools exist. This includes a release on a pool deleted while its
@@ -81,6 +85,13 @@ export function createLockApp(deps: LockAppDeps): Hono {
   };
   const logError = deps.logError ?? ((error: unknown) => console.error("Lock API error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
+  const policyChecks = callerPolicyChecks({
+    trustedProxies: deps.trustedProxies,
+    nonces: deps.nonces ?? new MemoryNonceStore({ now: () => clock.now() }),
+    directory,
+    accessLog: deps.accessLog,
+    clock,
+  });
   const parts = { governor, clock, deps, bodyLimits };
 
   const onError = respondToError(logError);
@@ -96,7 +107,22 @@ export function createLockApp(deps: LockAppDeps): Hono {
       const purpose = route.action === "release" ? RELEASING : undefined;
       const caller = await admitCaller(checks, route.pool, headers, address, clock.now(), purpose);
       if (route.action === "acquire") {
-        const body = parseOptionalJsonObject(await readJsonBody(request, env, headers, parts));
+        let bytes: Uint8Array | undefined;
+        const readBody = async () => {
+          bytes ??= await readJsonBody(request, env, headers, parts);
+          return bytes;
+        };
+        if (caller.pool.callerPolicies !== null) {
+          await enforceCallerPolicies(policyChecks, caller, {
+            headers,
+            peer: address,
+            source: "lock",
+            method: request.method,
+            target: sentTarget(request, env),
+            body: readBody,
+          });
+        }
+        const body = parseOptionalJsonObject(await readBody());
         return await acquire(request, env, parts, caller, waitRequest(headers, body));
       }
       if (route.action === "renew") {

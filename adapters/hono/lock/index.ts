@@ -1,21 +1,13 @@
 export type { AttemptCaller } from "./access-attempt.js";
 export { logFailed, logGranted } from "./access-attempt.js";
-export type { AdmittedCaller } from "./admit-caller.js";
-export { admitCaller } from "./admit-caller.js";
-export {
-  authenticateCaller,
-  POOL_KEY_HEADER,
-  poolKeyInAuthorization,
-  presentedPoolKey,
-  sluiceSecretInAuthorization,
-} from "./caller-auth.js";
 export { createLockApp } from "./create-lock-app.js";
-export type { IpPolicy, LockAppDeps } from "./lock-deps.js";
+export type { LockAppDeps } from "./lock-deps.js";
 export {
   GOVERNOR_HEADERS,
   grantHeaders,
   jsonReply,
   lockErrorResponse,
+  REFUSED_BY_POLICY_HEADER,
   REJECTED_BY_HEADER,
   RETRY_AFTER_MS_HEADER,
   respondToError,
@@ -24,7 +16,6 @@ export {
 export { ClientGoneError, clientGoneSignal, nodeBindings, onClientGone } from "./node-bindings.js";
 export type { PoolDirectory, TrafficCatalog } from "./pool-directory.js";
 export { CatalogPoolDirectory } from "./pool-directory.js";
-export { remoteAddressOf } from "./remote-address.js";
 export {
   LOCK_BODY_LIMIT_BYTES,
   parseOptionalJsonObject,

@@ -1,14 +1,11 @@
 import type { AccessLog } from "../../../src/access-log/types.js";
-import type { PoolRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
+import type { NonceStore } from "../../../src/policies/nonce-store.js";
+import type { IpPolicy } from "../caller/ip-policy.js";
 import type { PoolDirectory, TrafficCatalog } from "./pool-directory.js";
 
-/**
- * An IP policy hook: false refuses the caller with 403 `unauthorized` (contract section 7).
- * The catalog has no IP policies yet; servers that need one pass it here.
- */
-export type IpPolicy = (pool: PoolRecord, remoteAddress: string | null) => boolean;
+export type { IpPolicy } from "../caller/ip-policy.js";
 
 /** Dependencies of the Lock API app (`ServerAppDeps` of the server fits). */
 export interface LockAppDeps {
@@ -21,6 +18,16 @@ export interface LockAppDeps {
   /** Catalog lookups; default a caching {@link CatalogPoolDirectory} over `catalog`. */
   directory?: PoolDirectory;
   ipPolicy?: IpPolicy;
+  /**
+   * Proxies (CIDRs) in front of this server whose `X-Forwarded-For` hop is believed when
+   * a pool's `ipAllowlist` reads the caller's address; default none (the socket's address).
+   */
+  trustedProxies?: readonly string[];
+  /**
+   * Where signed requests' nonces are remembered (pools with the `hmac` policy); default a
+   * `MemoryNonceStore` of this app. Servers sharing slots through Redis share it too.
+   */
+  nonces?: NonceStore;
   /** Largest acquire/release body; default 16 KiB. */
   bodyLimitBytes?: number;
   /** How long an acquire/release body may take to arrive (then 408); default 10 s. */

@@ -1,5 +1,6 @@
 import { QueueTimeoutError, RejectedError } from "../../../src/errors.js";
 import type { SlotGrant } from "../../../src/governor/types.js";
+import { refusingPolicy } from "../../../src/policies/policy-refusal.js";
 import { lockApiError } from "../error-status.js";
 
 /** Governor response headers (contract 4.2) on lock grants and proxied responses. */
@@ -11,6 +12,8 @@ export const GOVERNOR_HEADERS = {
 
 /** Marks a response Sluice produced itself (never the upstream's), e.g. its own 429. */
 export const REJECTED_BY_HEADER = "x-svc-rejected-by";
+/** Names the caller policy that refused a request (`docs/caller-policies.md`). */
+export const REFUSED_BY_POLICY_HEADER = "x-svc-refused-by-policy";
 /** The exact retry hint behind `Retry-After` (which has whole seconds only). */
 export const RETRY_AFTER_MS_HEADER = "x-svc-retry-after-ms";
 
@@ -102,6 +105,10 @@ export function lockErrorResponse(error: unknown): Response {
     addRefusalFigures(headers, error.effectiveLimit);
   } else if (error instanceof QueueTimeoutError) {
     addRefusalFigures(headers, error.effectiveLimit);
+  } else if (refusingPolicy(error) !== null) {
+    // Names the policy (never a secret): the caller can tell what to fix, and the server's
+    // metrics count the refusal under the policy rather than as a bare 401/403.
+    headers[REFUSED_BY_POLICY_HEADER] = refusingPolicy(error) as string;
   } else if (status === 503) {
     // Redis away or the server stopping: worth a retry soon, elsewhere or here.
     headers["retry-after"] = "1";

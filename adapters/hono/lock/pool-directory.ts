@@ -8,6 +8,7 @@ export interface TrafficCatalog {
   readonly store: CatalogStore;
   decryptCredential(pool: PoolRecord): UpstreamCredential | null;
   decryptSigningSecret(key: PoolKeyRecord): string | null;
+  decryptRequestSecret(key: PoolKeyRecord): string | null;
   decryptDatabaseUrl(pool: PoolRecord): string | null;
 }
 
@@ -37,6 +38,8 @@ export interface PoolDirectory {
   signingSecret(key: PoolKeyRecord): string | null;
   /** A database pool's read-role connection string in clear, or null. */
   databaseUrl(pool: PoolRecord): string | null;
+  /** The key's request-signing secret (`hmac` caller policy) in clear, or null. */
+  requestSecret(key: PoolKeyRecord): string | null;
 }
 
 const KEY_CACHE_SIZE = 10_000;
@@ -67,6 +70,7 @@ export class CatalogPoolDirectory implements PoolDirectory {
   private readonly credentials = new Map<number, UpstreamCredential | null>();
   private readonly signingSecrets = new Map<number, string | null>();
   private readonly databaseUrls = new Map<number, string | null>();
+  private readonly requestSecrets = new Map<number, string | null>();
 
   constructor(private readonly catalog: TrafficCatalog) {}
 
@@ -117,6 +121,10 @@ export class CatalogPoolDirectory implements PoolDirectory {
     return decrypted(this.databaseUrls, pool.id, () => this.catalog.decryptDatabaseUrl(pool));
   }
 
+  requestSecret(key: PoolKeyRecord): string | null {
+    return decrypted(this.requestSecrets, key.id, () => this.catalog.decryptRequestSecret(key));
+  }
+
   /** Null when the marker was read less than a millisecond ago; else the read (shared). */
   private revalidate(): Promise<void> | null {
     if (this.checking) return this.checking;
@@ -143,6 +151,7 @@ export class CatalogPoolDirectory implements PoolDirectory {
     this.credentials.clear();
     this.signingSecrets.clear();
     this.databaseUrls.clear();
+    this.requestSecrets.clear();
   }
 }
 

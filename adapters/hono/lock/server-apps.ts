@@ -1,3 +1,4 @@
+import { MemoryNonceStore, type NonceStore } from "../../../src/policies/nonce-store.js";
 import { lazyPostgresPools } from "../../postgres-pool/lazy-postgres-pools.js";
 import type { ServerAppDeps } from "../../server/create-server.js";
 import type { FetchApp } from "../../server/host-router.js";
@@ -19,6 +20,19 @@ function sharedDirectory(deps: TrafficServerDeps): PoolDirectory {
     directories.set(deps, directory);
   }
   return directory;
+}
+
+const nonceStores = new WeakMap<object, NonceStore>();
+
+/** The server's nonce store, or one memory store both apps share. */
+function sharedNonces(deps: TrafficServerDeps): NonceStore {
+  if (deps.nonces) return deps.nonces;
+  let nonces = nonceStores.get(deps);
+  if (!nonces) {
+    nonces = new MemoryNonceStore({ now: () => deps.clock.now() });
+    nonceStores.set(deps, nonces);
+  }
+  return nonces;
 }
 
 /** Faults and origin failures go to the server's log, with their request. */
@@ -59,6 +73,8 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
     corsOrigins: webOrigins(deps),
+    trustedProxies: deps.config.trustedProxies,
+    nonces: sharedNonces(deps),
     ...failureReporting(deps),
   });
 }
@@ -81,6 +97,8 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
+    trustedProxies: deps.config.trustedProxies,
+    nonces: sharedNonces(deps),
     sql: { runner: lazyPostgresPools(), corsOrigins: webOrigins(deps) },
     ...failureReporting(deps),
   });

@@ -2,13 +2,15 @@ import { Hono } from "hono";
 import { keyAllowsMethod } from "../../../src/catalog/key-access.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { ForbiddenError } from "../../../src/errors.js";
+import { MemoryNonceStore } from "../../../src/policies/nonce-store.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
-import { admitCaller } from "../lock/admit-caller.js";
+import { admitCaller } from "../caller/admit-caller.js";
+import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
+import { remoteAddressOf, sentTarget } from "../caller/remote-address.js";
 import { continueIfExpected } from "../lock/expect-continue.js";
 import { REJECTED_BY_HEADER, respondToError, sluiceReply } from "../lock/lock-responses.js";
 import { nodeBindings, onClientGone } from "../lock/node-bindings.js";
-import { CatalogPoolDirectory, type PoolDirectory } from "../lock/pool-directory.js";
-import { remoteAddressOf } from "../lock/remote-address.js";
+import { CatalogPoolDirectory } from "../lock/pool-directory.js";
 import { readBodyLimited } from "../lock/request-body.js";
 import { type HeaderLookup, requestHeaders } from "../lock/request-headers.js";
 import { waitRequest } from "../lock/wait-options.js";
@@ -35,9 +37,9 @@ export type ProxyApp = Hono & { close(): void };
  * The pool proxy (backend `http`) as a Hono app, for hosts `{subdomain}.{poolDomain}`:
  * each request goes to the pool's origin (origin URL + path + query) through the pool's
  * slots, queue and RPM gate, shared with Lock API traffic. In order:
- * 1. pool and caller checks (401 for a missing key, a key not valid for the pool and a pool
- *    that does not exist alike; 403 IP policy); a postgres pool is served by the SQL handler
- *    (`adapters/hono/sql/`, POST /sql in the Neon HTTP format), or answers 501 without one;
+ * 1. pool and caller checks (`adapters/hono/caller/`: 401 for a missing key, a key not valid
+ *    for the pool and a pool that does not exist alike; then the pool's caller policies, 401
+ *    or 403); a postgres pool is served by the SQL handler (`adapters/hono/sql/`, POST /sql in the Neon HTTP format), or answers 501 without one;
  *    an ambiguous path (dot segments in any spelling, encoded slashes or backslashes) answers 400;
  * 2. key rules (contract 4.1 rule 2): a read-only key on a non-read method, itself or named
  *    by a method-override header, gets 403 before a slot is taken or the origin sees
@@ -64,6 +66,13 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const signedLimit = deps.signedBodyLimitBytes ?? SIGNED_BODY_LIMIT_BYTES;
   const logError = deps.logError ?? ((error: unknown) => console.error("Pool proxy error:", error));
   const checks = { directory, ipPolicy: deps.ipPolicy };
+  const policyChecks = callerPolicyChecks({
+    trustedProxies: deps.trustedProxies,
+    nonces: deps.nonces ?? new MemoryNonceStore({ now: () => clock.now() }),
+    directory,
+    accessLog: deps.accessLog,
+    clock,
+  });
   const sql =
     deps.sql &&
     createSqlHandler({
@@ -83,9 +92,29 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       return sluiceReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
     const remoteAddress = remoteAddressOf(env);
-    const { pool, key } = await admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    const admitted = await admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
+    const { pool, key } = admitted;
+    // The whole body, read once (before a slot) when a caller policy or origin signing covers it.
+    let buffered: Uint8Array | undefined;
+    const readWholeBody = async () => {
+      continueIfExpected(env);
+      // An upload may take as long as the whole request may.
+      const limits = { maxBytes: signedLimit, timeoutMs: pool.requestTimeoutMs };
+      buffered ??= await readBodyLimited(request, limits, env);
+      return buffered;
+    };
+    if (pool.callerPolicies !== null) {
+      await enforceCallerPolicies(policyChecks, admitted, {
+        headers,
+        peer: remoteAddress,
+        source: "proxy",
+        method: request.method,
+        target: sentTarget(request, env),
+        body: readWholeBody,
+      });
+    }
     if (pool.backend === "postgres" && sql) {
-      return sql({ request, env, headers, pool, key, remoteAddress });
+      return sql({ request, env, headers, pool, key, remoteAddress, body: buffered });
     }
     if (pool.backend !== "http") {
       const message = "Database pools are not served by this server (it has no SQL runner).";
@@ -116,7 +145,9 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       });
     }
     const wait = waitRequest(headers);
-    const signed = await signedBody(request, env, directory, pool, key, signedLimit);
+    const signingSecret = pool.originSigning && key ? directory.signingSecret(key) : null;
+    // The origin signature covers the body, so it is read (the key already passed) before the slot.
+    const body = signingSecret !== null ? await readWholeBody() : buffered;
     const hold = await admitToSlot({
       governor,
       clock,
@@ -131,7 +162,9 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     continueIfExpected(env);
     const credential = directory.credential(pool);
     const extra =
-      signed && key ? signatureHeaders(signed, key, method, pool, target, clock.now()) : undefined;
+      signingSecret !== null && key && body
+        ? signatureHeaders({ body, secret: signingSecret }, key, method, pool, target, clock.now())
+        : undefined;
     const { incoming, outgoing: nodeResponse } = nodeBindings(env);
     const outgoing = upstreamRequestHeaders({
       headers,
@@ -140,7 +173,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       credential,
       remoteAddress,
       forwardedProto: request.url.startsWith("https:") ? "https" : "http",
-      bodyLength: signed?.body.byteLength,
+      bodyLength: body?.byteLength,
       extra,
     });
     applyForwardsLeft(outgoing, rule.forwardsLeft);
@@ -156,7 +189,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
         method,
         pathAndQuery: target.pathAndQuery,
         headers: outgoing,
-        body: signed ? signed.body : streamedBody(request, env, method),
+        body: body ?? streamedBody(request, env, method),
         client: upstreamClient,
       },
     });
@@ -205,25 +238,6 @@ function checkReadKey(
 interface SignedBody {
   body: Uint8Array;
   secret: string;
-}
-
-/** For a signing pool and a key with a secret: the whole body (capped), read before a slot is taken. */
-async function signedBody(
-  request: Request,
-  env: unknown,
-  directory: PoolDirectory,
-  pool: PoolRecord,
-  key: PoolKeyRecord | null,
-  limit: number,
-): Promise<SignedBody | null> {
-  if (!pool.originSigning || !key) return null;
-  const secret = directory.signingSecret(key);
-  if (!secret) return null;
-  // The signature covers the body, so it is read (the key already passed) before the slot.
-  continueIfExpected(env);
-  // An upload may take as long as the whole request may.
-  const limits = { maxBytes: limit, timeoutMs: pool.requestTimeoutMs };
-  return { body: await readBodyLimited(request, limits, env), secret };
 }
 
 function signatureHeaders(

@@ -1,7 +1,8 @@
 import type { AccessLog } from "../../../src/access-log/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
-import type { IpPolicy } from "../lock/lock-deps.js";
+import type { NonceStore } from "../../../src/policies/nonce-store.js";
+import type { IpPolicy } from "../caller/ip-policy.js";
 import type { PoolDirectory, TrafficCatalog } from "../lock/pool-directory.js";
 import type { SqlServing } from "../sql/serve-sql.js";
 import type { createUpstreamClient, UpstreamClient } from "./upstream-call.js";
@@ -22,6 +23,10 @@ export interface ProxyAppDeps {
   /** Catalog lookups; default a caching `CatalogPoolDirectory` over `catalog`. */
   directory?: PoolDirectory;
   ipPolicy?: IpPolicy;
+  /** Proxies (CIDRs) whose `X-Forwarded-For` hop a pool's `ipAllowlist` believes; default none. */
+  trustedProxies?: readonly string[];
+  /** Where signed requests' nonces are remembered; default a `MemoryNonceStore` of this app. */
+  nonces?: NonceStore;
   /** Largest body of a signed pool's request; default 10 MiB. */
   signedBodyLimitBytes?: number;
   /** Origin connection pools; default a fresh {@link createUpstreamClient}, destroyed by `close()`. */

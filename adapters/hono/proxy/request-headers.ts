@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import type { UpstreamCredential } from "../../../src/catalog/pool-secrets.js";
-import { sluiceSecretInAuthorization } from "../lock/caller-auth.js";
+import { sluiceSecretInAuthorization } from "../caller/caller-auth.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
 import { forwardedWithHop } from "./forwarded.js";
 import { connectionListed, isHopByHop } from "./hop-by-hop.js";

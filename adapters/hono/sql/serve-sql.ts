@@ -4,6 +4,7 @@ import type { Clock } from "../../../src/clock/clock.js";
 import {
   BadGatewayError,
   DatabaseBusyError,
+  PayloadTooLargeError,
   SlotCappedError,
   UpstreamTimeoutError,
 } from "../../../src/errors.js";
@@ -67,6 +68,8 @@ export interface SqlCall {
   pool: PoolRecord;
   key: PoolKeyRecord | null;
   remoteAddress: string | null;
+  /** The body, when the proxy read it already (a caller policy covers it). */
+  body?: Uint8Array | undefined;
 }
 
 const SQL_PATH = "/sql";
@@ -117,7 +120,8 @@ export function createSqlHandler(deps: SqlHandlerDeps): (call: SqlCall) => Promi
     const wait = waitRequest(headers);
     continueIfExpected(env);
     const limits = { maxBytes: bodyLimit, timeoutMs: pool.requestTimeoutMs };
-    const bytes = await readBodyLimited(request, limits, env);
+    const bytes = call.body ?? (await readBodyLimited(request, limits, env));
+    if (bytes.byteLength > bodyLimit) throw new PayloadTooLargeError(bodyLimit);
     // Browsers send text/plain cross-site without asking first; the Neon driver outside a
     // browser sends text/plain too, and no Origin, so only browser requests need JSON.
     if (origin !== null) requireJsonBody(headers, bytes);

@@ -45,8 +45,16 @@ export const getPoolMetricsTool = defineTool({
   },
 });
 
-const OUTCOMES = ["admitted", "queued", "rejected", "timed_out", "aborted", "unavailable"] as const;
-const TROUBLE: (typeof OUTCOMES)[number][] = ["rejected", "timed_out", "unavailable"];
+const OUTCOMES = [
+  "admitted",
+  "queued",
+  "rejected",
+  "timed_out",
+  "aborted",
+  "unavailable",
+  "refused",
+] as const;
+const TROUBLE: (typeof OUTCOMES)[number][] = ["rejected", "timed_out", "unavailable", "refused"];
 
 /** `query_access_log`: recent refusals and queue timeouts of a pool, and upstream 429s. */
 export const queryAccessLogTool = defineTool({

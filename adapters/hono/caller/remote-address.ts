@@ -1,3 +1,5 @@
+import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
+
 /** The part of `@hono/node-server`'s bindings this code reads. */
 interface NodeBindings {
   incoming?: { socket?: { remoteAddress?: string | undefined } | null };
@@ -15,4 +17,19 @@ interface NodeBindings {
 export function remoteAddressOf(env: unknown): string | null {
   const incoming = (env as NodeBindings | undefined)?.incoming;
   return incoming?.socket?.remoteAddress ?? null;
+}
+
+/**
+ * The request-target (path and query) exactly as the client sent it: on Node the raw
+ * request line's target, unnormalised (a signature covers those bytes); elsewhere from the
+ * URL.
+ *
+ * @example
+ * ```ts
+ * sentTarget(request, c.env); // "/pools/llm/lock/acquire"
+ * ```
+ */
+export function sentTarget(request: Request, env: unknown): string {
+  const url = (env as { incoming?: { url?: string } } | undefined)?.incoming?.url;
+  return url?.startsWith("/") ? url : pathAndQueryOf(request.url);
 }

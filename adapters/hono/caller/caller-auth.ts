@@ -1,12 +1,13 @@
 import {
   API_TOKEN_PREFIX,
   POOL_KEY_PREFIX,
+  REQUEST_SECRET_PREFIX,
   SIGNING_SECRET_PREFIX,
 } from "../../../src/catalog/secrets.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { UnauthorizedError } from "../../../src/errors.js";
-import type { PoolDirectory } from "./pool-directory.js";
-import type { HeaderLookup } from "./request-headers.js";
+import type { PoolDirectory } from "../lock/pool-directory.js";
+import type { HeaderLookup } from "../lock/request-headers.js";
 
 /** Header that carries a pool key (contract section 5, Lock API rule 1). */
 export const POOL_KEY_HEADER = "x-svc-key";
@@ -15,15 +16,15 @@ const AUTHORIZATION_KEY = /^(?:bearer|service)[ \t]+(\S+)[ \t]*$/i;
 const BASIC_CREDENTIALS = /^[ \t]*basic[ \t]+(\S+)/i;
 /** A Sluice secret anywhere in a header value, whatever scheme (or none) wraps it. */
 const SLUICE_SECRET = new RegExp(
-  `(?:${[POOL_KEY_PREFIX, API_TOKEN_PREFIX, SIGNING_SECRET_PREFIX].join("|")})[A-Za-z0-9_-]*`,
+  `(?:${[POOL_KEY_PREFIX, API_TOKEN_PREFIX, SIGNING_SECRET_PREFIX, REQUEST_SECRET_PREFIX].join("|")})[A-Za-z0-9_-]*`,
 );
 
 /**
  * The Sluice secret inside an `Authorization` value (a token starting `slc_key_`, `slc_tok_`
- * or `slc_sig_`, in any shape: `Bearer <secret>`, `Token <secret>`, bare, with more after it,
- * or as the user or password of base64-encoded `Basic` credentials); null otherwise. Other
- * values are the caller's own upstream credentials and are left alone; a value carrying a
- * Sluice secret is never sent upstream.
+ * `slc_sig_` or `slc_req_`, in any shape: `Bearer <secret>`, `Token <secret>`, bare, with
+ * more after it, or as the user or password of base64-encoded `Basic` credentials); null
+ * otherwise. Other values are the caller's own upstream credentials and are left alone; a
+ * value carrying a Sluice secret is never sent upstream.
  *
  * @example
  * ```ts
@@ -79,7 +80,9 @@ function refuseOtherSecrets(headers: HeaderLookup): void {
 function isOtherSecret(presented: string | null | undefined): boolean {
   return (
     !!presented &&
-    (presented.startsWith(API_TOKEN_PREFIX) || presented.startsWith(SIGNING_SECRET_PREFIX))
+    (presented.startsWith(API_TOKEN_PREFIX) ||
+      presented.startsWith(SIGNING_SECRET_PREFIX) ||
+      presented.startsWith(REQUEST_SECRET_PREFIX))
   );
 }
 

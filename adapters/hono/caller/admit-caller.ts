@@ -1,9 +1,9 @@
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { ForbiddenError } from "../../../src/errors.js";
+import type { PoolDirectory } from "../lock/pool-directory.js";
+import type { HeaderLookup } from "../lock/request-headers.js";
 import { authenticateCaller, refuseUnknownPool } from "./caller-auth.js";
-import type { IpPolicy } from "./lock-deps.js";
-import type { PoolDirectory } from "./pool-directory.js";
-import type { HeaderLookup } from "./request-headers.js";
+import type { IpPolicy } from "./ip-policy.js";
 
 const MAX_LABEL_LENGTH = 63;
 

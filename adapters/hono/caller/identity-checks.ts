@@ -1,0 +1,145 @@
+import { AddressList } from "../../../src/policies/address-list.js";
+import {
+  type ClaimValue,
+  claimIssue,
+  identityAllowed,
+} from "../../../src/policies/claim-checks.js";
+import { PolicyUnauthorizedError } from "../../../src/policies/policy-refusal.js";
+import type { AccessProxyPolicy } from "../../../src/policies/policy-schema.js";
+import type { HeaderLookup } from "../lock/request-headers.js";
+import {
+  type JwtSettings,
+  type JwtVerifier,
+  jwtVerifier,
+  presetJwt,
+  TokenRejected,
+} from "./jwt-verifier.js";
+
+// Who the caller is, as a token or a fronting proxy vouches: the jwt and accessProxy policies.
+
+/** A bearer token in a header, verified (JWT policy, Cloudflare Access, Google IAP). */
+export interface TokenCheck {
+  kind: "token";
+  header: string;
+  verify: JwtVerifier;
+  requiredClaims: Readonly<Record<string, readonly ClaimValue[]>> | undefined;
+}
+
+/** An identity header believed only from the listed proxies (oauth2-proxy and the like). */
+export interface TrustedHeaderCheck {
+  kind: "trusted-header";
+  header: string;
+  proxies: AddressList;
+  allow: readonly string[] | undefined;
+}
+
+/**
+ * The check of a `jwt` policy (or a token preset): its header and a cached verifier.
+ *
+ * @example
+ * ```ts
+ * const check = tokenCheck(pool.callerPolicies.jwt);
+ * ```
+ */
+export function tokenCheck(settings: JwtSettings): TokenCheck {
+  return {
+    kind: "token",
+    header: settings.header,
+    verify: jwtVerifier(settings),
+    requiredClaims: settings.requiredClaims,
+  };
+}
+
+/**
+ * The check of an `accessProxy` policy: a token check for the Cloudflare Access and Google
+ * IAP presets, the proxies and allow list for the trusted-header preset.
+ *
+ * @example
+ * ```ts
+ * const check = accessProxyCheck({ preset: "google-iap", audience: "/projects/1/apps/p" });
+ * ```
+ */
+export function accessProxyCheck(policy: AccessProxyPolicy): TokenCheck | TrustedHeaderCheck {
+  if (policy.preset === "trusted-header") {
+    return {
+      kind: "trusted-header",
+      header: policy.header,
+      proxies: AddressList.parse(policy.trustedProxies),
+      allow: policy.allow,
+    };
+  }
+  return tokenCheck(presetJwt(policy) as JwtSettings);
+}
+
+const BEARER = /^bearer[ \t]+(\S+)$/i;
+
+/**
+ * Verifies the token a check reads (401 `PolicyUnauthorizedError` naming `policy` when it is
+ * missing, invalid or its claims miss a requirement).
+ *
+ * @example
+ * ```ts
+ * await checkToken(clock.now(), "jwt", check, { headers, peer });
+ * ```
+ */
+export async function checkToken(
+  now: number,
+  policy: "jwt" | "access_proxy",
+  check: TokenCheck,
+  request: { headers: HeaderLookup; peer: string | null },
+): Promise<void> {
+  const raw = request.headers.get(check.header);
+  const token = check.header === "authorization" ? raw && BEARER.exec(raw)?.[1] : raw;
+  if (!token) {
+    const how = check.header === "authorization" ? "Authorization: Bearer <jwt>" : check.header;
+    throw new PolicyUnauthorizedError(policy, `This pool requires a verified token in ${how}.`);
+  }
+  let claims: Record<string, unknown>;
+  try {
+    claims = await check.verify(token, now);
+  } catch (error) {
+    const why = error instanceof TokenRejected ? error.message : "it could not be verified";
+    throw new PolicyUnauthorizedError(policy, `The token in ${check.header} was refused: ${why}.`);
+  }
+  const issue = check.requiredClaims ? claimIssue(claims, check.requiredClaims) : null;
+  if (issue !== null) {
+    throw new PolicyUnauthorizedError(
+      policy,
+      `The token in ${check.header} was refused: ${issue}.`,
+    );
+  }
+}
+
+/**
+ * Checks an access-proxy assertion: a verified token, or a trusted proxy's identity header
+ * (believed only from that proxy's own socket address).
+ *
+ * @example
+ * ```ts
+ * await checkIdentity(clock.now(), check, { headers, peer: "10.0.0.5" });
+ * ```
+ */
+export async function checkIdentity(
+  now: number,
+  check: TokenCheck | TrustedHeaderCheck,
+  request: { headers: HeaderLookup; peer: string | null },
+): Promise<void> {
+  if (check.kind === "token") return checkToken(now, "access_proxy", check, request);
+  // Only the proxy in front may vouch: its own socket address, never a forwarded one.
+  if (!check.proxies.has(request.peer)) {
+    throw new PolicyUnauthorizedError(
+      "access_proxy",
+      "This pool admits only requests through its access proxy.",
+    );
+  }
+  const identity = request.headers.get(check.header);
+  if (!identity) {
+    throw new PolicyUnauthorizedError("access_proxy", `The access proxy sent no ${check.header}.`);
+  }
+  if (!identityAllowed(identity, check.allow)) {
+    throw new PolicyUnauthorizedError(
+      "access_proxy",
+      "The identity the access proxy vouches for is not allowed on this pool.",
+    );
+  }
+}

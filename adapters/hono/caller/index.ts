@@ -1,0 +1,13 @@
+export type { AdmittedCaller } from "./admit-caller.js";
+export { admitCaller } from "./admit-caller.js";
+export {
+  authenticateCaller,
+  POOL_KEY_HEADER,
+  poolKeyInAuthorization,
+  presentedPoolKey,
+  sluiceSecretInAuthorization,
+} from "./caller-auth.js";
+export type { CallerPolicyChecks, CallerRequest } from "./caller-policies.js";
+export { callerPolicyChecks, enforceCallerPolicies } from "./caller-policies.js";
+export type { IpPolicy } from "./ip-policy.js";
+export { remoteAddressOf } from "./remote-address.js";
