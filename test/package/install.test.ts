@@ -238,7 +238,11 @@ describe.skipIf(!built)("the packed package, installed from its tarball", () => 
             timeout: 60_000,
             interval: 100,
           })
-          .toBeDefined();
+          .toBeDefined()
+          .catch((error: Error) => {
+            // Say what the server printed: a start that never listens is otherwise a bare timeout.
+            throw new Error(`${error.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+          });
         const port = /"msg":"Listening on 127\.0\.0\.1:(\d+)"/.exec(stdout)?.[1];
         const base = `http://127.0.0.1:${port}`;
         expect((await fetch(`${base}/healthz`)).status).toBe(200);

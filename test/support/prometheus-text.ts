@@ -37,8 +37,16 @@ export function parsePrometheusText(text: string): PromSample[] {
     }
     if (consumed !== body.length) throw new Error(`Bad labels in ${JSON.stringify(line)}`);
     const raw = match[3] as string;
-    const value = raw === "+Inf" ? Infinity : raw === "-Inf" ? -Infinity : Number(raw);
-    if (Number.isNaN(value) && raw !== "NaN")
+    // Prometheus reads values with Go's ParseFloat, which takes Inf and NaN in any letter case
+    // (prom-client writes an event-loop lag it has not measured yet as "Nan").
+    const special = raw.toLowerCase();
+    const value =
+      special === "+inf" || special === "inf"
+        ? Infinity
+        : special === "-inf"
+          ? -Infinity
+          : Number(raw);
+    if (Number.isNaN(value) && special !== "nan")
       throw new Error(`Bad value in ${JSON.stringify(line)}`);
     samples.push({ name: match[1] as string, labels, value });
   }
