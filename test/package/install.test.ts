@@ -73,7 +73,9 @@ async function installInto(
   await run("npm", ["install", "--no-audit", "--no-fund", ...flags, tarball], {
     cwd: project,
     timeout: INSTALL_TIMEOUT_MS,
-    env: { ...process.env, ...env },
+    // `npm test --ignore-scripts` (as CI runs it) hands npm_config_ignore_scripts=true down to
+    // every child: the user's install this simulates runs the drivers' install scripts.
+    env: { ...process.env, npm_config_ignore_scripts: "false", ...env },
   });
   return project;
 }
