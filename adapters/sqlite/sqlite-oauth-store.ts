@@ -9,21 +9,8 @@ import type {
   OAuthTokenKind,
   OAuthTokenRecord,
 } from "../oauth/types.js";
+import { type GrantRow, grantFromRow } from "./oauth-rows.js";
 import { guardedWrite } from "./sqlite-errors.js";
-
-interface GrantRow {
-  id: number;
-  user_id: number;
-  team_id: number;
-  client_id: string;
-  client_name: string;
-  redirect_host: string;
-  scopes: string;
-  resource: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
 
 interface CodeRow {
   code_hash: string;
@@ -258,20 +245,4 @@ export class SqliteOAuthStore implements OAuthStore {
     }
     return statement;
   }
-}
-
-function grantFromRow(row: GrantRow): OAuthGrantRecord {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    teamId: row.team_id,
-    clientId: row.client_id,
-    clientName: row.client_name,
-    redirectHost: row.redirect_host,
-    scopes: JSON.parse(row.scopes) as OAuthScope[],
-    resource: row.resource,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
 }
