@@ -1,14 +1,19 @@
 import type pg from "pg";
-import type { OAuthScope } from "../oauth/scopes.js";
 import type {
   AuthorizationCodeRecord,
   OAuthClientRecord,
   OAuthGrantRecord,
   OAuthStore,
-  OAuthTokenKind,
   OAuthTokenRecord,
 } from "../oauth/types.js";
-import { type GrantRow, grantFromRow } from "../sqlite/oauth-rows.js";
+import {
+  type CodeRow,
+  codeFromRow,
+  type GrantRow,
+  grantFromRow,
+  type TokenRow,
+  tokenFromRow,
+} from "../sqlite/oauth-rows.js";
 import { withTransaction } from "./connect.js";
 import { translatePostgresError } from "./postgres-errors.js";
 
@@ -142,7 +147,7 @@ export class PostgresOAuthStore implements OAuthStore {
   useCode(codeHash: string, at: number): Promise<AuthorizationCodeRecord | undefined> {
     return this.transaction("authorization code", async (client) => {
       // The row lock makes a second server's use wait, then see this one's used_at.
-      const { rows } = await client.query(
+      const { rows } = await client.query<CodeRow>(
         "SELECT * FROM oauth_codes WHERE code_hash = $1 FOR UPDATE",
         [codeHash],
       );
@@ -152,15 +157,7 @@ export class PostgresOAuthStore implements OAuthStore {
         "UPDATE oauth_codes SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL",
         [at, codeHash],
       );
-      return {
-        codeHash: row.code_hash,
-        grantId: row.grant_id,
-        clientId: row.client_id,
-        redirectUri: row.redirect_uri,
-        codeChallenge: row.code_challenge,
-        expiresAt: row.expires_at,
-        usedAt: row.used_at,
-      };
+      return codeFromRow(row);
     });
   }
 
@@ -181,25 +178,13 @@ export class PostgresOAuthStore implements OAuthStore {
   }
 
   async findToken(tokenHash: string): Promise<OAuthTokenRecord | undefined> {
-    const { rows } = await this.query<{
-      token_hash: string;
-      kind: OAuthTokenKind;
-      grant_id: number;
-      scopes: string;
-      expires_at: number;
-      used_at: number | null;
-    }>("OAuth token", "SELECT * FROM oauth_tokens WHERE token_hash = $1", [tokenHash]);
-    const row = rows[0];
-    return (
-      row && {
-        tokenHash: row.token_hash,
-        kind: row.kind,
-        grantId: row.grant_id,
-        scopes: JSON.parse(row.scopes) as OAuthScope[],
-        expiresAt: row.expires_at,
-        usedAt: row.used_at,
-      }
+    const { rows } = await this.query<TokenRow>(
+      "OAuth token",
+      "SELECT * FROM oauth_tokens WHERE token_hash = $1",
+      [tokenHash],
     );
+    const row = rows[0];
+    return row && tokenFromRow(row);
   }
 
   async useToken(tokenHash: string, at: number): Promise<boolean> {

@@ -1,5 +1,10 @@
 import type { OAuthScope } from "../oauth/scopes.js";
-import type { OAuthGrantRecord } from "../oauth/types.js";
+import type {
+  AuthorizationCodeRecord,
+  OAuthGrantRecord,
+  OAuthTokenKind,
+  OAuthTokenRecord,
+} from "../oauth/types.js";
 
 /**
  * An OAuth grant as both SQL stores keep it (`oauth_grants`: snake_case columns, scopes as
@@ -41,5 +46,65 @@ export function grantFromRow(row: GrantRow): OAuthGrantRecord {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+  };
+}
+
+/** An authorization code as both SQL stores keep it (`oauth_codes`). */
+export interface CodeRow {
+  code_hash: string;
+  grant_id: number;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/**
+ * The code record of a row of `oauth_codes`.
+ *
+ * @example
+ * ```ts
+ * const code = codeFromRow(row); // { codeHash, grantId, clientId, ... }
+ * ```
+ */
+export function codeFromRow(row: CodeRow): AuthorizationCodeRecord {
+  return {
+    codeHash: row.code_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    redirectUri: row.redirect_uri,
+    codeChallenge: row.code_challenge,
+    expiresAt: row.expires_at,
+    usedAt: row.used_at,
+  };
+}
+
+/** An access or refresh token as both SQL stores keep it (`oauth_tokens`; scopes as JSON text). */
+export interface TokenRow {
+  token_hash: string;
+  kind: OAuthTokenKind;
+  grant_id: number;
+  scopes: string;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/**
+ * The token record of a row of `oauth_tokens`.
+ *
+ * @example
+ * ```ts
+ * const token = tokenFromRow(row); // { tokenHash, kind: "access", scopes: [...], ... }
+ * ```
+ */
+export function tokenFromRow(row: TokenRow): OAuthTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    kind: row.kind,
+    grantId: row.grant_id,
+    scopes: JSON.parse(row.scopes) as OAuthScope[],
+    expiresAt: row.expires_at,
+    usedAt: row.used_at,
   };
 }

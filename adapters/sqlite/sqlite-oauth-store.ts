@@ -1,35 +1,21 @@
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
-import type { OAuthScope } from "../oauth/scopes.js";
 import type {
   AuthorizationCodeRecord,
   OAuthClientRecord,
   OAuthGrantRecord,
   OAuthStore,
-  OAuthTokenKind,
   OAuthTokenRecord,
 } from "../oauth/types.js";
-import { type GrantRow, grantFromRow } from "./oauth-rows.js";
+import {
+  type CodeRow,
+  codeFromRow,
+  type GrantRow,
+  grantFromRow,
+  type TokenRow,
+  tokenFromRow,
+} from "./oauth-rows.js";
 import { guardedWrite } from "./sqlite-errors.js";
-
-interface CodeRow {
-  code_hash: string;
-  grant_id: number;
-  client_id: string;
-  redirect_uri: string;
-  code_challenge: string;
-  expires_at: number;
-  used_at: number | null;
-}
-
-interface TokenRow {
-  token_hash: string;
-  kind: OAuthTokenKind;
-  grant_id: number;
-  scopes: string;
-  expires_at: number;
-  used_at: number | null;
-}
 
 /**
  * The {@link OAuthStore} on a Sluice database opened with `openSluiceDatabase` (its OAuth
@@ -171,15 +157,7 @@ export class SqliteOAuthStore implements OAuthStore {
           this.sql(
             "UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL",
           ).run(at, codeHash);
-          return {
-            codeHash: row.code_hash,
-            grantId: row.grant_id,
-            clientId: row.client_id,
-            redirectUri: row.redirect_uri,
-            codeChallenge: row.code_challenge,
-            expiresAt: row.expires_at,
-            usedAt: row.used_at,
-          };
+          return codeFromRow(row);
         })
         .immediate(),
     );
@@ -205,16 +183,7 @@ export class SqliteOAuthStore implements OAuthStore {
     const row = this.sql("SELECT * FROM oauth_tokens WHERE token_hash = ?").get(tokenHash) as
       | TokenRow
       | undefined;
-    return (
-      row && {
-        tokenHash: row.token_hash,
-        kind: row.kind,
-        grantId: row.grant_id,
-        scopes: JSON.parse(row.scopes) as OAuthScope[],
-        expiresAt: row.expires_at,
-        usedAt: row.used_at,
-      }
-    );
+    return row && tokenFromRow(row);
   }
 
   async useToken(tokenHash: string, at: number): Promise<boolean> {
