@@ -38,7 +38,10 @@ export interface DashboardDeps {
    * limits apply at once rather than at the next periodic sync.
    */
   syncCatalog?: () => Promise<unknown>;
-  /** The client's address for sign-in throttling; default: the socket's (`@hono/node-server`). */
+  /**
+   * The client's address for sign-in throttling; default: the socket's (`@hono/node-server`).
+   * Behind a load balancer, pass `clientAddressReader(trustedProxies)`.
+   */
   remoteAddress?: (c: Context) => string | null;
   /** Where unexpected (5xx) errors go; default `console.error`. */
   logError?: (error: unknown) => void;

@@ -1,3 +1,4 @@
+import { clientAddressReader } from "../hono/caller/client-address-reader.js";
 import type { ServerAppDeps } from "../server/create-server.js";
 import type { FetchApp } from "../server/host-router.js";
 import { createDashboardApp } from "./create-dashboard-app.js";
@@ -25,5 +26,6 @@ export function dashboardAppForServer(deps: ServerAppDeps): FetchApp {
     poolDomain: deps.config.poolDomain,
     syncCatalog: deps.syncCatalog,
     publicUrls: deps.publicUrls,
+    remoteAddress: clientAddressReader(deps.config.trustedProxies),
   });
 }

@@ -4,6 +4,10 @@ import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
+import {
+  type ClientAddressReader,
+  clientAddressReader,
+} from "../hono/caller/client-address-reader.js";
 import { authorizeRoutes } from "./authorize-routes.js";
 import { connectedAppsRoutes } from "./connected-apps-routes.js";
 import { ConsentTickets } from "./consent-ticket.js";
@@ -34,6 +38,11 @@ export interface OAuthAppDeps {
   clientMetadata?: SafeFetchOptions;
   /** Limits of open client registration (defaults: {@link REGISTRATION_LIMITS}). */
   registrationLimits?: Partial<RegistrationLimits>;
+  /**
+   * The client's address for the registration throttle; default: the socket's. Behind a load
+   * balancer, pass `clientAddressReader(trustedProxies)`.
+   */
+  clientAddress?: ClientAddressReader;
   /** Where unexpected errors are reported (they are answered 400, never 5xx); default console. */
   logError?: (error: unknown) => void;
 }
@@ -94,7 +103,16 @@ export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
     ...REGISTRATION_LIMITS,
     ...deps.registrationLimits,
   });
-  app.route("/oauth", tokenRoutes({ grants, store: deps.store, clock: deps.clock, registrations }));
+  app.route(
+    "/oauth",
+    tokenRoutes({
+      grants,
+      store: deps.store,
+      clock: deps.clock,
+      registrations,
+      clientAddress: deps.clientAddress ?? clientAddressReader(),
+    }),
+  );
   app.onError((error) => {
     if (error instanceof HTTPException) return error.getResponse();
     return oauthErrorResponse(error, logError);

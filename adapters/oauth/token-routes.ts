@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { Clock } from "../../src/clock/clock.js";
-import { remoteAddressOf } from "../hono/caller/remote-address.js";
+import type { ClientAddressReader } from "../hono/caller/client-address-reader.js";
+import { JsonBodyError, parseJsonBody } from "../hono/json-body.js";
 import { registerClient } from "./clients.js";
 import type { GrantService } from "./grant-service.js";
 import { NO_STORE, OAuthProtocolError } from "./oauth-error.js";
@@ -27,6 +28,7 @@ export function tokenRoutes(deps: {
   store: OAuthStore;
   clock: Clock;
   registrations: RegistrationGuard;
+  clientAddress: ClientAddressReader;
 }) {
   const routes = new Hono();
   const limit = bodyLimit({
@@ -57,12 +59,13 @@ export function tokenRoutes(deps: {
   });
 
   routes.post("/register", async (c) => {
-    await deps.registrations.admit(remoteAddressOf(c.env));
+    await deps.registrations.admit(deps.clientAddress(c));
     let body: unknown;
     try {
-      body = await c.req.json();
-    } catch {
-      throw new OAuthProtocolError("invalid_client_metadata", "The body must be a JSON object.");
+      body = parseJsonBody(await c.req.text());
+    } catch (error) {
+      if (!(error instanceof JsonBodyError)) throw error;
+      throw new OAuthProtocolError("invalid_client_metadata", error.message);
     }
     return c.json(await registerClient(deps.store, deps.clock, body), 201, NO_STORE);
   });

@@ -1,4 +1,5 @@
 import { packageVersion } from "../cli/version.js";
+import { clientAddressReader } from "../hono/caller/client-address-reader.js";
 import { createMcpApp } from "../mcp/create-mcp-app.js";
 import { createOAuthApp } from "../oauth/create-oauth-app.js";
 import type { SafeFetchOptions } from "../oauth/safe-fetch.js";
@@ -45,6 +46,7 @@ export function assistantAppForServer(options: AssistantAppOptions): ServerAppFa
       clock: deps.clock,
       issuer: deps.config.baseUrl,
       clientMetadata: options.clientMetadata ?? metadataPolicy(deps.config.clientMetadataNetwork),
+      clientAddress: clientAddressReader(deps.config.trustedProxies),
       logError,
     });
     const mcp = createMcpApp({

@@ -123,6 +123,7 @@ export interface AssistantServer {
  */
 export async function startAssistantServer(
   clientMetadataNetwork: "public" | "private" = "private",
+  moreFlags: Record<string, string> = {},
 ): Promise<AssistantServer> {
   const { dir, cleanup } = tempDir("sluice-mcp-");
   const seeded = await seed(dir);
@@ -137,6 +138,7 @@ export async function startAssistantServer(
         dataDir: dir,
         baseUrl,
         clientMetadataNetwork,
+        ...moreFlags,
       },
     }),
     { ...DEFAULT_SERVER_APPS, assistantApp: assistantAppForServer({ sessions }) },

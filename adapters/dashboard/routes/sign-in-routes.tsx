@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { SignInThrottledError } from "../../../src/auth/auth-errors.js";
 import type { StartedSession } from "../../../src/auth/auth-service.js";
 import { UnauthorizedError } from "../../../src/errors.js";
-import { remoteAddressOf } from "../../hono/caller/remote-address.js";
+import { clientAddressReader } from "../../hono/caller/client-address-reader.js";
 import type { DashboardDeps } from "../dashboard-env.js";
 import { formText, readForm } from "../forms.js";
 import { SignInLinkPage, SignInPage } from "../pages/sign-in-pages.js";
@@ -15,7 +15,7 @@ import { safeNext } from "../session-middleware.js";
  */
 export function signInRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
   const routes = new Hono();
-  const addressOf = deps.remoteAddress ?? ((c) => remoteAddressOf(c.env));
+  const addressOf = deps.remoteAddress ?? clientAddressReader();
 
   function startSession(c: Context, started: StartedSession, to: string) {
     writeSessionCookie(

@@ -9,5 +9,7 @@ export {
 } from "./caller-auth.js";
 export type { CallerPolicyChecks, CallerRequest } from "./caller-policies.js";
 export { callerPolicyChecks, enforceCallerPolicies } from "./caller-policies.js";
+export type { ClientAddressReader } from "./client-address-reader.js";
+export { clientAddressReader } from "./client-address-reader.js";
 export type { IpPolicy } from "./ip-policy.js";
 export { remoteAddressOf } from "./remote-address.js";
