@@ -24,6 +24,8 @@ export interface HostRouterOptions {
 /** Where a request goes, decided by its Host header (and, on the lock host, its path). */
 export type RouteTarget = "control" | "lock" | "proxy" | "none";
 
+/** The paths a request with no Host at all may reach (on the base host's app). */
+const HOSTLESS_PATHS = new Set(["/healthz", "/readyz"]);
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1"]);
 const POOL_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -64,6 +66,7 @@ function isLockPath(path: string): boolean {
  * over the pool wildcard), then `<label>.<poolDomain>`. On the lock host only `/pools/*` goes
  * to the lock app; the rest goes to the control app when the base and lock hosts are the same.
  * On a base host apart from the lock host, `/pools/*` is nobody's (a 404 in the lock shape).
+ * A request with no Host (HTTP/1.0) reaches only `/healthz` and `/readyz`.
  *
  * @example
  * ```ts
@@ -78,6 +81,9 @@ export function createRouteResolver(
   const lockHost = hostWithoutPort(new URL(options.lockUrl).host);
   const poolSuffix = `.${options.poolDomain.toLowerCase()}`;
   return (hostHeader, path) => {
+    // Load balancers' health checks often speak HTTP/1.0 without Host: they reach the
+    // liveness and readiness probes, and nothing else.
+    if (hostHeader === "") return HOSTLESS_PATHS.has(path) ? "control" : "none";
     const host = hostWithoutPort(hostHeader);
     const onBase = sameHost(host, baseHost);
     if (sameHost(host, lockHost)) {

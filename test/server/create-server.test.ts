@@ -129,7 +129,7 @@ describe("createSluiceServer over a real socket", () => {
     expect(jsonBody(toElsewhere)).toMatchObject({ error: "not_found" });
   });
 
-  it("answers an HTTP/1.0 request without Host as one for an unknown host", async () => {
+  it("answers an HTTP/1.0 request without Host as one for an unknown host, but its health checks", async () => {
     seedCatalog([]);
     const { port } = await start();
     for (const path of ["/api/v1/me", "/pools/chat/lock/acquire"]) {
@@ -142,6 +142,15 @@ describe("createSluiceServer over a real socket", () => {
         error: "not_found",
         message: expect.stringContaining("Sluice routes requests by their Host header"),
       });
+    }
+    // A load balancer's check, as HAProxy's `option httpchk` sends it by default.
+    for (const [path, body] of [
+      ["/healthz", { status: "ok" }],
+      ["/readyz", { status: "ready" }],
+    ] as const) {
+      const answer = await rawExchange(port, `GET ${path} HTTP/1.0\r\n\r\n`);
+      expect(answer, path).toMatch(/^HTTP\/1\.[01] 200 /);
+      expect(jsonBody(answer)).toMatchObject(body);
     }
   });
 
