@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as v from "valibot";
 import type { BudgetRecord, PoolRecord } from "../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../src/errors.js";
@@ -12,6 +13,26 @@ export interface BudgetForm {
   originMaxConcurrent: string;
   /** Reservation (as typed) of each member pool, by pool id. */
   members: Map<number, string>;
+  /** {@link budgetVersion} when the form was opened; "" when not sent. */
+  version: string;
+}
+
+/**
+ * What a budget form was opened against: a digest of the budget and of every pool of the
+ * team, whole (a save moves pools in and out and writes them back whole, so any change to
+ * one of them since makes the form stale; `updatedAt` alone would miss two writes within
+ * one millisecond). Secrets are in it only as their ciphertext, and only as a digest.
+ *
+ * @example
+ * ```ts
+ * budgetVersion(budget, await store.listPools(teamId)); // "q4Yb…" (22 characters)
+ * ```
+ */
+export function budgetVersion(budget: BudgetRecord | null, pools: readonly PoolRecord[]): string {
+  return createHash("sha256")
+    .update(JSON.stringify([budget, pools]))
+    .digest("base64url")
+    .slice(0, 22);
 }
 
 const BudgetFieldsSchema = v.object(BUDGET_FIELDS);
@@ -27,6 +48,7 @@ export function readBudgetForm(form: FormBody, pools: readonly PoolRecord[]): Bu
     name: formText(form, "name"),
     originMaxConcurrent: formText(form, "originMaxConcurrent"),
     members,
+    version: formText(form, "version"),
   };
 }
 
@@ -45,6 +67,7 @@ export function budgetFormOf(
     originMaxConcurrent:
       budget?.originMaxConcurrent === null || !budget ? "" : String(budget.originMaxConcurrent),
     members,
+    version: budgetVersion(budget, pools),
   };
 }
 

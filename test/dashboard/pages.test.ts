@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { poolInputOf } from "../../adapters/dashboard/catalog-writes.js";
 import { CHANGED_SINCE_OPENED } from "../../adapters/dashboard/routes/pool-routes.js";
 import { type DashboardHarness, startDashboard } from "./harness.js";
 
@@ -29,6 +30,12 @@ function poolForm(overrides: Record<string, string> = {}): Record<string, string
     credentialValue: "",
     ...overrides,
   };
+}
+
+/** The version field of a budget's edit form, as a browser would post it back. */
+async function budgetFormVersion(d: DashboardHarness, owner: string, id: number): Promise<string> {
+  const page = await d.request(`/budget/${id}/edit`, { cookie: owner });
+  return /name="version" value="([^"]+)"/.exec(page.text)![1]!;
 }
 
 describe("dashboard pages", () => {
@@ -115,7 +122,11 @@ describe("dashboard pages", () => {
       expect(inUse.text).toContain("still has pools (llm)");
       const saved = await d.request(`/budget/${id}`, {
         cookie: owner,
-        form: { name: "Models", originMaxConcurrent: "" },
+        form: {
+          name: "Models",
+          originMaxConcurrent: "",
+          version: await budgetFormVersion(d, owner, id),
+        },
       });
       expect(saved.status).toBe(303);
       const budgets = await d.store.listBudgets(d.acme.team.id);
@@ -127,6 +138,46 @@ describe("dashboard pages", () => {
       });
       expect(gone.status).toBe(303);
       expect(await d.store.listBudgets(d.acme.team.id)).toEqual([]);
+    });
+
+    it("refuses an edit (409) when the budget or a pool changed since the form was opened, and writes no stale pool back", async () => {
+      const id = d.acme.budget.id;
+      const llm = () => d.store.getPoolBySubdomain(d.acme.team.id, "llm");
+      const opened = await budgetFormVersion(d, owner, id);
+      const before = (await llm())!;
+      // Someone else raises llm's limit while the form is open…
+      await d.store.upsertPool(d.acme.team.id, {
+        ...poolInputOf(before),
+        maxConcurrent: before.maxConcurrent + 5,
+      });
+      const form = {
+        name: d.acme.budget.name,
+        originMaxConcurrent: "",
+        [`member-${before.id}`]: "on",
+        [`reserved-${before.id}`]: "1",
+      };
+      const stale = await d.request(`/budget/${id}`, {
+        cookie: owner,
+        form: { ...form, version: opened },
+      });
+      expect(stale.status).toBe(409);
+      expect(stale.text).toContain("was changed since you opened the form");
+      expect(stale.text).toContain('name="version"');
+      // …and their change stands: the budget save did not write llm back as it was read.
+      expect((await llm())!.maxConcurrent).toBe(before.maxConcurrent + 5);
+      expect((await llm())!.reservedConcurrent).toBe(before.reservedConcurrent);
+      // An edit without the version it was opened at is refused the same way.
+      expect((await d.request(`/budget/${id}`, { cookie: owner, form })).status).toBe(409);
+
+      const fresh = await d.request(`/budget/${id}`, {
+        cookie: owner,
+        form: { ...form, version: await budgetFormVersion(d, owner, id) },
+      });
+      expect(fresh.status).toBe(303);
+      expect(await llm()).toMatchObject({
+        maxConcurrent: before.maxConcurrent + 5,
+        reservedConcurrent: 1,
+      });
     });
 
     it("shows errors next to the fields and keeps the form", async () => {

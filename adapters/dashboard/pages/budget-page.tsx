@@ -27,6 +27,7 @@ export function BudgetPage(props: {
       ) : null}
       <FormErrors errors={errors} />
       <form class="stack" method="post" action={budget ? `/budget/${budget.id}` : "/budget"}>
+        <input type="hidden" name="version" value={form.version} />
         <Field label="Name" name="name" value={form.name} errors={errors} required />
         <Field
           label="Origin max concurrent (shared ceiling)"
