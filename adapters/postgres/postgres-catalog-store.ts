@@ -146,6 +146,14 @@ export class PostgresCatalogStore implements CatalogStore {
     return rows.map((row) => ({ teamId, userId: row.user_id, role: row.role }));
   }
 
+  async listUserMemberships(userId: number): Promise<MembershipRecord[]> {
+    const rows = await this.readAll<{ team_id: number; role: Role }>(
+      "SELECT team_id, role FROM memberships WHERE user_id = $1 ORDER BY team_id",
+      [userId],
+    );
+    return rows.map((row) => ({ teamId: row.team_id, userId, role: row.role }));
+  }
+
   removeMembership(teamId: number, userId: number): Promise<boolean> {
     return this.write("membership", async (q) => {
       const result = await q.query("DELETE FROM memberships WHERE team_id = $1 AND user_id = $2", [

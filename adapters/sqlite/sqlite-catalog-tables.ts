@@ -130,6 +130,13 @@ export class SqliteCatalogTables implements SynchronousCatalogOperations {
     return rows.map((row) => ({ teamId, userId: row.userId, role: row.role }));
   }
 
+  listUserMemberships(userId: number): MembershipRecord[] {
+    const rows = this.sql(
+      "SELECT team_id AS teamId, role FROM memberships WHERE user_id = ? ORDER BY team_id",
+    ).all(userId) as { teamId: number; role: Role }[];
+    return rows.map((row) => ({ teamId: row.teamId, userId, role: row.role }));
+  }
+
   removeMembership(teamId: number, userId: number): boolean {
     return this.write("membership", () => {
       const { changes } = this.sql("DELETE FROM memberships WHERE team_id = ? AND user_id = ?").run(

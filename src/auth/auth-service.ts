@@ -198,12 +198,51 @@ export class AuthService {
     return Math.max(0, ended - 1);
   }
 
+  /**
+   * The teams the user belongs to, with their role in each, by team id (a team switcher's
+   * choices).
+   *
+   * @example
+   * ```ts
+   * await auth.teamsOf(user.id); // [{ team: { id: 1, name: "Acme", … }, role: "owner" }, …]
+   * ```
+   */
+  async teamsOf(userId: number): Promise<{ team: TeamRecord; role: Role }[]> {
+    const memberships = await this.catalog.listUserMemberships(userId);
+    const teams = await Promise.all(memberships.map(({ teamId }) => this.catalog.getTeam(teamId)));
+    return memberships.flatMap(({ role }, index) => {
+      const team = teams[index];
+      return team ? [{ team, role }] : [];
+    });
+  }
+
+  /**
+   * Moves a signed-in person to another of their teams: a new session there, which keeps
+   * the old one's absolute expiry (switching never lengthens a sign-in), and the old session
+   * ends. null, and nothing changes, when they are no member of that team.
+   *
+   * @example
+   * ```ts
+   * const started = await auth.switchTeam(signedIn.session, otherTeamId);
+   * if (started) setCookie(started.sessionId);
+   * ```
+   */
+  async switchTeam(current: SessionRecord, teamId: number): Promise<StartedSession | null> {
+    const started = await this.startSession(current.userId, teamId, current.expiresAt);
+    if (started) await this.store.deleteSession(current.idHash);
+    return started;
+  }
+
   /** Ends the user's sessions in one team (removed from it, or lowered to member). */
   endSessionsIn(teamId: number, userId: number): Promise<number> {
     return this.store.deleteUserSessions(userId, teamId);
   }
 
-  private async startSession(userId: number, teamId: number): Promise<StartedSession | null> {
+  private async startSession(
+    userId: number,
+    teamId: number,
+    expiresAt?: number,
+  ): Promise<StartedSession | null> {
     const member = await this.memberOf(userId, teamId);
     if (!member) return null;
     const sessionId = newSecret(SESSION_ID_PREFIX);
@@ -214,7 +253,7 @@ export class AuthService {
       teamId,
       createdAt: now,
       lastSeenAt: now,
-      expiresAt: now + this.policy.absoluteMs,
+      expiresAt: expiresAt ?? now + this.policy.absoluteMs,
     };
     await this.store.insertSession(session);
     return { sessionId, session, ...member };
@@ -231,9 +270,6 @@ export class AuthService {
 
   /** The team a password sign-in lands in: the user's first (by id). */
   private async firstTeamOf(userId: number): Promise<TeamRecord | undefined> {
-    for (const team of await this.catalog.listTeams()) {
-      if (await this.catalog.getMembership(team.id, userId)) return team;
-    }
-    return undefined;
+    return (await this.teamsOf(userId))[0]?.team;
   }
 }

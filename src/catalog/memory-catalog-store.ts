@@ -157,6 +157,13 @@ class MemoryCatalogTables implements SynchronousCatalogOperations {
       .map((membership) => ({ ...membership }));
   }
 
+  listUserMemberships(userId: number): MembershipRecord[] {
+    return [...this.memberships.values()]
+      .filter((membership) => membership.userId === userId)
+      .sort((a, b) => a.teamId - b.teamId)
+      .map((membership) => ({ ...membership }));
+  }
+
   removeMembership(teamId: number, userId: number): boolean {
     const removed = this.memberships.delete(membershipKey(teamId, userId));
     if (removed) this.changed(null);

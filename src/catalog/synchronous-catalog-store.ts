@@ -75,6 +75,10 @@ export abstract class SynchronousCatalogStore implements CatalogStore {
     return this.call(() => this.tables.listMemberships(...args));
   }
 
+  listUserMemberships(...args: Parameters<CatalogStore["listUserMemberships"]>) {
+    return this.call(() => this.tables.listUserMemberships(...args));
+  }
+
   removeMembership(...args: Parameters<CatalogStore["removeMembership"]>) {
     return this.call(() => this.tables.removeMembership(...args));
   }

@@ -185,6 +185,8 @@ export interface CatalogStore {
   getMembership(teamId: number, userId: number): Promise<MembershipRecord | undefined>;
   /** The team's memberships, by user id. */
   listMemberships(teamId: number): Promise<MembershipRecord[]>;
+  /** The user's memberships, by team id (the teams they may sign in to). */
+  listUserMemberships(userId: number): Promise<MembershipRecord[]>;
   /** Ends a membership; false when the user was not in the team. */
   removeMembership(teamId: number, userId: number): Promise<boolean>;
 

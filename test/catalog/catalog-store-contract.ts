@@ -122,6 +122,11 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           { teamId: b.id, userId: second.id, role: "member" },
         ]);
         expect(await store.listMemberships(9_999)).toEqual([]);
+        expect(await store.listUserMemberships(second.id)).toEqual([
+          { teamId: a.id, userId: second.id, role: "admin" },
+          { teamId: b.id, userId: second.id, role: "member" },
+        ]);
+        expect(await store.listUserMemberships(9_999)).toEqual([]);
       });
 
       it("removes one team's membership only, and says whether there was one", async () => {

@@ -41,7 +41,55 @@ describe("dashboard sign-in", () => {
     expect(cookie).not.toContain("Secure");
     const overview = await d.request("/", { cookie: cookie.split(";")[0] });
     expect(overview.status).toBe(200);
-    expect(overview.text).toContain("Ada · Acme (owner)");
+    expect(overview.text).toContain('Ada · <a href="/account#teams">Acme</a> (owner)');
+  });
+
+  it("switches a person of two teams to the other: a new session there with the old expiry, the old one ended", async () => {
+    await d.catalog.addMember(d.globex.team.id, { name: "Ada", email: "ada@acme.test" }, "member");
+    const signedIn = await d.request("/sign-in", {
+      form: { email: "ada@acme.test", password: PASSWORD },
+    });
+    const acmeCookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const account = await d.request("/account", { cookie: acmeCookie });
+    expect(account.text).toMatch(
+      /<td>Acme<\/td><td>owner<\/td><td><span class="muted">Signed in here/,
+    );
+    expect(account.text).toContain(`name="team" value="${d.globex.team.id}"`);
+    expect(account.text).toContain("Switch to Globex");
+
+    await d.clock.advance(60 * 60_000);
+    const switched = await d.request("/account/team", {
+      cookie: acmeCookie,
+      form: { team: String(d.globex.team.id) },
+    });
+    expect(switched.status).toBe(303);
+    expect(switched.location).toBe("/");
+    const setCookie = switched.headers.get("set-cookie") ?? "";
+    // The sign-in's 7 days, less the hour gone: switching does not lengthen a sign-in.
+    expect(setCookie).toContain(`Max-Age=${7 * 24 * 3600 - 3600}`);
+    const globexCookie = setCookie.split(";")[0]!;
+    const overview = await d.request("/", { cookie: globexCookie });
+    expect(overview.text).toContain('Ada · <a href="/account#teams">Globex</a> (member)');
+    expect(overview.text).toContain("globex-llm");
+    expect(overview.text).not.toContain("/pool/llm");
+    // A member there: no writes, whatever the role in Acme.
+    expect((await d.request("/pool", { cookie: globexCookie, form: { name: "x" } })).status).toBe(
+      403,
+    );
+    // The Acme session is over.
+    expect((await d.request("/", { cookie: acmeCookie })).status).toBe(303);
+  });
+
+  it("refuses to switch to a team the person is not in, keeping their session", async () => {
+    const cookie = await d.signInAs(d.acme.owner.id);
+    for (const team of [String(d.globex.team.id), "999", "x", ""]) {
+      const refused = await d.request("/account/team", { cookie, form: { team } });
+      expect(refused.status, team).toBe(404);
+      expect(refused.headers.get("set-cookie"), team).toBeNull();
+    }
+    const overview = await d.request("/", { cookie });
+    expect(overview.text).toContain('<a href="/account#teams">Acme</a> (owner)');
+    expect((await d.request("/account", { cookie })).text).not.toContain("Switch to");
   });
 
   it("names the cookie __Host- and marks it Secure when the base URL is https", async () => {

@@ -51,7 +51,7 @@ export function Layout(props: {
                 <a href="/account">Account</a>
               </nav>
               <span class="muted">
-                {who.user.name} · {who.team.name} ({who.role})
+                {who.user.name} · <a href="/account#teams">{who.team.name}</a> ({who.role})
               </span>
               <form method="post" action="/sign-out">
                 <button type="submit">Sign out</button>
