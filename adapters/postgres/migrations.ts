@@ -216,12 +216,23 @@ ALTER TABLE access_log ADD CONSTRAINT access_log_outcome_check
   CHECK (outcome IN ('admitted', 'queued', 'rejected', 'timed_out', 'aborted', 'unavailable', 'refused'));
 `;
 
+/**
+ * The upstream's status of a proxied call (`AccessLogEntry.upstreamStatus`); nullable, so
+ * adding it rewrites no rows and older rows read as "no answer recorded".
+ */
+const ACCESS_LOG_UPSTREAM_STATUS = `
+ALTER TABLE access_log ADD COLUMN upstream_status INTEGER
+  CHECK (upstream_status IS NULL OR upstream_status BETWEEN 100 AND 599);
+`;
+
 /** The schema history, oldest first. Append only; never edit a shipped entry. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "catalog", sql: CATALOG_SCHEMA },
   { version: 2, name: "metrics buckets and access log", sql: METRICS_AND_ACCESS_LOG_SCHEMA },
   { version: 3, name: "oauth grants and tokens", sql: OAUTH_SCHEMA },
   { version: 4, name: "caller policies", sql: CALLER_POLICIES },
+  // 5 is taken by the dashboard's auth tables (another branch).
+  { version: 6, name: "access log upstream status", sql: ACCESS_LOG_UPSTREAM_STATUS },
 ];
 
 /** Any fixed number: every Sluice server migrating one database takes this same lock. */

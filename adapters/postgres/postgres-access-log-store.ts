@@ -6,7 +6,8 @@ import type {
 import type { Queryable } from "./connect.js";
 import { translatePostgresError } from "./postgres-errors.js";
 
-const COLUMNS = "pool, at, key_id, outcome, reason, queued_ms, remote_address, source";
+const COLUMNS =
+  "pool, at, key_id, outcome, reason, queued_ms, remote_address, source, upstream_status";
 
 /**
  * The pool access log in PostgreSQL (table `access_log`). Wrap it in a `BufferedAccessLog`
@@ -26,7 +27,7 @@ export class PostgresAccessLogStore implements AccessLogStore {
     await this.query(
       `INSERT INTO access_log (${COLUMNS})
        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[],
-         $6::bigint[], $7::text[], $8::text[])`,
+         $6::bigint[], $7::text[], $8::text[], $9::integer[])`,
       [
         entries.map((entry) => entry.pool),
         entries.map((entry) => entry.at),
@@ -36,6 +37,7 @@ export class PostgresAccessLogStore implements AccessLogStore {
         entries.map((entry) => entry.queuedMs),
         entries.map((entry) => entry.remoteAddress),
         entries.map((entry) => entry.source),
+        entries.map((entry) => entry.upstreamStatus),
       ],
     );
   }
@@ -56,6 +58,7 @@ export class PostgresAccessLogStore implements AccessLogStore {
       queuedMs: row.queued_ms as number,
       remoteAddress: row.remote_address as string | null,
       source: row.source as AccessLogEntry["source"],
+      upstreamStatus: row.upstream_status as number | null,
     }));
   }
 

@@ -24,9 +24,11 @@ interface AccessLogRow {
   queued_ms: number;
   remote_address: string | null;
   source: AccessSource;
+  upstream_status: number | null;
 }
 
-const COLUMNS = "pool, at, key_id, outcome, reason, queued_ms, remote_address, source";
+const COLUMNS =
+  "pool, at, key_id, outcome, reason, queued_ms, remote_address, source, upstream_status";
 
 /**
  * The pool access log in SQLite (table `access_log`, created by the migrations), on a
@@ -50,7 +52,8 @@ export class SqliteAccessLogStore implements AccessLogStore {
   constructor(private readonly database: Database.Database) {
     this.insertOne = database.prepare(
       `INSERT INTO access_log (${COLUMNS})
-       VALUES (@pool, @at, @keyId, @outcome, @reason, @queuedMs, @remoteAddress, @source)`,
+       VALUES (@pool, @at, @keyId, @outcome, @reason, @queuedMs, @remoteAddress, @source,
+         @upstreamStatus)`,
     );
     // id breaks ties between entries of the same millisecond: later appends come first.
     this.selectRange = database.prepare(
@@ -118,5 +121,6 @@ function entryFromRow(row: AccessLogRow): AccessLogEntry {
     queuedMs: row.queued_ms,
     remoteAddress: row.remote_address,
     source: row.source,
+    upstreamStatus: row.upstream_status,
   };
 }

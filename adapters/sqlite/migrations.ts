@@ -257,7 +257,16 @@ CREATE INDEX access_log_by_pool_time ON access_log (pool, at);
 `;
 
 /**
- * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 10.
+ * The upstream's status of a proxied call (`AccessLogEntry.upstreamStatus`). A nullable column
+ * added in place: no table rebuild, and older rows read as "no answer recorded".
+ */
+const ACCESS_LOG_UPSTREAM_STATUS = `
+ALTER TABLE access_log ADD COLUMN upstream_status INTEGER
+  CHECK (upstream_status IS NULL OR upstream_status BETWEEN 100 AND 599);
+`;
+
+/**
+ * The schema history, oldest first. Applied by `openSluiceDatabase` (or `migrate(db, MIGRATIONS)`). Next free slot: version 11.
  */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "catalog", up: CATALOG_SCHEMA },
@@ -269,6 +278,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "dashboard sign-in", up: SIGN_IN_SCHEMA },
   { version: 8, name: "dashboard setup links", up: SETUP_TOKENS_SCHEMA },
   { version: 9, name: "caller policies", up: CALLER_POLICIES },
+  { version: 10, name: "access log upstream status", up: ACCESS_LOG_UPSTREAM_STATUS },
 ];
 
 /** The version a fully migrated database has. */

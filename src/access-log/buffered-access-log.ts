@@ -38,7 +38,7 @@ export interface BufferedAccessLogOptions {
  * ```ts
  * const accessLog = new BufferedAccessLog({ store: new SqliteAccessLogStore(db), clock: systemClock });
  * accessLog.append({ at: Date.now(), pool: "llm", keyId: 3, outcome: "admitted", reason: null,
- *   queuedMs: 0, remoteAddress: "127.0.0.1", source: "lock" });
+ *   queuedMs: 0, remoteAddress: "127.0.0.1", source: "proxy", upstreamStatus: 200 });
  * await accessLog.list("llm", { limit: 10 });
  * ```
  */

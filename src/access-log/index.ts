@@ -25,3 +25,4 @@ export type {
   AccessSource,
   ResolvedAccessLogQuery,
 } from "./types.js";
+export { ACCESS_OUTCOMES } from "./types.js";

@@ -13,14 +13,25 @@ import type { CallerPolicyName } from "../policies/policy-refusal.js";
  * - `refused`: turned away by one of the pool's caller policies (401 or 403) before a slot
  *   was asked for; `reason` names the policy.
  */
-export type AccessOutcome =
-  | "admitted"
-  | "queued"
-  | "rejected"
-  | "timed_out"
-  | "aborted"
-  | "unavailable"
-  | "refused";
+export type AccessOutcome = (typeof ACCESS_OUTCOMES)[number];
+
+/**
+ * Every {@link AccessOutcome}, in the order filters list them.
+ *
+ * @example
+ * ```ts
+ * const outcome = ACCESS_OUTCOMES.find((known) => known === query.outcome) ?? null;
+ * ```
+ */
+export const ACCESS_OUTCOMES = [
+  "admitted",
+  "queued",
+  "rejected",
+  "timed_out",
+  "aborted",
+  "unavailable",
+  "refused",
+] as const;
 
 /** Which door the attempt came through. */
 export type AccessSource = "lock" | "proxy";
@@ -41,6 +52,15 @@ export interface AccessLogEntry {
   /** The caller's socket address, when known. */
   remoteAddress: string | null;
   source: AccessSource;
+  /**
+   * The status the upstream answered a proxied call with (HTTP pools: the origin's status,
+   * 429 included; SQL pools: the status the query was answered with, 200 or its error's), known once the call
+   * ends, so a granted proxy attempt is appended then. Null when there was no answer: the
+   * attempt was not granted, the origin failed or timed out, the database was too busy to
+   * take the query, or it came through the Lock API (its caller calls the upstream itself;
+   * a release's outcome report feeds learning and metrics).
+   */
+  upstreamStatus: number | null;
 }
 
 /** A read of one pool's log: `from` inclusive, `to` exclusive (epoch ms), newest first. */

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { poolInputOf } from "../../adapters/dashboard/catalog-writes.js";
 import { CHANGED_SINCE_OPENED } from "../../adapters/dashboard/routes/pool-routes.js";
+import { accessLogEntry } from "../lock-api/access-log-entry.js";
 import { type DashboardHarness, startDashboard } from "./harness.js";
 
 /** Every form a new pool needs, with the defaults a person would leave alone. */
@@ -449,26 +450,25 @@ describe("dashboard pages", () => {
       await expect(
         d.governor.acquire("llm", { noQueue: true }).then(() => null),
       ).resolves.toBeNull();
-      d.accessLog.append({
-        at: d.clock.now(),
-        pool: "llm",
-        keyId: null,
-        outcome: "admitted",
-        reason: null,
-        queuedMs: 0,
-        remoteAddress: "10.1.1.1",
-        source: "lock",
-      });
-      d.accessLog.append({
-        at: d.clock.now(),
-        pool: "llm",
-        keyId: null,
-        outcome: "rejected",
-        reason: "concurrency",
-        queuedMs: 0,
-        remoteAddress: "10.2.2.2",
-        source: "proxy",
-      });
+      const logged = { at: d.clock.now(), keyId: null };
+      d.accessLog.append(accessLogEntry({ ...logged, remoteAddress: "10.1.1.1" }));
+      d.accessLog.append(
+        accessLogEntry({
+          ...logged,
+          outcome: "rejected",
+          reason: "concurrency",
+          remoteAddress: "10.2.2.2",
+          source: "proxy",
+        }),
+      );
+      d.accessLog.append(
+        accessLogEntry({
+          ...logged,
+          remoteAddress: "10.3.3.3",
+          source: "proxy",
+          upstreamStatus: 429,
+        }),
+      );
       const page = await d.request("/pool/llm", { cookie: owner });
       expect(page.status).toBe(200);
       expect(page.text).toMatch(/data-held="llm">2</);
@@ -478,6 +478,8 @@ describe("dashboard pages", () => {
       expect(page.text).toContain("curl -sS http://llm.pools.localhost:8080/&lt;path&gt;");
       expect(page.text).toContain('data-series-url="/pool/llm/series?range=hour"');
       expect(page.text).toContain("10.1.1.1");
+      // The upstream's answer to a proxied call is shown on its row.
+      expect(page.text).toContain('<td>proxy</td><td class="num">429</td><td>10.3.3.3</td>');
       const rejected = await d.request("/pool/llm?outcome=rejected", { cookie: owner });
       expect(rejected.text).toContain("10.2.2.2");
       expect(rejected.text).not.toContain("10.1.1.1");

@@ -11,6 +11,7 @@ export function accessLogEntry(overrides: Partial<AccessLogEntry> = {}): AccessL
     queuedMs: 0,
     remoteAddress: "127.0.0.1",
     source: "lock",
+    upstreamStatus: null,
     ...overrides,
   };
 }

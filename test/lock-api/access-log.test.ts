@@ -82,6 +82,16 @@ describe.each(STORES)("%s access log store", (_name, open) => {
     expect(await store.list("llm", { from: 0, to: 1_000, limit: 10 })).toEqual([refusal]);
   });
 
+  it("stores the upstream's status of a proxied call, and null where there was no answer", async () => {
+    const throttled = entry({ at: 300, source: "proxy", upstreamStatus: 429 });
+    const answered = entry({ at: 200, source: "proxy", upstreamStatus: 200 });
+    const unanswered = entry({ at: 100, source: "proxy", outcome: "timed_out", queuedMs: 500 });
+    await store.insert([unanswered, answered, throttled]);
+    const listed = await store.list("llm", { from: 0, to: 1_000, limit: 10 });
+    expect(listed).toEqual([throttled, answered, unanswered]);
+    expect(listed.map((e) => e.upstreamStatus)).toEqual([429, 200, null]);
+  });
+
   it("prunes one pool's entries older than a cutoff", async () => {
     await store.insert([entry({ at: 100 }), entry({ at: 200 }), entry({ at: 100, pool: "other" })]);
     expect(await store.pruneBefore("llm", 150)).toBe(1);

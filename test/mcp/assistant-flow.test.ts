@@ -188,12 +188,32 @@ describe("an assistant given only {base_url}/mcp", () => {
       queuedMs: 0,
       remoteAddress: "10.0.0.9",
       source: "proxy",
+      upstreamStatus: null,
     });
+    env.server.accessLog.append({
+      at: Date.now(),
+      pool: "chat",
+      keyId: null,
+      outcome: "admitted",
+      reason: null,
+      queuedMs: 0,
+      remoteAddress: "10.0.0.9",
+      source: "proxy",
+      upstreamStatus: 429,
+    });
+    // By default: Sluice's refusals, and the calls the upstream throttled.
     const log = await call(mcp, "query_access_log", { pool: "chat", minutes: 5 });
     expect(log.entries).toEqual([
-      expect.objectContaining({ outcome: "rejected", reason: "concurrency", source: "proxy" }),
+      expect.objectContaining({ outcome: "admitted", source: "proxy", upstream_status: 429 }),
+      expect.objectContaining({
+        outcome: "rejected",
+        reason: "concurrency",
+        upstream_status: null,
+      }),
     ]);
     expect(log.upstream_throttled).toBe(0);
+    const throttled = await call(mcp, "query_access_log", { pool: "chat", upstream_status: 429 });
+    expect(throttled.entries).toEqual([expect.objectContaining({ upstream_status: 429 })]);
 
     const minted = (
       await call(mcp, "mint_pool_key", {

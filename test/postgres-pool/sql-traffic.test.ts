@@ -40,7 +40,7 @@ describe.runIf(postgresUp)("postgres pool: traffic records", () => {
     expect(seenHeaders.at(-1)?.join("\n")).not.toMatch(/neon-connection-string|hunter2/i);
     const entries = await f.h.accessLog.list("strip");
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ outcome: "admitted", source: "proxy" });
+    expect(entries[0]).toMatchObject({ outcome: "admitted", source: "proxy", upstreamStatus: 200 });
     expect(JSON.stringify(entries)).not.toContain("hunter2");
     expect(JSON.stringify(f.h.loggedErrors.map(String))).not.toContain("hunter2");
   });

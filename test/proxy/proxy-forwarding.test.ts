@@ -43,6 +43,7 @@ describe("pool proxy forwarding", () => {
     expect((await h.accessLog.list("llm"))[0]).toMatchObject({
       outcome: "admitted",
       source: "proxy",
+      upstreamStatus: 200,
     });
   });
 
@@ -310,6 +311,13 @@ describe("pool proxy forwarding", () => {
     expect(Number(sluice429.headers["x-svc-effective-limit"])).toBeGreaterThan(0);
     expect(JSON.parse(sluice429.body)).toMatchObject({ error: "too_many_requests" });
     expect(upstream.hits).toBe(1);
+
+    // The access log tells them apart: the upstream's 429 on the admitted attempt, none on
+    // the attempt Sluice refused.
+    expect(await h.accessLog.list("llm")).toEqual([
+      expect.objectContaining({ outcome: "rejected", upstreamStatus: null }),
+      expect.objectContaining({ outcome: "admitted", upstreamStatus: 429 }),
+    ]);
   });
 
   it("the origin's rate-limit headers are reported as the outcome: proxy traffic teaches the RPM", async () => {

@@ -207,12 +207,13 @@ describe("SQLite database setup", () => {
     const filename = join(dirs.make(), "sluice.db");
     const version3 = MIGRATIONS.filter((migration) => migration.version <= 3);
     const before = openSluiceDatabase(filename, { migrations: version3 });
-    await new SqliteAccessLogStore(before).insert([
-      accessLogEntry({ at: 1_000, outcome: "aborted" }),
-    ]);
-    await expect(
-      new SqliteAccessLogStore(before).insert([accessLogEntry({ outcome: "unavailable" })]),
-    ).rejects.toThrow(/CHECK/);
+    // Written as the store of that version wrote them (later columns did not exist yet).
+    const insertV3 = before.prepare(
+      `INSERT INTO access_log (pool, at, key_id, outcome, reason, queued_ms, remote_address, source)
+       VALUES ('llm', ?, 1, ?, NULL, 0, '127.0.0.1', 'lock')`,
+    );
+    insertV3.run(1_000, "aborted");
+    expect(() => insertV3.run(1_500, "unavailable")).toThrow(/CHECK/);
     before.close();
 
     const after = openSluiceDatabase(filename);
@@ -227,6 +228,35 @@ describe("SQLite database setup", () => {
     // The index the newest-first reads use is back.
     const indexes = after.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").pluck();
     expect(indexes.all()).toContain("access_log_by_pool_time");
+  });
+
+  it("adds the upstream status to the access log in place: older rows read as no answer", async () => {
+    const filename = join(dirs.make(), "sluice.db");
+    const version9 = MIGRATIONS.filter((migration) => migration.version <= 9);
+    const before = openSluiceDatabase(filename, { migrations: version9 });
+    before
+      .prepare(
+        `INSERT INTO access_log (pool, at, key_id, outcome, reason, queued_ms, remote_address, source)
+         VALUES ('llm', 1000, 1, 'admitted', NULL, 0, '127.0.0.1', 'proxy')`,
+      )
+      .run();
+    before.close();
+
+    const after = openSluiceDatabase(filename);
+    open.push(after);
+    const accessLog = new SqliteAccessLogStore(after);
+    await accessLog.insert([accessLogEntry({ at: 2_000, source: "proxy", upstreamStatus: 429 })]);
+    const everything = { from: 0, to: Number.MAX_SAFE_INTEGER, limit: 10 };
+    expect(await accessLog.list("llm", everything)).toEqual([
+      accessLogEntry({ at: 2_000, source: "proxy", upstreamStatus: 429 }),
+      accessLogEntry({ at: 1_000, source: "proxy", upstreamStatus: null }),
+    ]);
+    // Only statuses HTTP defines.
+    const insertRaw = after.prepare(
+      `INSERT INTO access_log (pool, at, outcome, queued_ms, source, upstream_status)
+       VALUES ('llm', 3000, 'admitted', 0, 'proxy', ?)`,
+    );
+    expect(() => insertRaw.run(600)).toThrow(/CHECK/);
   });
 
   it("rolls a failed migration back whole and keeps the previous version", async () => {

@@ -1,4 +1,8 @@
-import type { AccessLogEntry, AccessOutcome } from "../../../src/access-log/types.js";
+import {
+  ACCESS_OUTCOMES,
+  type AccessLogEntry,
+  type AccessOutcome,
+} from "../../../src/access-log/types.js";
 import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { MintedPoolKey } from "../../../src/catalog/pool-keys.js";
 import {
@@ -11,17 +15,6 @@ import type { FieldErrorMap } from "../forms.js";
 import type { PoolFigures } from "../live-figures.js";
 import { CHART_RANGES, type ChartRange } from "../pool-series.js";
 import { Field, FieldErrors, FormErrors, formatTime, Layout, Secret } from "./layout.js";
-
-/** The outcomes the access log filter offers. */
-export const ACCESS_OUTCOMES = [
-  "admitted",
-  "queued",
-  "rejected",
-  "timed_out",
-  "aborted",
-  "unavailable",
-  "refused",
-] as const satisfies readonly AccessOutcome[];
 
 /** An access log entry with the label of its key. */
 export interface AccessRow extends AccessLogEntry {
@@ -237,13 +230,14 @@ function AccessLogTable(props: {
             <th class="num">Wait (ms)</th>
             <th>Key</th>
             <th>Source</th>
+            <th class="num">Upstream</th>
             <th>Address</th>
           </tr>
         </thead>
         <tbody>
           {props.rows.length === 0 ? (
             <tr>
-              <td colspan={6} class="muted">
+              <td colspan={7} class="muted">
                 Nothing logged{props.outcome ? ` with outcome ${props.outcome}` : ""}.
               </td>
             </tr>
@@ -258,6 +252,7 @@ function AccessLogTable(props: {
               <td class="num">{row.queuedMs}</td>
               <td>{row.keyLabel ?? <span class="muted">none</span>}</td>
               <td>{row.source}</td>
+              <td class="num">{row.upstreamStatus ?? <span class="muted">—</span>}</td>
               <td>{row.remoteAddress ?? "—"}</td>
             </tr>
           ))}

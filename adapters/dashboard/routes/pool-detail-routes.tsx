@@ -1,16 +1,11 @@
 import { Hono } from "hono";
-import type { AccessOutcome } from "../../../src/access-log/types.js";
+import { ACCESS_OUTCOMES, type AccessOutcome } from "../../../src/access-log/types.js";
 import type { MintedPoolKey } from "../../../src/catalog/pool-keys.js";
 import type { PoolRecord } from "../../../src/catalog/types.js";
 import type { DashboardContext, DashboardDeps, DashboardEnv } from "../dashboard-env.js";
 import { type FieldErrorMap, fieldErrorsOf, formText, readForm } from "../forms.js";
 import { poolFigures } from "../live-figures.js";
-import {
-  ACCESS_OUTCOMES,
-  type AccessRow,
-  LivePoolStatus,
-  PoolDetailPage,
-} from "../pages/pool-detail-page.js";
+import { type AccessRow, LivePoolStatus, PoolDetailPage } from "../pages/pool-detail-page.js";
 import { chartRangeOf, poolSeries } from "../pool-series.js";
 
 const ACCESS_ROWS = 100;

@@ -18,11 +18,12 @@ export interface AttemptCaller {
 }
 
 /**
- * Appends the access log entry of a granted acquire: `admitted`, or `queued` when it waited.
+ * Appends the access log entry of a granted acquire: `admitted`, or `queued` when it waited;
+ * `upstreamStatus` when the proxied call it was for has ended (null for the Lock API).
  *
  * @example
  * ```ts
- * logGranted(accessLog, caller, clock.now(), grant);
+ * logGranted(accessLog, caller, grantedAt, grant, 429);
  * ```
  */
 export function logGranted(
@@ -30,11 +31,11 @@ export function logGranted(
   caller: AttemptCaller,
   at: number,
   grant: SlotGrant,
+  upstreamStatus: number | null = null,
 ): void {
   if (!accessLog) return;
-  accessLog.append(
-    entry(caller, at, grant.queuedMs > 0 ? "queued" : "admitted", grant.queuedMs, null),
-  );
+  const outcome = grant.queuedMs > 0 ? "queued" : "admitted";
+  accessLog.append({ ...entry(caller, at, outcome, grant.queuedMs, null), upstreamStatus });
 }
 
 /**
@@ -101,5 +102,6 @@ function entry(
     queuedMs,
     remoteAddress: caller.remoteAddress,
     source: caller.source,
+    upstreamStatus: null,
   };
 }

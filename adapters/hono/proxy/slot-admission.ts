@@ -2,6 +2,7 @@ import type { AccessLog } from "../../../src/access-log/types.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
+import type { OutcomeReport } from "../../../src/learning/types.js";
 import { logFailed, logGranted } from "../lock/access-attempt.js";
 import { clientGoneSignal } from "../lock/node-bindings.js";
 import type { WaitRequest } from "../lock/wait-options.js";
@@ -26,7 +27,9 @@ export interface SlotAdmission {
  * caller's `X-Svc-Queue-Timeout-Ms` / `X-Svc-No-Queue`, else the pool's queue (a stock client
  * that cannot add headers still gets the queue it was given); the attempt goes to the access
  * log (source `proxy`), granted or not. Rejects like `governor.acquire` (429, 504, 503,
- * aborted when the client leaves the queue).
+ * aborted when the client leaves the queue). A granted attempt is logged when the hold ends,
+ * so its entry carries the upstream's status (`upstreamStatus`) in the same single append:
+ * no second write, no update of a stored row.
  *
  * @example
  * ```ts
@@ -54,6 +57,25 @@ export async function admitToSlot(admission: SlotAdmission): Promise<SlotHold> {
     logFailed(accessLog, caller, clock.now(), startedAt, error);
     throw error;
   }
-  logGranted(accessLog, caller, clock.now(), hold.grant);
-  return hold;
+  if (!accessLog) return hold;
+  const grantedAt = clock.now();
+  return endingWith(hold, (outcome) =>
+    logGranted(accessLog, caller, grantedAt, hold.grant, outcome?.status ?? null),
+  );
+}
+
+/** `hold`, calling `onEnd` with the outcome on its first `end` only. */
+function endingWith(hold: SlotHold, onEnd: (outcome?: OutcomeReport) => void): SlotHold {
+  let ended = false;
+  return {
+    grant: hold.grant,
+    signal: hold.signal,
+    onAbort: (listener) => hold.onAbort(listener),
+    end(outcome) {
+      hold.end(outcome);
+      if (ended) return;
+      ended = true;
+      onEnd(outcome);
+    },
+  };
 }

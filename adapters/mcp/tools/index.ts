@@ -1,7 +1,8 @@
+import { queryAccessLogTool } from "./access-log-tool.js";
 import { whoamiTool } from "./account-tools.js";
 import { getBudgetTool, listBudgetsTool } from "./budget-tools.js";
 import { listPoolKeysTool, mintPoolKeyTool, revokePoolKeyTool } from "./key-tools.js";
-import { getPoolMetricsTool, queryAccessLogTool } from "./metrics-tools.js";
+import { getPoolMetricsTool } from "./metrics-tools.js";
 import { getPoolStatusTool, getPoolTool, listPoolsTool } from "./pool-tools.js";
 
 /**
