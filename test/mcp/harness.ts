@@ -163,6 +163,24 @@ export const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
 
 /** A bare `tools/list` POST to the MCP endpoint, with a bearer token when given. */
 export function postToolsList(resource: string, accessToken?: string): Promise<Response> {
+  return postMcp(resource, { method: "tools/list" }, accessToken);
+}
+
+/** A bare `tools/call` POST to the MCP endpoint (no session: the endpoint is stateless). */
+export function postToolsCall(
+  resource: string,
+  accessToken: string,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<Response> {
+  return postMcp(
+    resource,
+    { method: "tools/call", params: { name, arguments: args } },
+    accessToken,
+  );
+}
+
+function postMcp(resource: string, request: object, accessToken?: string): Promise<Response> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -171,7 +189,7 @@ export function postToolsList(resource: string, accessToken?: string): Promise<R
   return fetch(resource, {
     method: "POST",
     headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...request }),
   });
 }
 
