@@ -1,6 +1,6 @@
 /**
- * `sluice/postgres`: the catalog, metrics and access log in PostgreSQL, for a fleet of
- * Sluice servers sharing one database. Importing `sluice` alone never loads `pg`.
+ * `sluice/postgres`: the catalog, metrics, access log, OAuth grants and dashboard sign-in in
+ * PostgreSQL, for a fleet of Sluice servers sharing one database. Importing `sluice` alone never loads `pg`.
  *
  * @example
  * ```ts
@@ -17,6 +17,7 @@ export { migratePostgres, POSTGRES_MIGRATIONS } from "./migrations.js";
 export type { OpenPostgresCatalogOptions, PostgresCatalog } from "./open-postgres-catalog.js";
 export { openPostgresCatalog } from "./open-postgres-catalog.js";
 export { PostgresAccessLogStore } from "./postgres-access-log-store.js";
+export { PostgresAuthStore } from "./postgres-auth-store.js";
 export { PostgresCatalogStore } from "./postgres-catalog-store.js";
 export { PostgresMetricsStore } from "./postgres-metrics-store.js";
 export { PostgresOAuthStore } from "./postgres-oauth-store.js";

@@ -217,6 +217,46 @@ ALTER TABLE access_log ADD CONSTRAINT access_log_outcome_check
 `;
 
 /**
+ * The dashboard's sign-in records, as the SQLite store keeps them (its migrations 7 and 8):
+ * password hashes (scrypt), sessions, one-time sign-in and setup links (by the SHA-256 of
+ * their secret, never the secret) and failed sign-ins per fixed window, so a session, a link
+ * or a throttle holds on every server of a fleet.
+ */
+const SIGN_IN_SCHEMA = `
+CREATE TABLE user_passwords (
+  user_id BIGINT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  hash TEXT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE sessions (
+  id_hash TEXT PRIMARY KEY,
+  user_id BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  team_id BIGINT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  created_at BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX sessions_by_user ON sessions (user_id, team_id);
+CREATE TABLE sign_in_links (
+  token_hash TEXT PRIMARY KEY,
+  user_id BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  team_id BIGINT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE TABLE sign_in_failures (
+  key TEXT PRIMARY KEY,
+  window_start BIGINT NOT NULL,
+  count INTEGER NOT NULL
+);
+CREATE TABLE setup_tokens (
+  token_hash TEXT PRIMARY KEY,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+`;
+
+/**
  * The upstream's status of a proxied call (`AccessLogEntry.upstreamStatus`); nullable, so
  * adding it rewrites no rows and older rows read as "no answer recorded".
  */
@@ -231,7 +271,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 2, name: "metrics buckets and access log", sql: METRICS_AND_ACCESS_LOG_SCHEMA },
   { version: 3, name: "oauth grants and tokens", sql: OAUTH_SCHEMA },
   { version: 4, name: "caller policies", sql: CALLER_POLICIES },
-  // 5 is taken by the dashboard's auth tables (another branch).
+  { version: 5, name: "dashboard sign-in", sql: SIGN_IN_SCHEMA },
   { version: 6, name: "access log upstream status", sql: ACCESS_LOG_UPSTREAM_STATUS },
 ];
 

@@ -4,6 +4,7 @@ import { PostgresChangeWatch } from "./change-watch.js";
 import { type ConnectPostgresOptions, connectPostgres } from "./connect.js";
 import { migratePostgres } from "./migrations.js";
 import { PostgresAccessLogStore } from "./postgres-access-log-store.js";
+import { PostgresAuthStore } from "./postgres-auth-store.js";
 import { PostgresCatalogStore } from "./postgres-catalog-store.js";
 import { PostgresMetricsStore } from "./postgres-metrics-store.js";
 import { PostgresOAuthStore } from "./postgres-oauth-store.js";
@@ -17,7 +18,7 @@ export interface OpenPostgresCatalogOptions extends ConnectPostgresOptions {
   pollMs?: number;
 }
 
-/** A migrated PostgreSQL database: the catalog, metrics and access-log stores on one pool. */
+/** A migrated PostgreSQL database: the catalog, metrics, access-log, OAuth and sign-in stores on one pool. */
 export interface PostgresCatalog {
   readonly pool: pg.Pool;
   readonly store: PostgresCatalogStore;
@@ -25,6 +26,8 @@ export interface PostgresCatalog {
   readonly accessLog: PostgresAccessLogStore;
   /** The MCP endpoint's OAuth grants and tokens, shared by the fleet. */
   readonly oauth: PostgresOAuthStore;
+  /** The dashboard's passwords, sessions and sign-in links, shared by the fleet. */
+  readonly auth: PostgresAuthStore;
   /** Migration versions this open applied (empty when another server had, or none were due). */
   readonly migrated: number[];
   /** Calls `listener` whenever any server changes the catalog; returns how to stop. */
@@ -73,6 +76,7 @@ export async function openPostgresCatalog(
       metrics: new PostgresMetricsStore(pool),
       accessLog: new PostgresAccessLogStore(pool),
       oauth: new PostgresOAuthStore(pool),
+      auth: new PostgresAuthStore(pool),
       migrated,
       onChange: (listener) => watch.onChange(listener),
       close,

@@ -29,7 +29,7 @@ import {
 } from "../sqlite/catalog-rows.js";
 import type { PostgresChangeWatch } from "./change-watch.js";
 import { type Queryable, withTransaction } from "./connect.js";
-import { translatePostgresError } from "./postgres-errors.js";
+import { translated } from "./postgres-errors.js";
 
 /** What every handle of one store shares: the pool, the clock and the change watch. */
 interface Shared {
@@ -456,14 +456,6 @@ export class PostgresCatalogStore implements CatalogStore {
     if (!(await this.one(q, "SELECT 1 FROM users WHERE id = $1", [userId]))) {
       throw new InvalidArgumentError("Unknown user.");
     }
-  }
-}
-
-async function translated<T>(what: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw translatePostgresError(error, what);
   }
 }
 

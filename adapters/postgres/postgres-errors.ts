@@ -38,3 +38,20 @@ export function translatePostgresError(error: unknown, what: string): unknown {
   }
   return error;
 }
+
+/**
+ * Runs `work`, turning a PostgreSQL failure into its Sluice error (see
+ * {@link translatePostgresError}); every PostgreSQL store's queries go through it.
+ *
+ * @example
+ * ```ts
+ * const { rows } = await translated("session", () => pool.query(sql, values));
+ * ```
+ */
+export async function translated<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translatePostgresError(error, what);
+  }
+}

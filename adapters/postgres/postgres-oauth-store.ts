@@ -15,7 +15,7 @@ import {
   tokenFromRow,
 } from "../sqlite/oauth-rows.js";
 import { withTransaction } from "./connect.js";
-import { translatePostgresError } from "./postgres-errors.js";
+import { translated } from "./postgres-errors.js";
 
 /**
  * The MCP endpoint's OAuth clients, grants, codes and tokens in PostgreSQL, so an assistant's
@@ -204,26 +204,15 @@ export class PostgresOAuthStore implements OAuthStore {
     });
   }
 
-  private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  private query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     what: string,
     sql: string,
     values: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(sql, values);
-    } catch (error) {
-      throw translatePostgresError(error, what);
-    }
+    return translated(what, () => this.pool.query<R>(sql, values));
   }
 
-  private async transaction<T>(
-    what: string,
-    body: (client: pg.PoolClient) => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await withTransaction(this.pool, body);
-    } catch (error) {
-      throw translatePostgresError(error, what);
-    }
+  private transaction<T>(what: string, body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return translated(what, () => withTransaction(this.pool, body));
   }
 }

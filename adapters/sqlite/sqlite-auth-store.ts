@@ -7,16 +7,19 @@ import type {
   SetupTokenRecord,
   SignInLinkRecord,
 } from "../../src/auth/types.js";
+import {
+  type FailureRow,
+  failureWindowOf,
+  SESSION_COLUMNS,
+  SETUP_TOKEN_COLUMNS,
+  SIGN_IN_LINK_COLUMNS,
+  unexpired,
+} from "./auth-rows.js";
 import { guardedWrite } from "./sqlite-errors.js";
 
-const SETUP_TOKEN_COLUMNS =
-  "token_hash AS tokenHash, created_at AS createdAt, expires_at AS expiresAt";
-
-const SESSION_COLUMNS =
-  "id_hash AS idHash, user_id AS userId, team_id AS teamId, created_at AS createdAt, last_seen_at AS lastSeenAt, expires_at AS expiresAt";
-
 /**
- * The persistent {@link AuthStore} on the Sluice database (migration 5). Sessions and
+ * The persistent {@link AuthStore} on the Sluice database (migrations 7 and 8); its PostgreSQL twin
+ * (`adapters/postgres/postgres-auth-store.ts`) reads the same rows (`auth-rows.ts`). Sessions and
  * sign-in writes are not catalog changes: they do not move the catalog's change marker.
  *
  * @example
@@ -95,11 +98,10 @@ export class SqliteAuthStore implements AuthStore {
     // DELETE … RETURNING: of two requests racing for one link, only one gets the row.
     const row = this.write("sign-in link", () =>
       this.sql(
-        `DELETE FROM sign_in_links WHERE token_hash = ? RETURNING token_hash AS tokenHash,
-           user_id AS userId, team_id AS teamId, created_at AS createdAt, expires_at AS expiresAt`,
+        `DELETE FROM sign_in_links WHERE token_hash = ? RETURNING ${SIGN_IN_LINK_COLUMNS}`,
       ).get(tokenHash),
     ) as SignInLinkRecord | undefined;
-    return row && at < row.expiresAt ? row : undefined;
+    return unexpired(row, at);
   }
 
   async recordFailure(key: string, at: number, windowMs: number): Promise<number> {
@@ -118,10 +120,8 @@ export class SqliteAuthStore implements AuthStore {
   async failures(key: string, at: number, windowMs: number): Promise<FailureWindow> {
     const row = this.sql("SELECT window_start, count FROM sign_in_failures WHERE key = ?").get(
       key,
-    ) as { window_start: number; count: number } | undefined;
-    return row && at < row.window_start + windowMs
-      ? { count: row.count, endsAt: row.window_start + windowMs }
-      : { count: 0, endsAt: at };
+    ) as FailureRow | undefined;
+    return failureWindowOf(row, at, windowMs);
   }
 
   async clearFailures(key: string): Promise<void> {
@@ -143,7 +143,7 @@ export class SqliteAuthStore implements AuthStore {
     const row = this.sql(
       `SELECT ${SETUP_TOKEN_COLUMNS} FROM setup_tokens WHERE token_hash = ?`,
     ).get(tokenHash) as SetupTokenRecord | undefined;
-    return row && at < row.expiresAt ? row : undefined;
+    return unexpired(row, at);
   }
 
   async consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined> {

@@ -47,9 +47,10 @@ export interface FailureWindow {
 
 /**
  * Persistence of sign-in state. Every method returns a Promise, so a store over a network
- * database fits the same interface. Two implementations pass one contract suite
- * (`test/auth/auth-store-contract.ts`): memory (`memory-auth-store.ts`) and SQLite
- * (`adapters/sqlite/sqlite-auth-store.ts`).
+ * database fits the same interface. Three implementations pass one contract suite
+ * (`test/auth/auth-store-contract.ts`): memory (`memory-auth-store.ts`), SQLite
+ * (`adapters/sqlite/sqlite-auth-store.ts`) and PostgreSQL
+ * (`adapters/postgres/postgres-auth-store.ts`, shared by a fleet).
  */
 export interface AuthStore {
   /** The user's password hash, or undefined when they have none. */

@@ -1,8 +1,13 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AuthStore, SessionRecord } from "../../src/auth/types.js";
 import type { CatalogStore } from "../../src/catalog/types.js";
 
-export type AuthStoreFactory = () => Promise<{ store: AuthStore; catalog: CatalogStore }>;
+export type AuthStoreFactory = () => Promise<{
+  store: AuthStore;
+  catalog: CatalogStore;
+  /** Ends what the factory opened (a database connection pool). */
+  close?: () => Promise<void>;
+}>;
 
 /**
  * The behaviour every AuthStore must have; run from each implementation's test file with a
@@ -15,16 +20,19 @@ export function describeAuthStoreContract(name: string, factory: AuthStoreFactor
     let otherUserId: number;
     let teamId: number;
     let otherTeamId: number;
+    let close: (() => Promise<void>) | undefined;
 
     beforeEach(async () => {
       const made = await factory();
       store = made.store;
+      close = made.close;
       const catalog = made.catalog;
       teamId = (await catalog.createTeam({ name: "A", slug: "team-a" })).id;
       otherTeamId = (await catalog.createTeam({ name: "B", slug: "team-b" })).id;
       userId = (await catalog.createUser({ name: "Ada", email: "ada@a.test" })).id;
       otherUserId = (await catalog.createUser({ name: "Bo", email: "bo@a.test" })).id;
     });
+    afterEach(() => close?.());
 
     function session(idHash: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
       return {
@@ -99,6 +107,14 @@ export function describeAuthStoreContract(name: string, factory: AuthStoreFactor
       await store.clearFailures("account:ada");
       expect((await store.failures("account:ada", 100, 100)).count).toBe(0);
       expect(await store.failures("address:1.2.3.4", 60, 100)).toEqual({ count: 1, endsAt: 150 });
+    });
+
+    it("counts every failure when several are recorded at once (servers sharing the store)", async () => {
+      const counts = await Promise.all(
+        Array.from({ length: 12 }, () => store.recordFailure("account:ada", 10, 100)),
+      );
+      expect(counts.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, n) => n + 1));
+      expect(await store.failures("account:ada", 20, 100)).toEqual({ count: 12, endsAt: 110 });
     });
 
     it("keeps setup tokens until one is used, they expire or all are deleted", async () => {

@@ -7,7 +7,8 @@ import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 const TABLES =
   "teams, users, memberships, api_tokens, budgets, pools, pool_keys, metrics_buckets, access_log, " +
-  "oauth_clients, oauth_grants, oauth_codes, oauth_tokens";
+  "oauth_clients, oauth_grants, oauth_codes, oauth_tokens, user_passwords, sessions, sign_in_links, " +
+  "sign_in_failures, setup_tokens";
 
 /**
  * One database per test file, emptied for each test: `open()` gives a migrated catalog on it
