@@ -2,7 +2,7 @@ import type { CatalogService } from "../../src/catalog/catalog-service.js";
 import { normalizeEmail } from "../../src/catalog/teams.js";
 import type { TeamRecord, UserRecord } from "../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../src/errors.js";
-import { openCatalogDatabase } from "../server/catalog-database.js";
+import { type CatalogDatabase, openCatalogDatabase } from "../server/catalog-database.js";
 import { resolveDataDir } from "../server/data-dir.js";
 import { type CliIo, type OptionSpec, optionalString, type ParsedCommand } from "./command.js";
 
@@ -29,8 +29,9 @@ export const READ_ONLY: Readonly<{ readOnly: true }> = Object.freeze({ readOnly:
 
 /**
  * Opens the command's catalog (`--database-url` / `SLUICE_DATABASE_URL`, else the data
- * directory), runs `work`, and closes it again. `readOnly`: the directory must hold a catalog
- * already; nothing is created.
+ * directory), runs `work`, and closes it again. `work` also gets the whole database, for what
+ * lives beside the catalog (dashboard sign-in: `authServiceFor(database)`). `readOnly`: the
+ * directory must hold a catalog already; nothing is created.
  *
  * @example
  * ```ts
@@ -40,7 +41,7 @@ export const READ_ONLY: Readonly<{ readOnly: true }> = Object.freeze({ readOnly:
 export async function withCatalog(
   args: ParsedCommand,
   io: CliIo,
-  work: (catalog: CatalogService) => number | Promise<number>,
+  work: (catalog: CatalogService, database: CatalogDatabase) => number | Promise<number>,
   options: { readOnly?: boolean } = {},
 ): Promise<number> {
   const data = await openCatalogDatabase({
@@ -52,7 +53,7 @@ export async function withCatalog(
     waitMs: POSTGRES_WAIT_MS,
   });
   try {
-    return await work(data.catalog);
+    return await work(data.catalog, data);
   } finally {
     await data.close();
   }

@@ -1,26 +1,23 @@
 import { AuthService } from "../../src/auth/auth-service.js";
-import type { CatalogService } from "../../src/catalog/catalog-service.js";
-import { InvalidArgumentError } from "../../src/errors.js";
-import { SqliteAuthStore } from "../sqlite/sqlite-auth-store.js";
-import { SqliteCatalogStore } from "../sqlite/sqlite-catalog-store.js";
+import type { CatalogDatabase } from "../server/catalog-database.js";
 
 /**
- * Dashboard sign-in over the command's data directory (sessions and passwords live in its
- * database, beside the catalog).
+ * Dashboard sign-in over the command's catalog database: the data directory's SQLite file,
+ * or the PostgreSQL database of `--database-url` (so a link or a new password reaches every
+ * server of the fleet).
  *
  * @example
  * ```ts
- * await authServiceFor(catalog).signOutEverywhere(user.id);
+ * await withCatalog(args, io, async (catalog, database) => {
+ *   await authServiceFor(database).signOutEverywhere(user.id);
+ *   return 0;
+ * });
  * ```
  */
-export function authServiceFor(catalog: CatalogService): AuthService {
-  const store = catalog.store;
-  if (!(store instanceof SqliteCatalogStore)) {
-    throw new InvalidArgumentError("Dashboard sign-in needs the SQLite catalog.");
-  }
+export function authServiceFor(database: Pick<CatalogDatabase, "catalog" | "auth">): AuthService {
   return new AuthService({
-    store: new SqliteAuthStore(store.database),
-    catalog: store,
-    clock: catalog.clock,
+    store: database.auth,
+    catalog: database.catalog.store,
+    clock: database.catalog.clock,
   });
 }

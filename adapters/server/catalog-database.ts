@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import type { AccessLogStore } from "../../src/access-log/types.js";
+import type { AuthStore } from "../../src/auth/types.js";
 import { CatalogService } from "../../src/catalog/catalog-service.js";
 import { SecretBox } from "../../src/catalog/encryption.js";
 import { type Clock, systemClock } from "../../src/clock/clock.js";
@@ -11,10 +12,14 @@ import type { OAuthStore } from "../oauth/types.js";
 import { SqliteAccessLogStore } from "../sqlite/access-log-store.js";
 import { openSluiceDatabase } from "../sqlite/database.js";
 import { decodeSecretKey, SECRET_KEY_ENV } from "../sqlite/secret-key.js";
+import { SqliteAuthStore } from "../sqlite/sqlite-auth-store.js";
 import { SqliteMetricsStore } from "../sqlite/sqlite-metrics-store.js";
 import { checkSecretKey, DATABASE_FILE, openDataDir } from "./data-dir.js";
 
-/** Where the catalog, metrics and access log live: SQLite in a data directory, or PostgreSQL. */
+/**
+ * Where the catalog, metrics, access log and dashboard sign-in live: SQLite in a data
+ * directory, or PostgreSQL (shared by every server and CLI command given the same URL).
+ */
 export interface CatalogDatabase {
   readonly catalog: CatalogService;
   readonly metrics: MetricsStore;
@@ -25,10 +30,11 @@ export interface CatalogDatabase {
   readonly description: string;
   /** The MCP endpoint's OAuth store when it lives beside the catalog (PostgreSQL); else absent. */
   readonly oauth?: OAuthStore;
+  /** The dashboard's passwords, sessions and sign-in links, beside the catalog. */
+  readonly auth: AuthStore;
   /**
-   * The SQLite database of this server's data directory, for what is not yet kept in
-   * PostgreSQL (the dashboard's sign-in records): with a PostgreSQL catalog it is opened on
-   * first use and local to this server.
+   * The SQLite database of this server's data directory. With a PostgreSQL catalog nothing
+   * Sluice keeps is in it; it is opened only if an app asks for it (`ServerAppDeps.database`).
    */
   localDatabase(): Database.Database;
   /**
@@ -81,6 +87,7 @@ export async function openCatalogDatabase(
     catalog: data.catalog,
     metrics: new SqliteMetricsStore(data.database),
     accessLog: new SqliteAccessLogStore(data.database),
+    auth: new SqliteAuthStore(data.database),
     dataDir: data.dataDir,
     description: `data directory ${data.dataDir}`,
     localDatabase: () => data.database,
@@ -124,6 +131,7 @@ async function openPostgres(
     metrics: opened.metrics,
     accessLog: opened.accessLog,
     oauth: opened.oauth,
+    auth: opened.auth,
     dataDir: null,
     description: `PostgreSQL ${describePostgresUrl(url)}`,
     onChange: (listener) => opened.onChange(listener),

@@ -12,7 +12,6 @@ import type { NonceStore } from "../../src/policies/nonce-store.js";
 import { createControlApp } from "../hono/control/index.js";
 import { REFUSED_BY_POLICY_HEADER } from "../hono/lock/lock-responses.js";
 import type { OAuthStore } from "../oauth/types.js";
-import { SqliteAuthStore } from "../sqlite/index.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
 import { type CatalogDatabase, openCatalogDatabase } from "./catalog-database.js";
 import {
@@ -51,9 +50,12 @@ export interface ServerAppDeps {
    * the server logs it with the request's id and pool. Absent outside a server.
    */
   reportFailure?: (request: Request | undefined, cause: unknown) => void;
-  /** The server's SQLite database (migrated; the server closes it). */
+  /**
+   * The server's SQLite database (migrated; the server closes it). With a PostgreSQL catalog
+   * it holds nothing of Sluice's and is opened on first use.
+   */
   database: Database.Database;
-  /** Dashboard sign-in: passwords, sessions, one-time links (in the catalog database). */
+  /** Dashboard sign-in: passwords, sessions, one-time links (in the catalog database, SQLite or PostgreSQL). */
   auth: AuthService;
   /** Applies the catalog to the governor now (after a write that must take effect at once). */
   syncCatalog(): Promise<SyncReport>;
@@ -201,7 +203,7 @@ export async function createSluiceServer(
     // Filled in with the bound port by listen() when the configured port is 0.
     const publicUrls = { baseUrl: config.baseUrl, lockUrl: config.lockUrl };
     const auth = new AuthService({
-      store: new SqliteAuthStore(data.localDatabase()),
+      store: data.auth,
       catalog: data.catalog.store,
       clock,
     });
@@ -213,7 +215,10 @@ export async function createSluiceServer(
       clock,
       config,
       reportFailure: requestLog.reportFailure,
-      database: data.localDatabase(),
+      // Read on use: a server on PostgreSQL then leaves no SQLite file behind.
+      get database() {
+        return data.localDatabase();
+      },
       ...(data.oauth ? { oauthStore: data.oauth } : {}),
       auth,
       syncCatalog: () => sync.syncNow(),

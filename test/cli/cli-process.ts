@@ -39,30 +39,36 @@ export function cliEnv(extra: Record<string, string> = {}): Record<string, strin
   return { ...env, ...extra };
 }
 
-function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
+function spawnCli(
+  args: readonly string[],
+  env: Record<string, string>,
+  stdin: "ignore" | "pipe" = "ignore",
+): ChildProcess {
   // `node --import tsx` is `npx tsx` without the npm and tsx wrapper processes, so signals
   // sent to the child reach the CLI itself.
   return spawn(process.execPath, ["--import", "tsx", CLI_ENTRY, ...args], {
     cwd: REPO_ROOT,
     env,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [stdin, "pipe", "pipe"],
   });
 }
 
 /**
- * Runs `sluice <args>` to completion.
+ * Runs `sluice <args>` to completion, with `input` piped to its stdin when given.
  *
  * @example
  * ```ts
  * const { code, stdout } = await runSluice(["--help"]);
+ * await runSluice(["user", "set-password", "--email", "ada@example.com"], cliEnv(), "correct horse battery staple\n");
  * ```
  */
 export function runSluice(
   args: readonly string[],
   env: Record<string, string> = cliEnv(),
+  input?: string,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(args, env);
+    const child = spawnCli(args, env, input === undefined ? "ignore" : "pipe");
     let stdout = "";
     let stderr = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -73,6 +79,7 @@ export function runSluice(
     });
     child.once("error", reject);
     child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    if (input !== undefined) child.stdin!.end(input);
   });
 }
 

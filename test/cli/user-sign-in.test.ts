@@ -1,46 +1,22 @@
-import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { authServiceFor } from "../../adapters/cli/cli-auth.js";
 import { runCli } from "../../adapters/cli/run-cli.js";
-import { openDataDir } from "../../adapters/server/data-dir.js";
+import {
+  type CatalogDatabase,
+  openCatalogDatabase,
+} from "../../adapters/server/catalog-database.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { SqliteAuthStore } from "../../adapters/sqlite/sqlite-auth-store.js";
 import { verifyPassword } from "../../src/auth/passwords.js";
+import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
 import { captureIo } from "./capture-io.js";
-import {
-  type CliResult,
-  CREATE_ACME,
-  cliEnv,
-  REPO_ROOT,
-  runSluice,
-  tempDir,
-} from "./cli-process.js";
+import { type CliResult, CREATE_ACME, cliEnv, runSluice, tempDir } from "./cli-process.js";
 
 /** `sluice <args>` with `input` piped to its stdin. */
 function runWithStdin(args: readonly string[], input: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", join(REPO_ROOT, "adapters/cli/main.ts"), ...args],
-      {
-        cwd: REPO_ROOT,
-        env: cliEnv(),
-        stdio: ["pipe", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once("error", reject);
-    child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  return runSluice(args, cliEnv(), input);
 }
 
 describe("sluice user set-password", () => {
@@ -83,46 +59,83 @@ describe("sluice user set-password", () => {
   });
 });
 
-describe("sluice user add lowering someone to member", () => {
-  const { dir, cleanup } = tempDir();
-  afterEach(cleanup);
+/** Where the CLI's catalog lives in a run: its environment, and the same catalog opened here. */
+interface CatalogPlace {
+  env: Record<string, string>;
+  open(): Promise<CatalogDatabase>;
+}
 
-  it("ends their dashboard sessions and revokes their API tokens in the team", async () => {
-    const io = captureIo({ SLUICE_DATA_DIR: dir });
-    expect(await runCli([...CREATE_ACME], io.io)).toBe(0);
-    const bo = ["user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"];
-    expect(await runCli([...bo, "--role", "admin"], io.io)).toBe(0);
-    const data = await openDataDir({ dataDir: dir });
-    let token: string;
-    let session: string;
-    try {
-      const team = (await data.catalog.store.findTeamBySlug("acme"))!;
-      const user = (await data.catalog.store.findUserByEmail("bo@example.com"))!;
-      token = (
-        await data.catalog.createApiToken({
-          teamId: team.id,
-          actorUserId: user.id,
-          name: "bo",
-          abilities: ["pools:read"],
-          lifetime: "1y",
-        })
-      ).plaintext;
-      const auth = authServiceFor(data.catalog);
-      session = (await auth.redeemSignInLink((await auth.createSignInLink(team.id, user.id)).token))
-        .sessionId;
-    } finally {
-      data.close();
-    }
-    expect(await runCli([...bo, "--role", "member"], io.io)).toBe(0);
-    expect(io.stdout()).toContain(
-      "Ended their dashboard sessions and revoked their API tokens in the team.",
-    );
-    const after = await openDataDir({ dataDir: dir });
-    try {
-      await expect(after.catalog.authenticateApiToken(token)).rejects.toThrow("revoked");
-      expect(await authServiceFor(after.catalog).authenticate(session)).toBeNull();
-    } finally {
-      after.close();
-    }
+function describeLowering(name: string, place: () => Promise<CatalogPlace>): void {
+  describe(`sluice user add lowering someone to member (${name})`, () => {
+    it("ends their dashboard sessions and revokes their API tokens in the team", async () => {
+      const { env, open } = await place();
+      const io = captureIo(env);
+      expect(await runCli([...CREATE_ACME], io.io)).toBe(0);
+      const bo = ["user", "add", "--team", "acme", "--name", "Bo", "--email", "bo@example.com"];
+      expect(await runCli([...bo, "--role", "admin"], io.io)).toBe(0);
+      const data = await open();
+      let token: string;
+      let session: string;
+      try {
+        const team = (await data.catalog.store.findTeamBySlug("acme"))!;
+        const user = (await data.catalog.store.findUserByEmail("bo@example.com"))!;
+        token = (
+          await data.catalog.createApiToken({
+            teamId: team.id,
+            actorUserId: user.id,
+            name: "bo",
+            abilities: ["pools:read"],
+            lifetime: "1y",
+          })
+        ).plaintext;
+        const auth = authServiceFor(data);
+        session = (
+          await auth.redeemSignInLink((await auth.createSignInLink(team.id, user.id)).token)
+        ).sessionId;
+      } finally {
+        await data.close();
+      }
+      expect(await runCli([...bo, "--role", "member"], io.io)).toBe(0);
+      expect(io.stdout()).toContain(
+        "Ended their dashboard sessions and revoked their API tokens in the team.",
+      );
+      const after = await open();
+      try {
+        await expect(after.catalog.authenticateApiToken(token)).rejects.toThrow("revoked");
+        expect(await authServiceFor(after).authenticate(session)).toBeNull();
+      } finally {
+        await after.close();
+      }
+    });
   });
+}
+
+const dirs = tempDir();
+afterAll(dirs.cleanup);
+
+describeLowering("data directory", async () => {
+  const dataDir = join(dirs.dir, randomBytes(4).toString("hex"));
+  return { env: { SLUICE_DATA_DIR: dataDir }, open: () => openCatalogDatabase({ dataDir }) };
 });
+
+if (await requirePostgres("sluice user add on PostgreSQL")) {
+  const databases: TestDatabase[] = [];
+  afterAll(async () => {
+    for (const database of databases) await database.drop();
+  });
+  describeLowering("PostgreSQL", async () => {
+    const database = await createTestDatabase("pg_cli_auth");
+    databases.push(database);
+    const secretKey = randomBytes(32).toString("base64");
+    // Never written: sessions, like the catalog, are in PostgreSQL.
+    const dataDir = join(dirs.dir, "unused");
+    return {
+      env: {
+        SLUICE_DATA_DIR: dataDir,
+        SLUICE_DATABASE_URL: database.url,
+        SLUICE_SECRET_KEY: secretKey,
+      },
+      open: () => openCatalogDatabase({ dataDir, databaseUrl: database.url, secretKey }),
+    };
+  });
+}

@@ -49,14 +49,14 @@ export const userSetPasswordCommand: CommandSpec = {
   run: async (args, io) => {
     const email = requiredString(args, "email");
     const password = await readNewPassword(io);
-    return withCatalog(args, io, async (catalog) => {
+    return withCatalog(args, io, async (catalog, database) => {
       const user = await catalog.store.findUserByEmail(normalizeEmail(email));
       if (!user) {
         throw new InvalidArgumentError(
           `No user with email ${email}. Add them with "sluice user add".`,
         );
       }
-      const auth = authServiceFor(catalog);
+      const auth = authServiceFor(database);
       try {
         await auth.setPassword(user.id, password);
       } catch (error) {

@@ -70,10 +70,10 @@ export const userSignInLinkCommand: CommandSpec = {
     const baseUrl = optionalString(args, "base-url");
     // The same rules and default as sluice serve's own base URL.
     const config = loadServerConfig({ flags: baseUrl ? { baseUrl } : {}, env: io.env });
-    return withCatalog(args, io, async (catalog) => {
+    return withCatalog(args, io, async (catalog, database) => {
       const team = await teamFor(catalog, email, optionalString(args, "team"));
       const user = await requireMember(catalog, team, email);
-      const auth = authServiceFor(catalog);
+      const auth = authServiceFor(database);
       const { token } = await auth.createSignInLink(team.id, user.id);
       const minutes = Math.round(auth.policy.linkTtlMs / 60_000);
       io.out(

@@ -51,7 +51,7 @@ export const userAddCommand: CommandSpec = {
     'sluice user add --team acme --name "Grace Hopper" --email grace@example.com --role admin',
   ],
   run: (args, io) =>
-    withCatalog(args, io, async (catalog) => {
+    withCatalog(args, io, async (catalog, database) => {
       const team = await requireTeam(catalog, requiredString(args, "team"));
       const email = requiredString(args, "email");
       const known = await catalog.store.findUserByEmail(normalizeEmail(email));
@@ -69,7 +69,7 @@ export const userAddCommand: CommandSpec = {
         // Members hold no tokens and change nothing: what they could do as owner or admin ends now.
         const { store, secretBox, clock } = catalog;
         await endAccessInTeam(
-          { store, secretBox, clock, auth: authServiceFor(catalog) },
+          { store, secretBox, clock, auth: authServiceFor(database) },
           team.id,
           user.id,
         );
