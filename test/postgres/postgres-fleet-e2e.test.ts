@@ -1,22 +1,15 @@
-import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliEnv, tempDir } from "../cli/cli-process.js";
-import {
-  type ClusterNode,
-  heldIds,
-  sluiceOk,
-  startCluster,
-  stopCluster,
-} from "../redis/e2e-cluster.js";
-import { Endpoint, send } from "../redis/e2e-http.js";
+import { heldIds, sluiceOk } from "../redis/e2e-cluster.js";
+import { type Endpoint, send } from "../redis/e2e-http.js";
 import { type HeldSlot, holdSlot, type LoadPlan, LoadStats, runClient } from "../redis/e2e-load.js";
 import { ConcurrencyChecker } from "../redis/e2e-upstream.js";
-import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "../redis/redis-harness.js";
-import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
+import { REDIS_URL, requireRedis } from "../redis/redis-harness.js";
+import { requirePostgres } from "../support/postgres.js";
+import { postgresFleet } from "./pg-fleet.js";
 
 const available =
   (await requirePostgres("the PostgreSQL fleet test")) &&
@@ -51,36 +44,22 @@ function poolEntry(subdomain: string, origin: string) {
 }
 
 describe.skipIf(!available)("three sluice serve processes on one PostgreSQL and one Redis", () => {
-  const prefix = uniquePrefix("pgfleet");
+  const fleet = postgresFleet("pgfleet");
   const checker = new ConcurrencyChecker(ORIGIN_HOLD_MS);
   let redis: Redis;
-  let database: TestDatabase | null = null;
-  let dir = "";
-  let cleanup = () => {};
-  let nodes: ClusterNode[] = [];
-  let endpoints: Endpoint[] = [];
 
   beforeAll(() => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    ({ dir, cleanup } = tempDir("sluice-pg-fleet-"));
   });
 
   afterAll(async () => {
-    for (const endpoint of endpoints) endpoint.close();
-    await stopCluster(nodes);
+    await fleet.stop();
     await checker.stop();
-    await deleteKeys(prefix);
     redis.disconnect();
-    await database?.drop();
-    cleanup();
   });
 
   it("serve as one: a new pool everywhere within a second, one limit under load, nothing lost on kill -9", async () => {
-    database = await createTestDatabase("pg_fleet_e2e");
-    const env = cliEnv({
-      SLUICE_SECRET_KEY: randomBytes(32).toString("base64"),
-      SLUICE_DATABASE_URL: database.url,
-    });
+    const env = await fleet.env();
     await sluiceOk(
       ["team", "create", "--name", "Fleet", "--slug", "fleet"].concat([
         "--owner-name",
@@ -90,19 +69,12 @@ describe.skipIf(!available)("three sluice serve processes on one PostgreSQL and 
       ]),
       env,
     );
-    nodes = await startCluster({
-      count: 3,
-      dataDir: dir,
-      redisUrl: REDIS_URL,
-      redisPrefix: prefix,
-      env,
-    });
-    endpoints = nodes.map((node) => new Endpoint(node.name, node.port));
+    const { nodes, endpoints } = await fleet.start(3);
     const [first, second, victim] = endpoints as [Endpoint, Endpoint, Endpoint];
 
     // A pool created while the fleet runs is served by every server within a second.
     const origin = await checker.addOrigin(POOL);
-    const file = join(dir, "fleet.json");
+    const file = join(fleet.dir(), "fleet.json");
     writeFileSync(
       file,
       JSON.stringify({ team: "fleet", budgets: [], pools: [poolEntry(POOL, origin)] }),
@@ -153,7 +125,7 @@ describe.skipIf(!available)("three sluice serve processes on one PostgreSQL and 
 
     let reclaimMs = Number.POSITIVE_INFINITY;
     while (Date.now() - killedAt < TERM_MS + 10_000) {
-      const stillHeld = new Set(await heldIds(redis, prefix, POOL));
+      const stillHeld = new Set(await heldIds(redis, fleet.prefix, POOL));
       if (held.every((slot) => !stillHeld.has(slot.slotId))) {
         reclaimMs = Date.now() - killedAt;
         break;

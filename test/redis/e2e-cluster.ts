@@ -45,20 +45,26 @@ export async function prepareCatalog(
 
 /**
  * Starts `count` `sluice serve` processes on one data directory and one Redis (under
- * `redisPrefix`), each on a free port, and resolves once all of them listen.
+ * `redisPrefix`), each on a free port, and resolves once all of them listen. With
+ * `dataDirPerServer`, each has a directory of its own under `dataDir` instead, as machines of
+ * a fleet on a PostgreSQL catalog (`SLUICE_DATABASE_URL` in `env`) share nothing on disk.
  */
 export async function startCluster(options: {
   count: number;
   dataDir: string;
+  dataDirPerServer?: boolean;
   redisUrl: string;
   redisPrefix: string;
   env: Record<string, string>;
 }): Promise<ClusterNode[]> {
   const starting = Array.from({ length: options.count }, async (_, index) => {
+    const dataDir = options.dataDirPerServer
+      ? join(options.dataDir, `server-${index + 1}`)
+      : options.dataDir;
     const process = startSluice(
       [
         "serve",
-        ...["--port", "0", "--data-dir", options.dataDir],
+        ...["--port", "0", "--data-dir", dataDir],
         ...["--redis-url", options.redisUrl, "--redis-prefix", options.redisPrefix],
         ...["--shutdown-grace-ms", "1000"],
       ],

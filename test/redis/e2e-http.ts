@@ -33,8 +33,8 @@ export class NoAnswerError extends Error {
 }
 
 /**
- * One HTTP request to 127.0.0.1 through `endpoint`'s keep-alive pool, with any Host header.
- * Rejects with {@link NoAnswerError} when no answer arrives within `timeoutMs`.
+ * One HTTP request to 127.0.0.1 through `endpoint`'s keep-alive pool, with any Host header;
+ * a body is sent as JSON unless `headers` give another `content-type`. Rejects with {@link NoAnswerError} when no answer arrives within `timeoutMs`.
  */
 export function send(
   endpoint: { name: string; port: number; agent?: Agent },
@@ -50,7 +50,7 @@ export function send(
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.host) headers.host = options.host;
-    if (options.body !== undefined) headers["content-type"] = "application/json";
+    if (options.body !== undefined) headers["content-type"] ??= "application/json";
     const outgoing = request(
       {
         host: "127.0.0.1",
