@@ -1,14 +1,17 @@
 import type pg from "pg";
 import type {
   AuthStore,
+  ExpiryLimits,
   FailureWindow,
   SessionRecord,
   SetupTokenRecord,
   SignInLinkRecord,
 } from "../../src/auth/types.js";
 import {
+  DELETE_EXPIRED_STATEMENTS,
   type FailureRow,
   failureWindowOf,
+  positionalSql,
   SESSION_COLUMNS,
   SETUP_TOKEN_COLUMNS,
   SIGN_IN_LINK_COLUMNS,
@@ -180,6 +183,16 @@ export class PostgresAuthStore implements AuthStore {
 
   async deleteSetupTokens(): Promise<void> {
     await this.query("setup link", "DELETE FROM setup_tokens", []);
+  }
+
+  async deleteExpired(at: number, limits: ExpiryLimits): Promise<number> {
+    let deleted = 0;
+    for (const { sql, limit } of DELETE_EXPIRED_STATEMENTS) {
+      const values = limit === null ? [at] : [at, limits[limit]];
+      const result = await this.query("expired sign-in state", positionalSql(sql), values);
+      deleted += result.rowCount ?? 0;
+    }
+    return deleted;
   }
 
   private query(what: string, sql: string, values: unknown[]): Promise<pg.QueryResult> {

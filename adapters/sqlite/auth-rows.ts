@@ -1,4 +1,4 @@
-import type { FailureWindow } from "../../src/auth/types.js";
+import type { ExpiryLimits, FailureWindow } from "../../src/auth/types.js";
 
 // Dashboard sign-in rows as both SQL stores keep them (snake_case columns, epoch-ms times),
 // shared by the SQLite and PostgreSQL auth stores as `oauth-rows.ts` is by their OAuth stores.
@@ -19,6 +19,32 @@ export const SIGN_IN_LINK_COLUMNS =
 /** `setup_tokens` columns as a {@link SetupTokenRecord}'s fields. */
 export const SETUP_TOKEN_COLUMNS =
   'token_hash AS "tokenHash", created_at AS "createdAt", expires_at AS "expiresAt"';
+
+/**
+ * The deletions of `AuthStore.deleteExpired`, in both dialects: `@at` is the time and
+ * `@limit` the idle time (sessions) or the failure window (failure counts). The PostgreSQL
+ * store passes them as `$1` and `$2` ({@link positionalSql}).
+ */
+export const DELETE_EXPIRED_STATEMENTS: readonly {
+  sql: string;
+  limit: keyof ExpiryLimits | null;
+}[] = [
+  {
+    sql: "DELETE FROM sessions WHERE expires_at <= @at OR last_seen_at + @limit <= @at",
+    limit: "idleMs",
+  },
+  { sql: "DELETE FROM sign_in_links WHERE expires_at <= @at", limit: null },
+  { sql: "DELETE FROM setup_tokens WHERE expires_at <= @at", limit: null },
+  {
+    sql: "DELETE FROM sign_in_failures WHERE window_start + @limit <= @at",
+    limit: "failureWindowMs",
+  },
+];
+
+/** A statement of {@link DELETE_EXPIRED_STATEMENTS} with PostgreSQL's `$1` (at) and `$2` (limit). */
+export function positionalSql(sql: string): string {
+  return sql.replaceAll("@at", "$1").replaceAll("@limit", "$2");
+}
 
 /** A key's failed sign-ins as both SQL stores keep them (`sign_in_failures`). */
 export interface FailureRow {

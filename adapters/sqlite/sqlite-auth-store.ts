@@ -2,12 +2,14 @@ import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
 import type {
   AuthStore,
+  ExpiryLimits,
   FailureWindow,
   SessionRecord,
   SetupTokenRecord,
   SignInLinkRecord,
 } from "../../src/auth/types.js";
 import {
+  DELETE_EXPIRED_STATEMENTS,
   type FailureRow,
   failureWindowOf,
   SESSION_COLUMNS,
@@ -164,6 +166,19 @@ export class SqliteAuthStore implements AuthStore {
 
   async deleteSetupTokens(): Promise<void> {
     this.write("setup link", () => this.sql("DELETE FROM setup_tokens").run());
+  }
+
+  async deleteExpired(at: number, limits: ExpiryLimits): Promise<number> {
+    return this.write("expired sign-in state", () =>
+      this.database.transaction(() => {
+        let deleted = 0;
+        for (const { sql, limit } of DELETE_EXPIRED_STATEMENTS) {
+          const values = limit === null ? { at } : { at, limit: limits[limit] };
+          deleted += this.sql(sql).run(values).changes;
+        }
+        return deleted;
+      })(),
+    );
   }
 
   private write<T>(what: string, body: () => T): T {

@@ -18,6 +18,8 @@ import type { AuthStore, SessionRecord } from "./types.js";
 export const SESSION_ID_PREFIX = "slc_ses_";
 /** Prefix of a one-time sign-in link's token. */
 export const SIGN_IN_LINK_PREFIX = "slc_sil_";
+/** How often sign-ins clear expired sessions, links and failure counts out of the store. */
+const DELETE_EXPIRED_INTERVAL_MS = 60_000;
 
 /** Dependencies of {@link AuthService}. */
 export interface AuthServiceDeps {
@@ -67,6 +69,7 @@ export class AuthService {
   private readonly catalog: CatalogStore;
   private readonly clock: Clock;
   private readonly cost: PasswordCost;
+  private lastDeletedExpiredAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: AuthServiceDeps) {
     this.store = deps.store;
@@ -113,6 +116,7 @@ export class AuthService {
 
   /** Signs in with a link token; it then no longer works. UnauthorizedError when used, expired or unknown. */
   async redeemSignInLink(token: string): Promise<StartedSession> {
+    await this.deleteExpiredNowAndThen();
     const refused = new UnauthorizedError(
       "This sign-in link does not work: it was used already, has expired, or was mistyped.",
     );
@@ -135,6 +139,7 @@ export class AuthService {
     password: string;
     address: string | null;
   }): Promise<StartedSession> {
+    await this.deleteExpiredNowAndThen();
     const now = this.clock.now();
     const email = normalizeEmail(input.email);
     const keys = [`account:${email}`, ...(input.address ? [`address:${input.address}`] : [])];
@@ -266,6 +271,19 @@ export class AuthService {
       this.catalog.getMembership(teamId, userId),
     ]);
     return user && team && membership ? { user, team, role: membership.role } : null;
+  }
+
+  /**
+   * At most once a minute, from the two doors anyone may knock on (a failed sign-in with any
+   * email leaves a row): what can no longer be used goes, so the store stays bounded by what
+   * one window can hold. A failure here is left for the next minute, not the sign-in's.
+   */
+  private async deleteExpiredNowAndThen(): Promise<void> {
+    const now = this.clock.now();
+    if (now - this.lastDeletedExpiredAt < DELETE_EXPIRED_INTERVAL_MS) return;
+    this.lastDeletedExpiredAt = now;
+    const limits = { idleMs: this.policy.idleMs, failureWindowMs: this.policy.windowMs };
+    await this.store.deleteExpired(now, limits).catch(() => undefined);
   }
 
   /** The team a password sign-in lands in: the user's first (by id). */

@@ -1,5 +1,6 @@
 import type {
   AuthStore,
+  ExpiryLimits,
   FailureWindow,
   SessionRecord,
   SetupTokenRecord,
@@ -111,5 +112,19 @@ export class MemoryAuthStore implements AuthStore {
 
   async deleteSetupTokens(): Promise<void> {
     this.setupTokens.clear();
+  }
+
+  async deleteExpired(at: number, limits: ExpiryLimits): Promise<number> {
+    let deleted = 0;
+    const drop = <V>(map: Map<string, V>, expired: (value: V) => boolean) => {
+      for (const [key, value] of map) {
+        if (expired(value)) deleted += Number(map.delete(key));
+      }
+    };
+    drop(this.sessions, (s) => at >= s.expiresAt || at >= s.lastSeenAt + limits.idleMs);
+    drop(this.links, (link) => at >= link.expiresAt);
+    drop(this.setupTokens, (token) => at >= token.expiresAt);
+    drop(this.failureWindows, (w) => at >= w.windowStart + limits.failureWindowMs);
+    return deleted;
   }
 }

@@ -92,4 +92,18 @@ export interface AuthStore {
   consumeSetupToken(tokenHash: string, at: number): Promise<SetupTokenRecord | undefined>;
   /** Deletes every setup token (once a team exists none may work). */
   deleteSetupTokens(): Promise<void>;
+
+  /**
+   * Deletes what can no longer be used at `at`: sessions past their absolute expiry or idle
+   * for `idleMs`, expired sign-in links and setup tokens, and failure counts whose window of
+   * `failureWindowMs` is over. Answers how many rows went. Without it every failed sign-in
+   * (with any email) would leave a row behind for good.
+   */
+  deleteExpired(at: number, limits: ExpiryLimits): Promise<number>;
+}
+
+/** How long unused sessions and failure counts live (from {@link AuthPolicy}). */
+export interface ExpiryLimits {
+  idleMs: number;
+  failureWindowMs: number;
 }

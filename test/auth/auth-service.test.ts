@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { SignInThrottledError } from "../../src/auth/auth-errors.js";
 import { AuthService } from "../../src/auth/auth-service.js";
 import { MemoryAuthStore } from "../../src/auth/memory-auth-store.js";
@@ -109,6 +109,35 @@ describe("AuthService", () => {
     const fromThere = { email: "ada@acme.test", password: PASSWORD, address: "10.6.6.6" };
     await expect(t.auth.signIn(fromThere)).rejects.toThrow(SignInThrottledError);
     await expect(t.auth.signIn({ ...fromThere, address: "10.7.7.7" })).resolves.toBeDefined();
+  });
+
+  it("clears failure counts and sessions nobody can use any more out of the store, at most once a minute", async () => {
+    const guess = (i: number) =>
+      t.auth.signIn({ email: `guess${i}@acme.test`, password: PASSWORD, address: `10.0.${i}.1` });
+    for (let i = 0; i < 10; i++) await expect(guess(i)).rejects.toThrow(UnauthorizedError);
+    const { token } = await t.auth.createSignInLink(t.acme.team.id, t.acme.owner.id);
+    const idle = await t.auth.redeemSignInLink(token);
+    const deleteExpired = vi.spyOn(t.store, "deleteExpired");
+    const rowsAt = (at: number) =>
+      t.store.failures("account:guess3@acme.test", at, t.auth.policy.windowMs);
+    const startedAt = t.clock.now();
+
+    await t.clock.advance(Math.max(t.auth.policy.windowMs, t.auth.policy.idleMs));
+    await expect(guess(100)).rejects.toThrow(UnauthorizedError);
+    // The windows are over: the next sign-in took their rows (and the idle session's) out.
+    expect((await rowsAt(startedAt)).count).toBe(0);
+    expect(await t.store.findSession(idle.session.idHash)).toBeUndefined();
+    expect(
+      (await t.store.failures("account:guess100@acme.test", t.clock.now(), t.auth.policy.windowMs))
+        .count,
+    ).toBe(1);
+    await expect(guess(101)).rejects.toThrow(UnauthorizedError);
+    await t.clock.advance(59_000);
+    await expect(guess(102)).rejects.toThrow(UnauthorizedError);
+    expect(deleteExpired).toHaveBeenCalledTimes(1);
+    await t.clock.advance(1_000);
+    await expect(guess(103)).rejects.toThrow(UnauthorizedError);
+    expect(deleteExpired).toHaveBeenCalledTimes(2);
   });
 
   it("ends a session after the idle time, and after the absolute time however active", async () => {

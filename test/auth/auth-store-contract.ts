@@ -117,6 +117,41 @@ export function describeAuthStoreContract(name: string, factory: AuthStoreFactor
       expect(await store.failures("account:ada", 20, 100)).toEqual({ count: 12, endsAt: 110 });
     });
 
+    it("deletes what can no longer be used, and only that", async () => {
+      const limits = { idleMs: 1_000, failureWindowMs: 100 };
+      await store.insertSession(session("1".repeat(64), { expiresAt: 5_000, lastSeenAt: 4_500 }));
+      await store.insertSession(session("2".repeat(64), { lastSeenAt: 3_000 })); // idle
+      await store.insertSession(session("3".repeat(64), { expiresAt: 4_000 })); // past its end
+      const link = { userId, teamId, createdAt: 1_000 };
+      await store.insertSignInLink({ ...link, tokenHash: "a".repeat(64), expiresAt: 4_001 });
+      await store.insertSignInLink({ ...link, tokenHash: "b".repeat(64), expiresAt: 4_000 });
+      await store.insertSetupToken({
+        tokenHash: "c".repeat(64),
+        createdAt: 1_000,
+        expiresAt: 4_001,
+      });
+      await store.insertSetupToken({
+        tokenHash: "d".repeat(64),
+        createdAt: 1_000,
+        expiresAt: 3_000,
+      });
+      await store.recordFailure("account:live", 3_950, 100);
+      await store.recordFailure("account:over", 3_900, 100);
+
+      expect(await store.deleteExpired(4_000, limits)).toBe(5);
+      expect(await store.findSession("1".repeat(64))).toBeDefined();
+      expect(await store.findSession("2".repeat(64))).toBeUndefined();
+      expect(await store.findSession("3".repeat(64))).toBeUndefined();
+      expect(await store.consumeSignInLink("a".repeat(64), 3_500)).toBeDefined();
+      expect(await store.consumeSignInLink("b".repeat(64), 3_500)).toBeUndefined();
+      expect(await store.findSetupToken("c".repeat(64), 3_500)).toBeDefined();
+      expect(await store.findSetupToken("d".repeat(64), 2_500)).toBeUndefined();
+      expect((await store.failures("account:live", 4_000, 100)).count).toBe(1);
+      // Gone, not merely out of its window: a window read as of before shows nothing either.
+      expect((await store.failures("account:over", 3_950, 100)).count).toBe(0);
+      expect(await store.deleteExpired(4_000, limits)).toBe(0);
+    });
+
     it("keeps setup tokens until one is used, they expire or all are deleted", async () => {
       const token = { tokenHash: "e".repeat(64), createdAt: 1_000, expiresAt: 2_000 };
       await store.insertSetupToken(token);
