@@ -253,7 +253,9 @@ describe("JWT policy", () => {
       expect(((await refused.json()) as { message: string }).message).toContain(
         "the key set could not be fetched",
       );
-      expect(unavailableLogged()).toHaveLength(1);
+      expect(unavailableLogged().map((error) => error.message)).toEqual([
+        `The JWKS at ${goneUrl} could not be fetched: fetch failed (ECONNREFUSED).`,
+      ]);
       await h.close();
       await upstream.stop();
 

@@ -20,18 +20,30 @@ export interface KeySetOptions {
  * A JWKS URL that could not be fetched (timeout, refused connection, not 200, not a key
  * set). The token is refused (401, fail closed); the operator is told once per outage.
  * The message names the URL without its query and the cause, never a token.
+ *
+ * @example
+ * ```ts
+ * new KeySetUnavailableError("https://idp.example/jwks.json?v=1", cause).message;
+ * // "The JWKS at https://idp.example/jwks.json could not be fetched: timed out."
+ * ```
  */
 export class KeySetUnavailableError extends Error {
   readonly code = "jwks_unavailable";
   constructor(url: string, cause: unknown) {
     const where = new URL(url);
-    const why =
-      (cause as { code?: unknown } | null)?.code === "ERR_JWKS_TIMEOUT"
-        ? "timed out"
-        : String((cause as Error | null)?.message ?? cause);
-    super(`The JWKS at ${where.origin}${where.pathname} could not be fetched: ${why}.`, { cause });
+    super(`The JWKS at ${where.origin}${where.pathname} could not be fetched: ${why(cause)}.`, {
+      cause,
+    });
     this.name = "KeySetUnavailableError";
   }
+}
+
+/** The cause in a few words: jose's timeout, or fetch's message with the network error's code. */
+function why(cause: unknown): string {
+  const error = cause as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | null;
+  if (error?.code === "ERR_JWKS_TIMEOUT") return "timed out";
+  const network = typeof error?.cause?.code === "string" ? ` (${error.cause.code})` : "";
+  return `${String(error?.message ?? cause)}${network}`;
 }
 
 // jose's errors about a token's key when the set itself was fetched: not an outage.
