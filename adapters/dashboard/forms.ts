@@ -82,3 +82,29 @@ export function passwordsDiffer(form: FormBody): FieldErrorMap | null {
     ? null
     : { repeat: ["The two passwords differ."] };
 }
+
+const WHOLE = /^\s*-?\d+\s*$/;
+
+/**
+ * A whole-number field of a form's values: blank is "not given" (`blank`: the schema's
+ * default applies), anything but a whole number an error on the field.
+ *
+ * @example
+ * ```ts
+ * const size = numberField(values, "queue.size", errors); // undefined when blank
+ * ```
+ */
+export function numberField(
+  values: Record<string, string>,
+  name: string,
+  errors: FieldErrorMap,
+  blank: undefined | null = undefined,
+): number | undefined | null {
+  const text = values[name] ?? "";
+  if (text.trim() === "") return blank;
+  if (!WHOLE.test(text)) {
+    addFieldError(errors, name, "Must be a whole number.");
+    return undefined;
+  }
+  return Number(text);
+}

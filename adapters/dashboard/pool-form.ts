@@ -17,7 +17,14 @@ import { InvalidArgumentError } from "../../src/errors.js";
 import { POOL_DEFAULTS } from "../../src/governor/settings.js";
 import { checkBudgetCeilings } from "../cli/apply-budget-check.js";
 import { APPLY_POOL_DEFAULTS, BudgetPoolSchema } from "../cli/apply-schema.js";
-import { addFieldError, type FieldErrorMap, type FormBody, formText } from "./forms.js";
+import {
+  addFieldError,
+  type FieldErrorMap,
+  type FormBody,
+  formText,
+  numberField,
+} from "./forms.js";
+import { policyCandidate, policyField, policyFormValues, readPolicyForm } from "./policy-form.js";
 
 /** The pool form's values as text (checkboxes "on" or ""), the way the page shows them. */
 export type PoolFormValues = Record<string, string>;
@@ -69,6 +76,7 @@ export function readPoolForm(form: FormBody): { values: PoolFormValues; secrets:
   const values: PoolFormValues = {};
   for (const name of POOL_TEXT_FIELDS) values[name] = formText(form, name);
   for (const name of POOL_CHECKBOXES) values[name] = formText(form, name) === "" ? "" : "on";
+  Object.assign(values, readPolicyForm(form));
   const secrets = {
     credential: formText(form, "credentialValue"),
     database: formText(form, "databaseConnection"),
@@ -116,6 +124,7 @@ export function poolFormValues(pool: PoolRecord | null): PoolFormValues {
       requireKey: on(APPLY_POOL_DEFAULTS.requireKey),
       allowAuthorizationHeader: on(APPLY_POOL_DEFAULTS.allowAuthorizationHeader),
       originSigning: on(APPLY_POOL_DEFAULTS.originSigning),
+      ...policyFormValues(null),
     };
   }
   return {
@@ -151,25 +160,8 @@ export function poolFormValues(pool: PoolRecord | null): PoolFormValues {
     requireKey: on(pool.requireKey),
     allowAuthorizationHeader: on(pool.allowAuthorizationHeader),
     originSigning: on(pool.originSigning),
+    ...policyFormValues(pool.callerPolicies),
   };
-}
-
-const WHOLE = /^\s*-?\d+\s*$/;
-
-/** A number field: blank is "not given" (the schema's default applies), junk an error. */
-function numberField(
-  values: PoolFormValues,
-  name: string,
-  errors: FieldErrorMap,
-  blank: undefined | null = undefined,
-) {
-  const text = values[name] ?? "";
-  if (text.trim() === "") return blank;
-  if (!WHOLE.test(text)) {
-    addFieldError(errors, name, "Must be a whole number.");
-    return undefined;
-  }
-  return Number(text);
 }
 
 function parseReadPaths(text: string, errors: FieldErrorMap): Record<string, string[]> | null {
@@ -209,6 +201,7 @@ function fieldOf(issue: v.BaseIssue<unknown>): { field: string; message: string 
   const [first, second] = path.split(".");
   const message =
     issue.message === 'Invalid type: Expected number but received ""' ? "Required." : issue.message;
+  if (first === "callerPolicies") return { field: policyField(path), message };
   if ((first === "queue" || first === "database") && second) {
     const field =
       second === "value" || second === "valueFromEnv" ? "databaseConnection" : `${first}.${second}`;
@@ -276,8 +269,7 @@ export function checkPoolForm(
     reservedConcurrent:
       budgetId === null ? 0 : (numberField(values, "reservedConcurrent", errors) ?? 0),
     database: postgres ? databaseCandidate(values, secrets, context.existing, errors) : null,
-    // The form has no caller policy fields yet: a save keeps the stored ones (never drops them).
-    callerPolicies: context.existing?.callerPolicies ?? null,
+    callerPolicies: policyCandidate(values, errors),
   };
   const parsed = v.safeParse(BudgetPoolSchema, candidate);
   const alreadyWrong = new Set(Object.keys(errors));

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { cidrIssue } from "../../src/policies/address-list.js";
+import { JWKS_TIMEOUT_MS } from "../hono/caller/remote-key-sets.js";
 import { BODY_TIMEOUT_MS } from "../hono/lock/request-body.js";
 import { DEFAULT_KEY_PREFIX } from "../redis/keys.js";
 import { DEFAULT_RESTORE_GRACE_MS } from "../redis/options.js";
@@ -28,6 +29,7 @@ export const SERVER_CONFIG_DEFAULTS = {
   keepAliveTimeoutMs: BODY_TIMEOUT_MS,
   corsOrigins: [] as readonly string[],
   trustedProxies: [] as readonly string[],
+  jwksTimeoutMs: JWKS_TIMEOUT_MS,
   logFormat: "text",
   logRequests: false,
   clientMetadataNetwork: "public",
@@ -222,6 +224,8 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  * - `trustedProxies`: CIDRs of the proxies in front of Sluice (comma-separated in flags and
  *   env); a pool's `ipAllowlist` believes the `X-Forwarded-For` hop each of them appends
  *   (read from the right), and the trusted-header presets need one. Default none.
+ * - `jwksTimeoutMs`: how long a JWT or access-proxy policy's JWKS URL may take to answer;
+ *   then the token is refused (401) and the outage logged once.
  * - `logFormat`: `text` (readable lines) or `json` (one object a line) for the server log,
  *   access lines and error lines.
  * - `logRequests`: one access line per request (method, host, path, status, duration, pool,
@@ -306,6 +310,7 @@ export const ServerConfigSchema = v.pipe(
     ),
     corsOrigins: v.optional(corsOrigins, SERVER_CONFIG_DEFAULTS.corsOrigins),
     trustedProxies: v.optional(cidrList, SERVER_CONFIG_DEFAULTS.trustedProxies),
+    jwksTimeoutMs: v.optional(wholeNumber(100, 60_000), SERVER_CONFIG_DEFAULTS.jwksTimeoutMs),
     logFormat: v.optional(
       v.picklist(["text", "json"], 'must be "text" or "json"'),
       SERVER_CONFIG_DEFAULTS.logFormat,
@@ -383,6 +388,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   keepAliveTimeoutMs: { env: "SLUICE_KEEP_ALIVE_TIMEOUT_MS", flag: "keep-alive-timeout-ms" },
   corsOrigins: { env: "SLUICE_CORS_ORIGINS", flag: "cors-origins" },
   trustedProxies: { env: "SLUICE_TRUSTED_PROXIES", flag: "trusted-proxies" },
+  jwksTimeoutMs: { env: "SLUICE_JWKS_TIMEOUT_MS", flag: "jwks-timeout-ms" },
   logFormat: { env: "SLUICE_LOG_FORMAT", flag: "log-format" },
   logRequests: { env: "SLUICE_LOG_REQUESTS", flag: "log-requests" },
   metricsToken: { env: "SLUICE_METRICS_TOKEN", flag: "metrics-token" },

@@ -75,7 +75,7 @@ const JwtObject = v.strictObject({
         "Must be an asymmetric JWS algorithm such as RS256, ES256 or EdDSA.",
       ),
     ),
-    v.minLength(1),
+    v.minLength(1, "List at least one algorithm."),
   ),
   issuer: nonEmptyText,
   audience: v.union([nonEmptyText, v.pipe(v.array(nonEmptyText), v.minLength(1))]),

@@ -124,12 +124,17 @@ describe("dashboard in a real browser", () => {
       await field("maxConcurrent").fill(max);
       await field("budgetId").selectOption({ label: budget });
       if (budget !== "No budget") await field("reservedConcurrent").fill("2");
+      // A caller policy set in the form: only this machine may take chat's slots.
+      if (subdomain === "chat") await page.getByLabel("IP allowlist").fill("127.0.0.0/8\n::1");
       await page.getByRole("button", { name: "Create pool" }).click();
       await page.waitForURL(`${baseUrl}/pool/${subdomain}`);
     }
 
-    // A key of pool chat, shown once.
+    // A key of pool chat, shown once; the pool page lists its policy.
     await page.goto(`${baseUrl}/pool/chat`);
+    expect(await page.locator("#caller-policy-summary").textContent()).toContain(
+      "IP allowlist: 127.0.0.0/8, ::1",
+    );
     await page.getByText("Mint a key").click();
     await page.getByLabel("Label").fill("browser test");
     await page.getByRole("button", { name: "Mint key" }).click();

@@ -2,10 +2,16 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { KeySetUnavailableError } from "../../adapters/hono/caller/remote-key-sets.js";
 import { REFUSED_BY_POLICY_HEADER } from "../../adapters/hono/lock/lock-responses.js";
 import type { ManualClock } from "../../src/clock/manual-clock.js";
 import type { CallerPolicies } from "../../src/policies/policy-schema.js";
-import { createHarness, type Harness, POOL_DOMAIN } from "../lock-api/harness.js";
+import {
+  createHarness,
+  type Harness,
+  type HarnessOptions,
+  POOL_DOMAIN,
+} from "../lock-api/harness.js";
 import { poolRequest } from "../proxy/client.js";
 import { TestUpstream } from "../proxy/upstream.js";
 
@@ -28,9 +34,12 @@ describe("JWT policy", () => {
     jwk = { ...(await exportJWK(rsa.publicKey)), kid: "k1", alg: "RS256" } as JWK & { kty: string };
   });
 
-  async function setUp(jwt: Partial<NonNullable<CallerPolicies["jwt"]>> = {}) {
+  async function setUp(
+    jwt: Partial<NonNullable<CallerPolicies["jwt"]>> = {},
+    options: HarnessOptions = {},
+  ) {
     upstream = await new TestUpstream().start();
-    h = await createHarness();
+    h = await createHarness(options);
     await h.addPool({
       subdomain: "llm",
       origin: upstream.url,
@@ -173,6 +182,91 @@ describe("JWT policy", () => {
       expect((await proxied(await token())).status).toBe(200);
       await expectRefused(await acquire(await token({}, { signer: other })));
       expect(fetches).toBe(1);
+    });
+  });
+
+  describe("JWKS URL that cannot be fetched", () => {
+    /** A key server that takes `delayMs` to answer (Infinity: never). */
+    async function keyServerAnswering(delayMs: number) {
+      const server = createServer((_request, response) => {
+        if (delayMs === Number.POSITIVE_INFINITY) return;
+        setTimeout(() => {
+          response.writeHead(200, { "content-type": "application/json" });
+          response.end(JSON.stringify({ keys: [jwk] }));
+        }, delayMs);
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const port = (server.address() as AddressInfo).port;
+      return {
+        url: `http://127.0.0.1:${port}/certs`,
+        close: () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      };
+    }
+    const unavailableLogged = () =>
+      h.loggedErrors.filter((error) => error instanceof KeySetUnavailableError);
+
+    it("refuses with 401 once the configured timeout passes, says so without the token, and logs it once", async () => {
+      const silent = await keyServerAnswering(Number.POSITIVE_INFINITY);
+      try {
+        await setUp({ jwks: undefined, jwksUrl: silent.url }, { jwksTimeoutMs: 300 });
+        const jwt = await token();
+        const started = performance.now();
+        const refused = await acquire(jwt);
+        const waited = performance.now() - started;
+        expect(refused.status).toBe(401);
+        expect(refused.headers.get(REFUSED_BY_POLICY_HEADER)).toBe("jwt");
+        const body = (await refused.json()) as { error: string; message: string };
+        expect(body.error).toBe("unauthorized");
+        expect(body.message).toContain("the key set could not be fetched");
+        expect(body.message).not.toContain(jwt);
+        // Bounded by the configured 300 ms, far below the 5 s default.
+        expect(waited).toBeGreaterThanOrEqual(280);
+        expect(waited).toBeLessThan(3_000);
+
+        await expectRefused(await acquire(await token()));
+        const proxiedRefusal = await proxied(await token());
+        expect(proxiedRefusal.status).toBe(401);
+        expect(upstream.hits).toBe(0);
+        expect((await h.governor.status("llm")).held).toBe(0);
+        // The operator hears of the outage once, not once per refused caller.
+        const logged = unavailableLogged();
+        expect(logged).toHaveLength(1);
+        expect(logged[0]!.message).toBe(
+          `The JWKS at ${silent.url} could not be fetched: timed out.`,
+        );
+      } finally {
+        await silent.close();
+      }
+    });
+
+    it("refuses when nothing listens at the URL, and waits for a slow key server within the timeout", async () => {
+      const gone = await keyServerAnswering(0);
+      const goneUrl = gone.url;
+      await gone.close();
+      await setUp({ jwks: undefined, jwksUrl: goneUrl }, { jwksTimeoutMs: 2_000 });
+      const refused = await acquire(await token());
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { message: string }).message).toContain(
+        "the key set could not be fetched",
+      );
+      expect(unavailableLogged().map((error) => error.message)).toEqual([
+        `The JWKS at ${goneUrl} could not be fetched: fetch failed (ECONNREFUSED).`,
+      ]);
+      await h.close();
+      await upstream.stop();
+
+      const slow = await keyServerAnswering(300);
+      try {
+        await setUp({ jwks: undefined, jwksUrl: slow.url }, { jwksTimeoutMs: 2_000 });
+        expect((await acquire(await token())).status).toBe(200);
+        expect(unavailableLogged()).toHaveLength(0);
+      } finally {
+        await slow.close();
+      }
     });
   });
 });

@@ -14,6 +14,7 @@ import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import { MemorySlotStore } from "../../src/store/memory-store.js";
 import { TEST_PASSWORD_COST } from "../auth/fixtures.js";
 import { poolInput } from "../control-api/harness.js";
+import { type Listening, listen } from "../lock-api/harness.js";
 
 export const BASE_URL = "http://localhost:8080";
 export const PASSWORD = "correct horse battery";
@@ -34,11 +35,17 @@ export interface PageOptions {
   method?: string;
 }
 
+/** Options of the dashboard harnesses. */
+export interface DashboardHarnessOptions {
+  /** Serve the dashboard on a real socket (127.0.0.1, a free port) and send every request there. */
+  socket?: boolean;
+}
+
 /**
  * The dashboard over a real (in-memory) SQLite catalog and auth store, a governor kept in
  * sync with the catalog, and a manual clock; no team yet (first-run setup).
  */
-export async function startEmptyDashboard() {
+export async function startEmptyDashboard(options: DashboardHarnessOptions = {}) {
   const clock = new ManualClock(Date.UTC(2030, 0, 15, 12));
   const database = openSluiceDatabase(":memory:");
   const store = new SqliteCatalogStore({ database, clock });
@@ -71,6 +78,8 @@ export async function startEmptyDashboard() {
     },
   });
 
+  const served: Listening | null = options.socket ? await listen(app.fetch) : null;
+
   async function request(path: string, options: PageOptions = {}): Promise<PageResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.cookie) headers.cookie = options.cookie;
@@ -84,11 +93,10 @@ export async function startEmptyDashboard() {
       headers["content-type"] ??= "application/x-www-form-urlencoded";
       headers.origin ??= BASE_URL;
     }
-    const response = await app.request(`${BASE_URL}${path}`, {
-      method: options.method ?? (options.form ? "POST" : "GET"),
-      headers,
-      body,
-    });
+    const init = { method: options.method ?? (options.form ? "POST" : "GET"), headers, body };
+    const response = served
+      ? await fetch(`${served.url}${path}`, { ...init, redirect: "manual" })
+      : await app.request(`${BASE_URL}${path}`, init);
     return {
       status: response.status,
       headers: response.headers,
@@ -109,6 +117,7 @@ export async function startEmptyDashboard() {
     accessLog,
     sync,
     async close() {
+      await served?.close();
       await governor.close();
       await accessLog.close();
       database.close();
@@ -122,8 +131,8 @@ export async function startEmptyDashboard() {
  * Cy; budget LLM with pool `llm`, pool `open` in no budget) and Globex (owner Gus, pool
  * `globex-llm`).
  */
-export async function startDashboard() {
-  const empty = await startEmptyDashboard();
+export async function startDashboard(options: DashboardHarnessOptions = {}) {
+  const empty = await startEmptyDashboard(options);
   const { catalog, store, sync } = empty;
   const acme = await catalog.createTeamWithOwner({
     teamName: "Acme",

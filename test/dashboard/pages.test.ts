@@ -302,29 +302,6 @@ describe("dashboard pages", () => {
       await d.governor.release("open", grant.slotId);
     });
 
-    it("keeps a pool's caller policies when the form (which has no fields for them) saves it", async () => {
-      const callerPolicies = { ipAllowlist: ["10.0.0.0/8"] };
-      const { id: _id, teamId, createdAt: _c, updatedAt: _u, ...open } = d.acme.open;
-      await d.store.upsertPool(teamId, { ...open, callerPolicies });
-      const form = await d.request("/pool/open/edit", { cookie: owner });
-      const version = /name="version" value="(\d+)"/.exec(form.text)![1]!;
-      await d.clock.advance(1_000);
-      const saved = await d.request("/pool/open/edit", {
-        cookie: owner,
-        form: poolForm({
-          name: "Open",
-          maxConcurrent: "3",
-          requireKey: "",
-          version,
-          credentialAction: "keep",
-        }),
-      });
-      expect(saved.status).toBe(303);
-      const stored = await d.store.getPoolBySubdomain(teamId, "open");
-      expect(stored?.maxConcurrent).toBe(3);
-      expect(stored?.callerPolicies).toEqual(callerPolicies);
-    });
-
     it("refuses the later of two saves of one pool: changed since you opened it", async () => {
       const opened = await d.request("/pool/open/edit", { cookie: owner });
       const version = /name="version" value="(\d+)"/.exec(opened.text)![1]!;

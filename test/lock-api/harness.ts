@@ -84,6 +84,8 @@ export interface HarnessOptions {
   corsOrigins?: readonly string[];
   /** How the proxy serves database pools (none: they answer 501). */
   sql?: SqlServing;
+  /** How long both apps wait for a JWKS URL (default 5 s). */
+  jwksTimeoutMs?: number;
 }
 
 /**
@@ -162,6 +164,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     logError,
     ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
     corsOrigins: options.corsOrigins,
+    ...(options.jwksTimeoutMs === undefined ? {} : { jwksTimeoutMs: options.jwksTimeoutMs }),
   });
   const proxyApp = createProxyApp({
     governor,
@@ -174,6 +177,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     logError,
     onOriginFailure: (_request, cause) => originFailures.push(cause),
     ...(options.sql ? { sql: options.sql } : {}),
+    ...(options.jwksTimeoutMs === undefined ? {} : { jwksTimeoutMs: options.jwksTimeoutMs }),
   });
   const lock = await listen(lockApp.fetch);
   const proxy = await listen(proxyApp.fetch);

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +25,8 @@ const redis = await requireRedis("caller policies through sluice serve");
 
 /**
  * `sluice serve` with caller policies: trusted proxies from the server settings, refusals in
- * `/metrics` under the policy, and signed requests' nonces in Redis when slots are there.
+ * `/metrics` under the policy, signed requests' nonces in Redis when slots are there, and
+ * the JWKS timeout from the server settings.
  */
 describe.runIf(redis)("caller policies in a running server", () => {
   const prefix = uniquePrefix("policies-serve");
@@ -32,6 +35,8 @@ describe.runIf(redis)("caller policies in a running server", () => {
   let port: number;
   let key: string;
   let signer: { id: number; plaintext: string; secret: string };
+  let silentKeyServer: Server;
+  const logLines: string[] = [];
 
   const lock = (pool: string, headers: Record<string, string>) =>
     httpRequest({
@@ -43,6 +48,10 @@ describe.runIf(redis)("caller policies in a running server", () => {
     });
 
   beforeAll(async () => {
+    // A JWKS URL that accepts connections and never answers.
+    silentKeyServer = createServer(() => {});
+    await new Promise<void>((resolve) => silentKeyServer.listen(0, "127.0.0.1", resolve));
+    const jwksPort = (silentKeyServer.address() as AddressInfo).port;
     dir = mkdtempSync(join(tmpdir(), "sluice-policies-"));
     const data = await openDataDir({ dataDir: dir });
     try {
@@ -59,6 +68,23 @@ describe.runIf(redis)("caller policies in a running server", () => {
       await data.catalog.store.upsertPool(
         team.id,
         poolInput({ subdomain: "signed", callerPolicies: { hmac: { skewSeconds: 300 } } }),
+      );
+      await data.catalog.store.upsertPool(
+        team.id,
+        poolInput({
+          subdomain: "tokens",
+          requireKey: false,
+          callerPolicies: {
+            jwt: {
+              header: "authorization",
+              algorithms: ["RS256"],
+              issuer: "https://idp.example",
+              audience: "sluice",
+              clockToleranceSeconds: 30,
+              jwksUrl: `http://127.0.0.1:${jwksPort}/jwks`,
+            },
+          },
+        }),
       );
       key = (await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "walled" })).plaintext;
       const minted = await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "signed" });
@@ -79,14 +105,17 @@ describe.runIf(redis)("caller policies in a running server", () => {
           trustedProxies: "127.0.0.1/32, ::1",
           redisUrl: REDIS_URL,
           redisPrefix: prefix,
+          jwksTimeoutMs: "300",
         },
       }),
-      { ...DEFAULT_SERVER_APPS, log: () => {} },
+      { ...DEFAULT_SERVER_APPS, log: (line) => logLines.push(line) },
     );
     ({ port } = await server.listen());
   });
   afterAll(async () => {
     await server?.close();
+    silentKeyServer.closeAllConnections();
+    await new Promise<void>((resolve) => silentKeyServer.close(() => resolve()));
     await deleteKeys(prefix);
     rmSync(dir, { recursive: true, force: true });
   });
@@ -132,5 +161,26 @@ describe.runIf(redis)("caller policies in a running server", () => {
     expect(
       sampleValue(samples, "sluice_pool_requests_total", { pool: "walled", outcome: "refused" }),
     ).toBe(1);
+  });
+
+  it("refuses a token after --jwks-timeout-ms when the JWKS URL does not answer, and logs it once", async () => {
+    // Any JWT-shaped token: the key set is fetched before its signature can be checked.
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const token = `${part({ alg: "RS256", kid: "k1" })}.${part({ sub: "a" })}.c2ln`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const started = performance.now();
+      const refused = await lock("tokens", { authorization: `Bearer ${token}` });
+      const waited = performance.now() - started;
+      expect(refused.status).toBe(401);
+      expect(refused.json()).toMatchObject({
+        error: "unauthorized",
+        message: "The token in authorization was refused: the key set could not be fetched.",
+      });
+      expect(waited).toBeGreaterThanOrEqual(280);
+      expect(waited).toBeLessThan(3_000);
+    }
+    const outage = logLines.filter((line) => line.includes("could not be fetched: timed out"));
+    expect(outage).toHaveLength(1);
+    expect(outage[0]).not.toContain(token);
   });
 });

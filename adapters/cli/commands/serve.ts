@@ -100,6 +100,10 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     description:
       "Comma-separated CIDRs of proxies in front of Sluice whose X-Forwarded-For hop pools' IP allowlists believe. Default none.",
   },
+  jwksTimeoutMs: {
+    placeholder: "<ms>",
+    description: `Time a JWT policy's JWKS URL may take to answer (then 401). Default ${SERVER_CONFIG_DEFAULTS.jwksTimeoutMs}.`,
+  },
   logFormat: {
     placeholder: "text|json",
     description: `Server log, access and error lines as readable text or one JSON object a line. Default ${SERVER_CONFIG_DEFAULTS.logFormat}.`,

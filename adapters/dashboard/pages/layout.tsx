@@ -113,6 +113,35 @@ export function Field(props: {
   );
 }
 
+/**
+ * A labelled checkbox posting "on" when checked (absent when not), checked from `values`.
+ *
+ * @example
+ * ```tsx
+ * <Check name="adaptive" label="Adaptive" values={{ adaptive: "on" }} />
+ * ```
+ */
+export function Check(props: {
+  name: string;
+  label: string;
+  values: Record<string, string>;
+  hint?: string;
+}) {
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        name={props.name}
+        value="on"
+        checked={props.values[props.name] === "on"}
+      />
+      <span>
+        {props.label} {props.hint ? <small class="muted">{props.hint}</small> : null}
+      </span>
+    </label>
+  );
+}
+
 /** A new password, typed twice (`password`, `repeat`); checked by `passwordsDiffer`. */
 export function NewPasswordFields(props: { label: string; errors?: Record<string, string[]> }) {
   return (

@@ -14,6 +14,7 @@ import type { LearnerStatus } from "../../../src/learning/learner-status.js";
 import type { FieldErrorMap } from "../forms.js";
 import type { PoolFigures } from "../live-figures.js";
 import { CHART_RANGES, type ChartRange } from "../pool-series.js";
+import { CallerPolicySummary } from "./caller-policy-summary.js";
 import { Field, FieldErrors, FormErrors, formatTime, Layout, Secret } from "./layout.js";
 
 /** An access log entry with the label of its key. */
@@ -301,8 +302,8 @@ export function PoolDetailPage(props: {
           <h2>New key: copy it now</h2>
           <p class="notice">
             This is the only time the key
-            {minted.signingSecret ? " and its signing secret are" : " is"} shown. Only a hash is
-            kept.
+            {minted.signingSecret || minted.requestSecret ? " and its secrets are" : " is"} shown.
+            Only a hash of the key is kept.
           </p>
           <Secret id="minted-key" label="Key" value={minted.plaintext} />
           {minted.signingSecret ? (
@@ -310,6 +311,13 @@ export function PoolDetailPage(props: {
               id="minted-signing-secret"
               label="Signing secret"
               value={minted.signingSecret}
+            />
+          ) : null}
+          {minted.requestSecret ? (
+            <Secret
+              id="minted-request-secret"
+              label={`Request-signing secret (key id ${minted.key.id})`}
+              value={minted.requestSecret}
             />
           ) : null}
         </section>
@@ -343,6 +351,7 @@ export function PoolDetailPage(props: {
           <MintForm pool={pool} errors={props.errors} />
         </details>
       ) : null}
+      <CallerPolicySummary policies={pool.callerPolicies} />
       <h2>Use it</h2>
       <p class="muted">With a key of this pool in $SLUICE_KEY:</p>
       <CurlLines pool={pool} urls={props.urls} />

@@ -2,23 +2,8 @@ import type { SignedIn } from "../../../src/auth/auth-service.js";
 import type { BudgetRecord, PoolRecord } from "../../../src/catalog/types.js";
 import type { FieldErrorMap } from "../forms.js";
 import type { PoolFormValues } from "../pool-form.js";
-import { Field, FieldErrors, FormErrors, Layout } from "./layout.js";
-
-function Check(props: { name: string; label: string; values: PoolFormValues; hint?: string }) {
-  return (
-    <label class="check">
-      <input
-        type="checkbox"
-        name={props.name}
-        value="on"
-        checked={props.values[props.name] === "on"}
-      />
-      <span>
-        {props.label} {props.hint ? <small class="muted">{props.hint}</small> : null}
-      </span>
-    </label>
-  );
-}
+import { CallerPolicyFields } from "./caller-policy-fields.js";
+import { Check, Field, FieldErrors, FormErrors, Layout } from "./layout.js";
 
 function CredentialFields(props: {
   pool: PoolRecord | null;
@@ -314,6 +299,7 @@ export function PoolFormPage(props: {
             <FieldErrors errors={errors} name="readPaths" />
           </label>
         </fieldset>
+        <CallerPolicyFields values={values} errors={errors} />
         <CredentialFields pool={pool} values={values} errors={errors} />
         <DatabaseFields pool={pool} values={values} errors={errors} />
         <Field

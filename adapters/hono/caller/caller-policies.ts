@@ -27,6 +27,7 @@ import {
   type TrustedHeaderCheck,
   tokenCheck,
 } from "./identity-checks.js";
+import type { KeySetOptions } from "./remote-key-sets.js";
 
 /** How an app enforces pools' caller policies (see {@link callerPolicyChecks}). */
 export interface CallerPolicyChecks {
@@ -37,6 +38,10 @@ export interface CallerPolicyChecks {
   directory: PoolDirectory;
   accessLog: AccessLog | undefined;
   clock: Clock;
+  /** How JWKS URLs are fetched (timeout) and where an unreachable one is reported. */
+  keySets: KeySetOptions;
+  /** The pools' policies compiled by this app, once per catalog version. */
+  compiled: WeakMap<CallerPolicies, CompiledPolicies>;
 }
 
 /** A pool's policies compiled once per catalog version (the directory caches pool records). */
@@ -47,29 +52,29 @@ interface CompiledPolicies {
   accessProxy: TokenCheck | TrustedHeaderCheck | null;
 }
 
-const compiled = new WeakMap<CallerPolicies, CompiledPolicies>();
-
-function compile(policies: CallerPolicies): CompiledPolicies {
-  let found = compiled.get(policies);
+function compile(checks: CallerPolicyChecks, policies: CallerPolicies): CompiledPolicies {
+  let found = checks.compiled.get(policies);
   if (!found) {
+    const { keySets } = checks;
     found = {
       ipAllowlist: policies.ipAllowlist ? AddressList.parse(policies.ipAllowlist) : null,
       hmacSkewMs: policies.hmac ? policies.hmac.skewSeconds * 1000 : null,
-      jwt: policies.jwt ? tokenCheck(policies.jwt) : null,
-      accessProxy: policies.accessProxy ? accessProxyCheck(policies.accessProxy) : null,
+      jwt: policies.jwt ? tokenCheck(policies.jwt, keySets) : null,
+      accessProxy: policies.accessProxy ? accessProxyCheck(policies.accessProxy, keySets) : null,
     };
-    compiled.set(policies, found);
+    checks.compiled.set(policies, found);
   }
   return found;
 }
 
 /**
  * The policy checks of one app: `trustedProxies` (CIDRs, the server setting) parsed once,
- * the nonce store (memory for one server, Redis for several).
+ * the nonce store (memory for one server, Redis for several), the JWKS fetch timeout and
+ * where a key set that cannot be fetched is reported (once per outage).
  *
  * @example
  * ```ts
- * const checks = callerPolicyChecks({ trustedProxies: ["10.0.0.0/8"], nonces, directory, accessLog, clock });
+ * const checks = callerPolicyChecks({ trustedProxies: ["10.0.0.0/8"], nonces, directory, accessLog, clock, jwksTimeoutMs: 5000, logError });
  * ```
  */
 export function callerPolicyChecks(options: {
@@ -78,9 +83,17 @@ export function callerPolicyChecks(options: {
   directory: PoolDirectory;
   accessLog: AccessLog | undefined;
   clock: Clock;
+  jwksTimeoutMs?: number | undefined;
+  logError?: ((error: unknown) => void) | undefined;
 }): CallerPolicyChecks {
-  const list = options.trustedProxies ?? [];
-  return { ...options, trustedProxies: list.length > 0 ? AddressList.parse(list) : null };
+  const { trustedProxies, jwksTimeoutMs, logError, ...rest } = options;
+  const list = trustedProxies ?? [];
+  return {
+    ...rest,
+    trustedProxies: list.length > 0 ? AddressList.parse(list) : null,
+    keySets: { timeoutMs: jwksTimeoutMs, onUnavailable: logError },
+    compiled: new WeakMap(),
+  };
 }
 
 /** The request facts the policies read. */
@@ -119,7 +132,7 @@ export async function enforceCallerPolicies(
   const policies = admitted.pool.callerPolicies;
   if (policies === null) return;
   try {
-    await checkPolicies(checks, admitted, compile(policies), request);
+    await checkPolicies(checks, admitted, compile(checks, policies), request);
   } catch (error) {
     const policy = refusingPolicy(error);
     if (policy !== null) {

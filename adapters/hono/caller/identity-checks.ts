@@ -14,6 +14,7 @@ import {
   presetJwt,
   TokenRejected,
 } from "./jwt-verifier.js";
+import type { KeySetOptions } from "./remote-key-sets.js";
 
 // Who the caller is, as a token or a fronting proxy vouches: the jwt and accessProxy policies.
 
@@ -41,11 +42,11 @@ export interface TrustedHeaderCheck {
  * const check = tokenCheck(pool.callerPolicies.jwt);
  * ```
  */
-export function tokenCheck(settings: JwtSettings): TokenCheck {
+export function tokenCheck(settings: JwtSettings, keySets: KeySetOptions = {}): TokenCheck {
   return {
     kind: "token",
     header: settings.header,
-    verify: jwtVerifier(settings),
+    verify: jwtVerifier(settings, keySets),
     requiredClaims: settings.requiredClaims,
   };
 }
@@ -59,7 +60,10 @@ export function tokenCheck(settings: JwtSettings): TokenCheck {
  * const check = accessProxyCheck({ preset: "google-iap", audience: "/projects/1/apps/p" });
  * ```
  */
-export function accessProxyCheck(policy: AccessProxyPolicy): TokenCheck | TrustedHeaderCheck {
+export function accessProxyCheck(
+  policy: AccessProxyPolicy,
+  keySets: KeySetOptions = {},
+): TokenCheck | TrustedHeaderCheck {
   if (policy.preset === "trusted-header") {
     return {
       kind: "trusted-header",
@@ -68,7 +72,7 @@ export function accessProxyCheck(policy: AccessProxyPolicy): TokenCheck | Truste
       allow: policy.allow,
     };
   }
-  return tokenCheck(presetJwt(policy) as JwtSettings);
+  return tokenCheck(presetJwt(policy) as JwtSettings, keySets);
 }
 
 const BEARER = /^bearer[ \t]+(\S+)$/i;

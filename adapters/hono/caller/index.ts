@@ -13,3 +13,4 @@ export type { ClientAddressReader } from "./client-address-reader.js";
 export { clientAddressReader } from "./client-address-reader.js";
 export type { IpPolicy } from "./ip-policy.js";
 export { remoteAddressOf } from "./remote-address.js";
+export { JWKS_TIMEOUT_MS, KeySetUnavailableError } from "./remote-key-sets.js";

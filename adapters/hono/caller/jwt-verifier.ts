@@ -1,12 +1,8 @@
 import type { AccessProxyPolicy, JwtPolicy } from "../../../src/policies/policy-schema.js";
 import { missingPackageError } from "../../packages/optional-package.js";
+import { type KeySetOptions, KeySetUnavailableError, remoteKeySet } from "./remote-key-sets.js";
 
 type Jose = typeof import("jose");
-
-/** How long a JWKS URL may take to answer. */
-export const JWKS_TIMEOUT_MS = 5_000;
-/** How long fetched keys are used before they are fetched again. */
-export const JWKS_CACHE_MS = 10 * 60_000;
 
 /** Where Google IAP publishes its signing keys, and its issuer. */
 const GOOGLE_IAP = {
@@ -76,22 +72,20 @@ function loadJose(): Promise<Jose> {
   return jose;
 }
 
-// One fetched key set per URL per process: pools naming the same issuer share its cache.
-const remoteSets = new Map<string, ReturnType<Jose["createRemoteJWKSet"]>>();
-
 /**
  * A verifier for `settings` (jose's `jwtVerify`): only the listed algorithms (so `none` and
  * an HMAC signed with a public key are refused), the issuer and audience, `exp` required,
- * the clock tolerance; keys from the pasted JWKS, the PEM key or the JWKS URL (cached for
- * {@link JWKS_CACHE_MS}, each fetch bounded by {@link JWKS_TIMEOUT_MS}).
+ * the clock tolerance; keys from the pasted JWKS, the PEM key or the JWKS URL (see
+ * `remoteKeySet`: cached, each fetch bounded by `keySets.timeoutMs`; a key set that cannot be
+ * fetched refuses the token).
  *
  * @example
  * ```ts
- * const verify = jwtVerifier(pool.callerPolicies.jwt);
+ * const verify = jwtVerifier(pool.callerPolicies.jwt, { timeoutMs: 5000, onUnavailable: console.error });
  * const claims = await verify(token, clock.now());
  * ```
  */
-export function jwtVerifier(settings: JwtSettings): JwtVerifier {
+export function jwtVerifier(settings: JwtSettings, keySets: KeySetOptions = {}): JwtVerifier {
   let keyLookup: Promise<Parameters<Jose["jwtVerify"]>[1]> | undefined;
   const keys = async (library: Jose) => {
     if (settings.jwks)
@@ -113,16 +107,7 @@ export function jwtVerifier(settings: JwtSettings): JwtVerifier {
         return key;
       };
     }
-    const url = settings.jwksUrl as string;
-    let set = remoteSets.get(url);
-    if (!set) {
-      set = library.createRemoteJWKSet(new URL(url), {
-        timeoutDuration: JWKS_TIMEOUT_MS,
-        cacheMaxAge: JWKS_CACHE_MS,
-      });
-      remoteSets.set(url, set);
-    }
-    return set;
+    return remoteKeySet(library, settings.jwksUrl as string, keySets);
   };
   return async (token, now) => {
     const library = await loadJose();
@@ -146,6 +131,7 @@ export function jwtVerifier(settings: JwtSettings): JwtVerifier {
 /** jose's reason in a few words: its codes name the failed check, never the token. */
 function describeJoseError(error: unknown): string {
   if (error instanceof TokenRejected) return error.message;
+  if (error instanceof KeySetUnavailableError) return "the key set could not be fetched";
   const code = (error as { code?: unknown } | null)?.code;
   const claim = (error as { claim?: unknown } | null)?.claim;
   switch (code) {
@@ -161,8 +147,6 @@ function describeJoseError(error: unknown): string {
       return "its signature does not verify";
     case "ERR_JWKS_NO_MATCHING_KEY":
       return "no key of the key set matches it";
-    case "ERR_JWKS_TIMEOUT":
-      return "the key set could not be fetched in time";
     case "ERR_JWT_INVALID":
     case "ERR_JWS_INVALID":
       return "it is not a valid JWT";

@@ -91,6 +91,8 @@ export function createLockApp(deps: LockAppDeps): Hono {
     directory,
     accessLog: deps.accessLog,
     clock,
+    jwksTimeoutMs: deps.jwksTimeoutMs,
+    logError,
   });
   const parts = { governor, clock, deps, bodyLimits };
 

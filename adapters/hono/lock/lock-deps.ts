@@ -37,6 +37,14 @@ export interface LockAppDeps {
    * request's own; `*` admits any. Default none. Requests without `Origin` always pass.
    */
   corsOrigins?: readonly string[];
-  /** Receives unexpected errors (answered with a bare 500) and their request; default `console.error`. */
+  /**
+   * How long a JWT policy's JWKS URL may take to answer (then the token is refused, 401);
+   * default 5 s.
+   */
+  jwksTimeoutMs?: number;
+  /**
+   * Receives unexpected errors (answered with a bare 500) and their request, and a JWKS URL
+   * that cannot be fetched (once per outage); default `console.error`.
+   */
   logError?: (error: unknown, request?: Request) => void;
 }

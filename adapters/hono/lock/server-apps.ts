@@ -74,6 +74,7 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
     directory: sharedDirectory(deps),
     corsOrigins: webOrigins(deps),
     trustedProxies: deps.config.trustedProxies,
+    jwksTimeoutMs: deps.config.jwksTimeoutMs,
     nonces: sharedNonces(deps),
     ...failureReporting(deps),
   });
@@ -98,6 +99,7 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     accessLog: deps.accessLog,
     directory: sharedDirectory(deps),
     trustedProxies: deps.config.trustedProxies,
+    jwksTimeoutMs: deps.config.jwksTimeoutMs,
     nonces: sharedNonces(deps),
     sql: { runner: lazyPostgresPools(), corsOrigins: webOrigins(deps) },
     ...failureReporting(deps),

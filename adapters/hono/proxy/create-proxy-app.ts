@@ -72,6 +72,8 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     directory,
     accessLog: deps.accessLog,
     clock,
+    jwksTimeoutMs: deps.jwksTimeoutMs,
+    logError,
   });
   const sql =
     deps.sql &&

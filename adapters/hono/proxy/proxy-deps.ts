@@ -36,7 +36,15 @@ export interface ProxyAppDeps {
    * `sql.runner`, which `close()` closes too. None: such pools answer 501.
    */
   sql?: SqlServing;
-  /** Receives unexpected errors (answered with a bare 500) and their request; default `console.error`. */
+  /**
+   * How long a JWT policy's JWKS URL may take to answer (then the token is refused, 401);
+   * default 5 s.
+   */
+  jwksTimeoutMs?: number;
+  /**
+   * Receives unexpected errors (answered with a bare 500) and their request, and a JWKS URL
+   * that cannot be fetched (once per outage); default `console.error`.
+   */
   logError?: (error: unknown, request?: Request) => void;
   /**
    * Receives every origin failure (unreachable, too slow, a broken answer, a body cut off)

@@ -1,0 +1,321 @@
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import * as v from "valibot";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
+import { type CallerPolicies, CallerPoliciesSchema } from "../../src/policies/policy-schema.js";
+import { signLockRequest } from "../../src/policies/request-signing.js";
+import { type Listening, listen } from "../lock-api/harness.js";
+import { type DashboardHarness, startDashboard } from "./harness.js";
+import { renderedForm } from "./rendered-form.js";
+
+const P = "callerPolicies";
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
+
+/** The pool form's caller policies: shown, edited with apply's schema, enforced by the Lock API. */
+describe("dashboard caller policies", () => {
+  let d: DashboardHarness;
+  let owner: string;
+  let rsa: KeyPair;
+  let jwk: JWK;
+
+  beforeAll(async () => {
+    rsa = await generateKeyPair("RS256", { extractable: true });
+    jwk = { ...(await exportJWK(rsa.publicKey)), kid: "k1", alg: "RS256" };
+  });
+  beforeEach(async () => {
+    d = await startDashboard({ socket: true });
+    owner = await d.signInAs(d.acme.owner.id);
+  });
+  afterEach(async () => d.close());
+
+  /** Opens the pool's form and posts it as rendered, with `changes`. */
+  async function saveForm(pool: string, changes: Record<string, string | string[]>) {
+    const opened = await d.request(`/pool/${pool}/edit`, { cookie: owner });
+    expect(opened.status).toBe(200);
+    await d.clock.advance(1_000);
+    const form = renderedForm(opened.text, `/pool/${pool}/edit`, changes);
+    return d.request(`/pool/${pool}/edit`, { cookie: owner, form });
+  }
+  const stored = async (pool: string) =>
+    (await d.store.getPoolBySubdomain(d.acme.team.id, pool))!.callerPolicies;
+
+  async function storePolicies(pool: "llm" | "open", callerPolicies: CallerPolicies) {
+    const { id: _id, teamId, createdAt: _c, updatedAt: _u, ...input } = d.acme[pool];
+    await d.store.upsertPool(teamId, { ...input, callerPolicies });
+  }
+
+  it("shows each policy on the pool page and in its form, and an unchanged save keeps them", async () => {
+    const policies = v.parse(CallerPoliciesSchema, {
+      ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"],
+      hmac: { skewSeconds: 120 },
+      jwt: {
+        algorithms: ["RS256", "ES256"],
+        issuer: "https://idp.example",
+        audience: ["sluice-llm", "sluice-batch"],
+        jwksUrl: "https://idp.example/jwks.json",
+        requiredClaims: { sub: ["svc-a", "svc-b"], tier: [2] },
+      },
+      accessProxy: {
+        preset: "trusted-header",
+        trustedProxies: ["10.0.0.5/32"],
+        allow: ["@acme.test"],
+      },
+    });
+    await storePolicies("open", policies);
+    const page = await d.request("/pool/open", { cookie: owner });
+    expect(page.text).toContain("<b>IP allowlist:</b> 10.0.0.0/8, 2001:db8::/32");
+    expect(page.text).toContain("<b>HMAC request signing:</b> on, window 120 s");
+    expect(page.text).toContain(
+      "<b>JWT:</b> issuer https://idp.example, audience sluice-llm, sluice-batch, algorithms RS256, ES256, in authorization, keys: JWKS URL https://idp.example/jwks.json, clock tolerance 30 s, required claims: sub in svc-a, svc-b; tier in 2",
+    );
+    expect(page.text).toContain(
+      "<b>Access proxy:</b> trusted header x-auth-request-email from 10.0.0.5/32, allowing @acme.test",
+    );
+    const llm = await d.request("/pool/llm", { cookie: owner });
+    expect(llm.text).toContain("None: the pool key rule alone admits callers.");
+
+    const saved = await saveForm("open", { maxConcurrent: "3" });
+    expect(saved.status).toBe(303);
+    expect(await stored("open")).toEqual(policies);
+    expect((await d.store.getPoolBySubdomain(d.acme.team.id, "open"))?.maxConcurrent).toBe(3);
+  });
+
+  it("sets every policy from the form as the apply file's schema reads them, and clears them", async () => {
+    const opened = await d.request("/pool/llm/edit", { cookie: owner });
+    const forged = await d.request("/pool/llm/edit", {
+      cookie: owner,
+      headers: { origin: "https://evil.test" },
+      form: renderedForm(opened.text, "/pool/llm/edit", { [`${P}.ipAllowlist`]: "0.0.0.0/0" }),
+    });
+    expect(forged.status).toBe(403);
+    expect(await stored("llm")).toBeNull();
+    const saved = await saveForm("llm", {
+      [`${P}.ipAllowlist`]: "10.0.0.0/8\n203.0.113.7, 2001:db8::/32",
+      [`${P}.hmac`]: "on",
+      [`${P}.hmac.skewSeconds`]: "",
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.algorithms`]: ["RS256", "PS256"],
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "sluice-llm",
+      [`${P}.jwt.requiredClaims`]: "sub: svc-a, svc-b\nadmin: true",
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [jwk] }),
+      [`${P}.accessProxy.preset`]: "cloudflare-access",
+      [`${P}.accessProxy.teamDomain`]: "Acme.cloudflareaccess.com",
+      [`${P}.accessProxy.audience`]: "aud-tag",
+    });
+    expect(saved.status).toBe(303);
+    // The same object an apply file with these settings stores (defaults filled in).
+    expect(await stored("llm")).toEqual(
+      v.parse(CallerPoliciesSchema, {
+        ipAllowlist: ["10.0.0.0/8", "203.0.113.7", "2001:db8::/32"],
+        hmac: {},
+        jwt: {
+          algorithms: ["RS256", "PS256"],
+          issuer: "https://idp.example",
+          audience: "sluice-llm",
+          requiredClaims: { sub: ["svc-a", "svc-b"], admin: [true] },
+          jwks: { keys: [jwk] },
+        },
+        accessProxy: {
+          preset: "cloudflare-access",
+          teamDomain: "acme.cloudflareaccess.com",
+          audience: "aud-tag",
+        },
+      }),
+    );
+    const cleared = await saveForm("llm", {
+      [`${P}.ipAllowlist`]: "",
+      [`${P}.hmac`]: "",
+      [`${P}.jwt`]: "",
+      [`${P}.accessProxy.preset`]: "",
+    });
+    expect(cleared.status).toBe(303);
+    expect(await stored("llm")).toBeNull();
+  });
+
+  it("shows bad settings as errors next to their fields, keeps what was typed, and stores nothing", async () => {
+    const { d: _private, ...publicPart } = {
+      ...(await exportJWK(rsa.privateKey)),
+      kid: "k1",
+    } as JWK;
+    const bad = await saveForm("llm", {
+      [`${P}.ipAllowlist`]: "10.0.0.0/33",
+      [`${P}.hmac`]: "on",
+      [`${P}.hmac.skewSeconds`]: "9999",
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.algorithms`]: [],
+      [`${P}.jwt.issuer`]: " ",
+      [`${P}.jwt.audience`]: "sluice-llm",
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [{ ...publicPart, d: "private" }] }),
+      [`${P}.jwt.requiredClaims`]: "no colon here",
+      [`${P}.accessProxy.preset`]: "trusted-header",
+      [`${P}.accessProxy.trustedProxies`]: "",
+    });
+    expect(bad.status).toBe(422);
+    const error = (field: string) =>
+      new RegExp(`id="error-${P}\\.${field.replace(".", "\\.")}">([^<]*)<`).exec(bad.text)?.[1];
+    expect(error("ipAllowlist")).toMatch(/10\.0\.0\.0\/33/);
+    expect(error("hmac.skewSeconds")).toBe("At most 3600 (an hour).");
+    expect(error("jwt.algorithms")).toBe("List at least one algorithm.");
+    expect(error("jwt.issuer")).toBe("Required.");
+    expect(error("jwt.jwks")).toBe("Must hold public keys only (no private or symmetric key).");
+    expect(error("jwt.requiredClaims")).toContain("no colon here");
+    // The trusted-header preset is refused without its proxies, as `sluice apply` refuses it.
+    expect(error("accessProxy.trustedProxies")).toBe(
+      "A trusted-header policy needs the proxy&#39;s addresses: list them in trustedProxies.",
+    );
+    expect(bad.text).toContain(">10.0.0.0/33</textarea>");
+    expect(await stored("llm")).toBeNull();
+
+    const twoSources = await saveForm("llm", {
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "a",
+      [`${P}.jwt.jwks`]: "{not json",
+      [`${P}.jwt.jwksUrl`]: "http://idp.example/jwks",
+      [`${P}.accessProxy.preset`]: "cloudflare-access",
+      [`${P}.accessProxy.teamDomain`]: "not a domain",
+    });
+    expect(twoSources.status).toBe(422);
+    expect(twoSources.text).toMatch(/id="error-callerPolicies\.jwt\.jwks">Must be JSON/);
+    expect(twoSources.text).toMatch(
+      /id="error-callerPolicies\.jwt\.jwksUrl">Must be an https:\/\/ URL/,
+    );
+    expect(twoSources.text).toMatch(
+      /id="error-callerPolicies\.accessProxy\.teamDomain">Must be your team domain/,
+    );
+    const oneTooMany = await saveForm("llm", {
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "a",
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [jwk] }),
+      [`${P}.jwt.jwksUrl`]: "https://idp.example/jwks",
+    });
+    expect(oneTooMany.text).toMatch(
+      /id="error-callerPolicies\.jwt\.keys">Give exactly one of jwks \(pasted\), publicKey \(PEM\) or jwksUrl\./,
+    );
+    expect(await stored("llm")).toBeNull();
+  });
+
+  it("shows no secret in any page: the credential, the key and its secrets appear once, when minted", async () => {
+    const saved = await saveForm("llm", {
+      [`${P}.hmac`]: "on",
+      originSigning: "on",
+      credentialAction: "replace",
+      credentialHeader: "x-api-key",
+      credentialValue: "sk-live-upstream-credential",
+    });
+    expect(saved.status).toBe(303);
+    const minted = await d.request("/pool/llm/keys", {
+      cookie: owner,
+      form: { label: "ci", access: "write", expires_preset: "none" },
+    });
+    const secrets = [
+      "sk-live-upstream-credential",
+      /id="minted-key">([^<]+)</.exec(minted.text)![1]!,
+      /id="minted-signing-secret">([^<]+)</.exec(minted.text)![1]!,
+      /id="minted-request-secret">([^<]+)</.exec(minted.text)![1]!,
+    ];
+    expect(secrets[3]).toMatch(/^slc_req_/);
+    const pages = ["/", "/pool/llm", "/pool/llm/edit", "/pool/llm/live", "/pool/llm/series"];
+    const bad = await saveForm("llm", { [`${P}.hmac.skewSeconds`]: "x" });
+    expect(bad.status).toBe(422);
+    const texts = [bad.text];
+    for (const path of pages) texts.push((await d.request(path, { cookie: owner })).text);
+    for (const text of texts) {
+      for (const secret of secrets) expect(text).not.toContain(secret);
+    }
+  });
+
+  describe("set in the form, enforced by the Lock API", () => {
+    let lock: Listening;
+    beforeEach(async () => {
+      lock = await listen(
+        createLockApp({
+          governor: d.governor,
+          catalog: d.catalog,
+          logError: (error) => {
+            throw error;
+          },
+        }).fetch,
+      );
+    });
+    afterEach(async () => lock.close());
+
+    async function acquire(key: string, headers: Record<string, string> = {}) {
+      const response = await fetch(`${lock.url}/pools/llm/lock/acquire`, {
+        method: "POST",
+        headers: { "x-svc-key": key, ...headers },
+      });
+      const body = (await response.json()) as { slotId?: string; error?: string };
+      if (body.slotId) await d.governor.release("llm", body.slotId);
+      return { status: response.status, body };
+    }
+    async function mint() {
+      const minted = await d.request("/pool/llm/keys", {
+        cookie: owner,
+        form: { label: "", access: "write", expires_preset: "none" },
+      });
+      return {
+        key: /id="minted-key">([^<]+)</.exec(minted.text)![1]!,
+        id: /Request-signing secret \(key id (\d+)\)/.exec(minted.text)?.[1],
+        secret: /id="minted-request-secret">([^<]+)</.exec(minted.text)?.[1],
+      };
+    }
+
+    it("an IP allowlist, then signed requests, then a JWT", async () => {
+      const plain = await mint();
+      expect((await acquire(plain.key)).status).toBe(200);
+
+      expect((await saveForm("llm", { [`${P}.ipAllowlist`]: "203.0.113.0/24" })).status).toBe(303);
+      expect(await acquire(plain.key)).toEqual({
+        status: 403,
+        body: {
+          error: "unauthorized",
+          message: "Your address is not in this pool's IP allowlist.",
+        },
+      });
+      const local = "127.0.0.0/8\n::1/128";
+      expect((await saveForm("llm", { [`${P}.ipAllowlist`]: local })).status).toBe(303);
+      expect((await acquire(plain.key)).status).toBe(200);
+
+      expect((await saveForm("llm", { [`${P}.hmac`]: "on" })).status).toBe(303);
+      expect((await acquire(plain.key)).status).toBe(401);
+      const signed = await mint();
+      const sign = () =>
+        signLockRequest({
+          secret: signed.secret!,
+          keyId: signed.id!,
+          method: "POST",
+          url: "/pools/llm/lock/acquire",
+          timestamp: d.clock.now(),
+        });
+      expect((await acquire(signed.key)).status).toBe(401);
+      expect((await acquire(signed.key, sign())).status).toBe(200);
+
+      expect(
+        (
+          await saveForm("llm", {
+            [`${P}.hmac`]: "",
+            [`${P}.jwt`]: "on",
+            [`${P}.jwt.header`]: "x-caller-token",
+            [`${P}.jwt.algorithms`]: "RS256",
+            [`${P}.jwt.issuer`]: "https://idp.example",
+            [`${P}.jwt.audience`]: "sluice-llm",
+            [`${P}.jwt.jwks`]: JSON.stringify({ keys: [jwk] }),
+          })
+        ).status,
+      ).toBe(303);
+      const token = (aud: string) =>
+        new SignJWT({ sub: "svc-a", iss: "https://idp.example", aud })
+          .setProtectedHeader({ alg: "RS256", kid: "k1" })
+          .setExpirationTime(Math.floor(d.clock.now() / 1000) + 300)
+          .sign(rsa.privateKey);
+      expect((await acquire(plain.key)).status).toBe(401);
+      const wrong = await acquire(plain.key, { "x-caller-token": await token("another") });
+      expect(wrong.status).toBe(401);
+      const right = await acquire(plain.key, { "x-caller-token": await token("sluice-llm") });
+      expect(right.status).toBe(200);
+    });
+  });
+});
