@@ -1,6 +1,7 @@
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from "ioredis";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { optionalPackage } from "../packages/optional-package.js";
+import { keySlot } from "./key-slot.js";
 
 /** A single Redis or a Redis Cluster: the store speaks to either the same way. */
 export type RedisClient = Redis | Cluster;
@@ -189,4 +190,23 @@ export function clusterReady(client: RedisClient, timeoutMs: number): Promise<vo
     };
     client.once("ready", onReady);
   });
+}
+
+/**
+ * The node of a cluster that holds the group (`tag`) now, to send it a keyless command
+ * (the time); the client itself for a single Redis.
+ *
+ * @example
+ * ```ts
+ * const [seconds] = await nodeFor(client, "{p:llm}").time();
+ * ```
+ */
+export function nodeFor(client: RedisClient, tag: string | null): RedisClient {
+  if (!client.isCluster || tag === null) return client;
+  const cluster = client as Cluster;
+  const master = cluster.slots[keySlot(tag)]?.[0];
+  const node = cluster.nodes("master").find((candidate: Redis) => {
+    return `${candidate.options.host}:${candidate.options.port}` === master;
+  });
+  return node ?? client;
 }

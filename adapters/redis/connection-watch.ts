@@ -2,17 +2,21 @@ import type { Redis } from "ioredis";
 import type { StoreConnections } from "./connection.js";
 import type { DataLossWatch } from "./data-loss-watch.js";
 import type { EventSubscriptions } from "./event-subscriptions.js";
-import type { ConnectionHealth } from "./health.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import type { ProcessLedger } from "./process-ledger.js";
-import { afterRecovery, rejoinAfterBlip } from "./recovery.js";
+import { afterRecovery, type RecoveryScope, rejoinAfterBlip } from "./recovery.js";
 import type { RedisEngine } from "./redis-engine.js";
 import type { ReplyFields } from "./replies.js";
+import type { Shard, ShardHealth } from "./shard-health.js";
 
 /** What {@link watchConnections} wires together. */
 export interface WatchedParts {
   connections: StoreConnections;
-  monitor: ConnectionHealth;
+  monitor: ShardHealth;
+  /** The groups of a shard (what its recovery puts back). */
+  scopeOf(shard: Shard): RecoveryScope;
+  /** The groups of every shard that is up now. */
+  upScope(): RecoveryScope;
   events: EventSubscriptions;
   engine: RedisEngine;
   ledger: ProcessLedger;
@@ -24,17 +28,17 @@ export interface WatchedParts {
 
 /**
  * Reacts to the store's two connections and its health: a lost command connection marks
- * Redis down (a reconnect probes at once); other processes' events arriving on the subscriber
- * go to the engine, and their announcements that Redis lost its data to the data-loss watch;
- * a subscriber that comes back while Redis is up (a blip: Redis kept
- * everything) rejoins this process's waiters, and one that comes back while Redis is down
- * leaves that to the recovery, plus one more rejoin when the store turns ok (others may have
- * dropped the waiters until it listened again). Every turn to ok also sends the releases and
- * cancels Redis did not get ({@link afterRecovery}).
+ * Redis down (a lost cluster master, its shard; a reconnect probes at once); other processes'
+ * events arriving on the subscriber go to the engine, and their announcements that a group
+ * lost its data to the data-loss watch; a subscriber that comes back (a blip: Redis kept
+ * everything) rejoins this process's waiters on the shards that are up, and leaves those of
+ * a shard that is down to its recovery, plus one more rejoin when the shard is back (others
+ * may have dropped the waiters until it listened again). Every shard back also sends the
+ * releases and cancels it did not get ({@link afterRecovery}).
  *
  * @example
  * ```ts
- * watchConnections({ connections, monitor, events, engine, ledger, idle, closed: () => false });
+ * watchConnections({ connections, monitor, scopeOf, upScope, events, engine, ledger, idle, dataLoss, closed: () => false });
  * ```
  */
 export function watchConnections(parts: WatchedParts): void {
@@ -46,15 +50,17 @@ export function watchConnections(parts: WatchedParts): void {
   command.on("error", () => {});
   subscriber.on("error", () => {});
   command.on("close", () => {
-    if (!parts.closed()) monitor.markDown(new Error("connection to Redis lost"));
+    if (!parts.closed()) monitor.markDown(new Error("connection to Redis lost"), { whole: true });
   });
   // A cluster stays up while one master goes: losing any node means its shard may come back
-  // (failover) without the latest writes, so the recovery puts this process's slots back.
+  // (failover, restart) without the latest writes, so its recovery puts this process's slots
+  // there back; the other shards keep serving.
   // (Before the first slot map, ioredis also drops start-up nodes that turn out to be
   // replicas; those, and replicas later, hold nothing of ours.)
   command.on("-node", (node: Redis) => {
     if (parts.closed() || command.status !== "ready" || node.options.readOnly) return;
-    monitor.markDown(new Error(`connection to Redis Cluster master ${nodeName(node)} lost`));
+    const name = nodeName(node);
+    monitor.markDown(new Error(`connection to Redis Cluster master ${name} lost`), { node: name });
   });
   command.on("ready", () => monitor.nudge());
   // A cluster's subscriber is one connection per master: ioredis reports one going away and
@@ -76,18 +82,16 @@ export function watchConnections(parts: WatchedParts): void {
   subscriber.on(back, () => {
     if (!subscriberLost || parts.closed()) return;
     subscriberLost = false;
-    if (!monitor.up) {
-      rejoinWhenUp = true;
-      return;
-    }
+    if (!monitor.up) rejoinWhenUp = true;
     // Redis went away again: the next reconnect rejoins; a waiter's deadline still asks Redis.
-    idle.track(rejoinAfterBlip({ events, engine, ledger }).catch(() => {}));
+    const scope = parts.upScope();
+    idle.track(rejoinAfterBlip({ events, engine, ledger, scope }).catch(() => {}));
   });
-  monitor.onChange((status) => {
-    if (status.state !== "ok") return;
+  monitor.onShard((shard, up) => {
+    if (!up) return;
     const rejoin = rejoinWhenUp;
-    rejoinWhenUp = false;
-    idle.track(afterRecovery({ events, engine, ledger }, rejoin));
+    if (monitor.up) rejoinWhenUp = false;
+    idle.track(afterRecovery({ events, engine, ledger, scope: parts.scopeOf(shard) }, rejoin));
   });
 }
 

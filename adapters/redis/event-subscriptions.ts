@@ -44,13 +44,13 @@ export class EventSubscriptions implements GroupEvents {
   }
 
   /**
-   * After a reconnect: subscribes to every channel again and resolves once Redis confirmed
-   * it (ioredis subscribes again on its own, without telling when that is done).
+   * After a reconnect: subscribes to every channel again (of the groups `inScope` accepts: a
+   * shard back while others are still down) and resolves once Redis confirmed it (ioredis
+   * subscribes again on its own, without telling when that is done).
    */
-  async renewAll(): Promise<void> {
-    await Promise.all(
-      [...this.subscriptions.keys()].map((tag) => this.subscriber.ssubscribe(this.channel(tag))),
-    );
+  async renewAll(inScope: (tag: string) => boolean = () => true): Promise<void> {
+    const tags = [...this.subscriptions.keys()].filter(inScope);
+    await Promise.all(tags.map((tag) => this.subscriber.ssubscribe(this.channel(tag))));
   }
 
   private channel(tag: string): string {

@@ -49,7 +49,7 @@ export interface GroupBatcherDeps {
    */
   onReply(route: PoolRoute, fields: ReplyFields): number;
   /** Maps a failure to reach Redis (StoreUnavailableError); called once per failed call. */
-  onError(error: unknown): unknown;
+  onError(error: unknown, route: PoolRoute): unknown;
 }
 
 /**
@@ -133,7 +133,7 @@ export class GroupBatcher {
         ...call.args,
       ])) as ReplyFields;
     } catch (error) {
-      call.reject(this.deps.onError(error));
+      call.reject(this.deps.onError(error, route));
       return;
     }
     let at: number;
@@ -163,7 +163,7 @@ export class GroupBatcher {
     try {
       fields = (await runner.run(runner.scripts.group.batch, route.base, args)) as ReplyFields;
     } catch (error) {
-      const wrapped = this.deps.onError(error);
+      const wrapped = this.deps.onError(error, route);
       for (const call of calls) call.reject(wrapped);
       return;
     }

@@ -53,8 +53,11 @@ export interface GroupRunnerDeps {
   events: GroupEvents;
   idle: IdleTracker;
   listener(): RedisListener;
-  /** Told about every failure to reach Redis (already wrapped in StoreUnavailableError). */
-  onUnavailable(error: StoreUnavailableError): void;
+  /**
+   * Told about every failure to reach Redis (already wrapped in StoreUnavailableError), with
+   * the hash tag of the group (or key) it was met on; null: a keyless command.
+   */
+  onUnavailable(error: StoreUnavailableError, tag: string | null): void;
 }
 
 /**
@@ -84,7 +87,7 @@ export class GroupRunner {
       runner: deps.runner,
       originId: deps.originId,
       onReply: (route, fields) => this.afterReply(route, fields),
-      onError: (error) => this.unavailable(error),
+      onError: (error, route) => this.unavailable(error, route.tag),
     });
   }
 
@@ -114,7 +117,7 @@ export class GroupRunner {
     try {
       await this.deps.events.listen(route.tag);
     } catch (error) {
-      throw this.unavailable(error);
+      throw this.unavailable(error, route.tag);
     }
     this.listening.add(route.tag);
     return this.batcher.submit(script, route, args, this.scriptNow(at));
@@ -133,22 +136,25 @@ export class GroupRunner {
     return REPLY_EVENTS + events;
   }
 
-  /** The group a pool lives in, claiming `target` when none is recorded. */
-  async home(homeKey: string, target: string): Promise<string> {
+  /** The group a pool lives in, claiming `target` when none is recorded (`homeTag`: its key's tag). */
+  async home(homeKey: string, homeTag: string, target: string): Promise<string> {
     const { runner } = this.deps;
-    try {
-      return String(await runner.run(runner.scripts.home, homeKey, [target]));
-    } catch (error) {
-      throw this.unavailable(error);
-    }
+    return this.guard(homeTag, async () =>
+      String(await runner.run(runner.scripts.home, homeKey, [target])),
+    );
   }
 
-  /** A plain command, with the same failure mapping. */
-  async command<T>(send: (redis: RedisClient) => Promise<T>): Promise<T> {
+  /** A plain command, with the same failure mapping; `tag`: the hash tag of its key, if any. */
+  command<T>(send: (redis: RedisClient) => Promise<T>, tag: string | null = null): Promise<T> {
+    return this.guard(tag, () => this.deps.runner.command(send));
+  }
+
+  /** Runs other work on Redis with the same failure mapping, met on the group `tag`. */
+  async guard<T>(tag: string | null, work: () => Promise<T>): Promise<T> {
     try {
-      return await this.deps.runner.command(send);
+      return await work();
     } catch (error) {
-      throw this.unavailable(error);
+      throw this.unavailable(error, tag);
     }
   }
 
@@ -192,9 +198,9 @@ export class GroupRunner {
     this.deps.idle.track(work);
   }
 
-  private unavailable(error: unknown): unknown {
+  private unavailable(error: unknown, tag: string | null): unknown {
     const wrapped = toStoreError(error);
-    if (wrapped instanceof StoreUnavailableError) this.deps.onUnavailable(wrapped);
+    if (wrapped instanceof StoreUnavailableError) this.deps.onUnavailable(wrapped, tag);
     return wrapped;
   }
 }

@@ -82,13 +82,15 @@ export class HeldSlots {
   }
 
   /**
-   * The slots whose lease still runs at `now` (Redis time), oldest grant first. The others
-   * are forgotten: Redis reclaimed them, or would have (a reclaim event missed while the
+   * The slots whose lease still runs at `now` (Redis time), oldest grant first, of the pools
+   * `inScope` accepts (one shard's, when only that shard is back). The others in scope are
+   * forgotten: Redis reclaimed them, or would have (a reclaim event missed while the
    * subscription was down leaves them here otherwise).
    */
-  adoptable(now: number): AdoptableSlot[] {
+  adoptable(now: number, inScope: (pool: string) => boolean = () => true): AdoptableSlot[] {
     const adoptable: AdoptableSlot[] = [];
     for (const [slotId, known] of this.slots) {
+      if (!inScope(known.pool)) continue;
       if (known.leaseDeadline <= now) {
         this.slots.delete(slotId);
         continue;

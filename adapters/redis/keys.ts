@@ -18,14 +18,16 @@
  *   `enqueuedAt:waitDeadline:owner process`.
  * - `B:log:<pool>` list of grant times, newest first (the RPM window).
  * - `B:budget` hash (`origin`) and `B:members` list of pool names in join order (budget groups).
+ * - `B:epoch`: the random value that tells a group whose shard lost its data (a flush, a
+ *   master restarted empty) from a pool another process removed (see `data-loss-watch.ts`).
  *
  * - `B:events:<process id>`: not a key but the sharded Pub/Sub channel of one process's
  *   handoffs and reclaims in the group.
  *
  * Outside groups: `<prefix>{p:<pool>}:home` names the group a pool lives in (read when a
- * process first defines the pool), `<prefix>{probe}` is written by the recovery probe, and
- * `<prefix>{epoch}` holds the random value that tells a Redis that lost its data (see
- * `data-loss-watch.ts`); the plain Pub/Sub channel of the same name announces a new one.
+ * process first defines the pool), `<prefix>{probe}` (or, for one shard of a cluster,
+ * `<prefix>{probe:<n>}` in its slots) is written by the recovery probe, and the plain Pub/Sub
+ * channel `<prefix>{epoch}` announces a group's new epoch.
  *
  * @example
  * ```ts
@@ -67,14 +69,22 @@ export class RedisKeys {
     return `${this.prefix}${tag}:events:${processId}`;
   }
 
-  /** The key the recovery probe writes (a write proves the server accepts scripts again). */
-  probe(): string {
-    return `${this.prefix}{probe}`;
+  /**
+   * The key the recovery probe writes (a write proves the server accepts scripts again);
+   * `tag`: in that hash tag's slot (a probe of one shard of a cluster).
+   */
+  probe(tag: string | null = null): string {
+    return `${this.prefix}${tag ?? "{probe}"}`;
   }
 
-  /** The epoch key, and the channel that announces a new epoch (see `DataLossWatch`). */
+  /** The channel that announces a group's new epoch (see `DataLossWatch`). */
   epoch(): string {
     return `${this.prefix}{epoch}`;
+  }
+
+  /** A group's epoch key (in the group's slot, so on the shard that holds the group). */
+  groupEpoch(tag: string): string {
+    return `${this.groupBase(tag)}:epoch`;
   }
 
   /** A `SCAN MATCH` pattern covering every key of this prefix (tests and tooling). */

@@ -14,6 +14,8 @@ import type {
 } from "../../src/store/types.js";
 import type { RejoiningWaiter } from "./queued-waiters.js";
 
+const ALL = () => true;
+
 /** What the local store issued for one slot id: a held slot, or a waiter. */
 interface Issued {
   pool: string;
@@ -134,10 +136,14 @@ export class LocalFallback {
     return this.movedWaiters.has(slotId);
   }
 
-  /** Redis waiters moved here whose callers hold a local slot now (Redis may still queue them). */
-  movedHolders(): { pool: string; slotId: string }[] {
+  /**
+   * Redis waiters moved here whose callers hold a local slot now (Redis may still queue them),
+   * of the pools `inScope` accepts (those of the shard that is back).
+   */
+  movedHolders(inScope: (pool: string) => boolean = ALL): { pool: string; slotId: string }[] {
     const holders: { pool: string; slotId: string }[] = [];
     for (const [slotId, issued] of this.issued) {
+      if (!inScope(issued.pool)) continue;
       if (issued.requestDeadline !== null && this.movedWaiters.has(slotId)) {
         holders.push({ pool: issued.pool, slotId });
       }
@@ -163,13 +169,18 @@ export class LocalFallback {
    * Gives up every slot and waiter the local store still answers for, and answers them, so
    * that Redis takes them over (adopts the slots, queues the waiters): slots taken during the
    * outage then count against the shared limit instead of coming on top of it. Waiters go
-   * first (cancelled here), so releasing the slots here serves none of them.
+   * first (cancelled here), so releasing the slots here serves none of them. Only the pools
+   * `inScope` accepts (a shard of a cluster back while others are still down).
    */
-  handOver(): { holders: HandedHolder[]; waiters: RejoiningWaiter[] } {
+  handOver(inScope: (pool: string) => boolean = ALL): {
+    holders: HandedHolder[];
+    waiters: RejoiningWaiter[];
+  } {
     const now = this.clock.now();
     const holders: HandedHolder[] = [];
     const waiters: RejoiningWaiter[] = [];
-    for (const [slotId, issued] of this.issued) {
+    const issuedInScope = [...this.issued].filter(([, issued]) => inScope(issued.pool));
+    for (const [slotId, issued] of issuedInScope) {
       if (issued.requestDeadline !== null) continue;
       this.store.cancel(issued.pool, slotId);
       const waitedMs = Math.max(0, now - issued.queuedAt);
@@ -177,16 +188,19 @@ export class LocalFallback {
       waiters.push({ pool: issued.pool, slotId, waitedMs, waitLeftMs });
     }
     // Redis has the reserved slots itself (or adopts them from the ledger).
-    for (const [slotId, pool] of this.reserved) this.store.release(pool, slotId);
-    this.reserved.clear();
-    for (const [slotId, issued] of this.issued) {
+    for (const [slotId, pool] of this.reserved) {
+      if (!inScope(pool)) continue;
+      this.store.release(pool, slotId);
+      this.reserved.delete(slotId);
+    }
+    for (const [slotId, issued] of issuedInScope) {
+      this.issued.delete(slotId);
+      this.movedWaiters.delete(slotId);
       if (issued.requestDeadline === null) continue;
       this.store.release(issued.pool, slotId);
       const requestLeftMs = Math.max(1, issued.requestDeadline - now);
       holders.push({ pool: issued.pool, slotId, requestLeftMs });
     }
-    this.issued.clear();
-    this.movedWaiters.clear();
     return { holders, waiters };
   }
 

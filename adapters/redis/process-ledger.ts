@@ -71,12 +71,20 @@ export class ProcessLedger {
     this.uncancelled.set(slotId, pool);
   }
 
-  /** The releases and cancels to send again, forgotten here (a failed one is recorded anew). */
-  takeUnsent(): { releases: [slotId: string, pool: string][]; cancels: [string, string][] } {
-    const unsent = { releases: [...this.unreleased], cancels: [...this.uncancelled] };
-    this.unreleased.clear();
-    this.uncancelled.clear();
-    return unsent;
+  /**
+   * The releases and cancels to send again, of the pools `inScope` accepts (a shard that is
+   * back), forgotten here (a failed one is recorded anew).
+   */
+  takeUnsent(inScope: (pool: string) => boolean = () => true): {
+    releases: [slotId: string, pool: string][];
+    cancels: [string, string][];
+  } {
+    const take = (unsent: Map<string, string>) => {
+      const taken = [...unsent].filter(([, pool]) => inScope(pool));
+      for (const [slotId] of taken) unsent.delete(slotId);
+      return taken;
+    };
+    return { releases: take(this.unreleased), cancels: take(this.uncancelled) };
   }
 
   forgetPool(pool: string): void {

@@ -7,8 +7,31 @@ import type { ProcessLedger } from "./process-ledger.js";
 import type { RedisEngine } from "./redis-engine.js";
 import type { ScriptRunner } from "./scripts.js";
 
+/**
+ * The part of the store a recovery puts back: everything (a single Redis), one shard of a
+ * cluster, or one group that lost its data. Each test is by where the thing lives.
+ */
+export interface RecoveryScope {
+  /** A hash tag on the node that holds the scope (null: the whole store), for keyless commands. */
+  readonly at: string | null;
+  /** A group, by hash tag. */
+  tag(tag: string): boolean;
+  pool(pool: string): boolean;
+  budget(budget: string): boolean;
+}
+
+/** The scope of the whole store. */
+export const EVERYTHING: RecoveryScope = {
+  at: null,
+  tag: () => true,
+  pool: () => true,
+  budget: () => true,
+};
+
 /** The parts of a Redis slot store that recovery after an outage works on. */
 export interface RecoveryParts {
+  /** What the outage or the loss hit; the rest is left as it is. */
+  scope: RecoveryScope;
   runner: ScriptRunner;
   engine: RedisEngine;
   events: EventSubscriptions;
@@ -34,14 +57,17 @@ export interface RecoveryParts {
  * ```
  */
 export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
-  const { definitions, engine } = parts;
-  await parts.runner.preload();
-  for (const pool of [...definitions.removedPools]) {
+  const { definitions, engine, scope } = parts;
+  await parts.runner.preload(scope.at);
+  for (const pool of [...definitions.removedPools].filter(scope.pool)) {
     await engine.removePool(pool);
     definitions.removedPools.delete(pool);
   }
-  for (const [budget, origin] of definitions.budgets) await engine.upsertBudget(budget, origin);
+  for (const [budget, origin] of definitions.budgets) {
+    if (scope.budget(budget)) await engine.upsertBudget(budget, origin);
+  }
   for (const [pool, config] of definitions.pools) {
+    if (!scope.pool(pool)) continue;
     const created = await engine.upsertPool(pool, config, true).catch((error: unknown) => {
       // A pool that cannot move budgets yet stays where it is until it is defined again.
       if (error instanceof StoreUnavailableError) throw error;
@@ -51,12 +77,12 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
     const learned = definitions.learned.get(pool);
     if (created && learned) await engine.setLearned(pool, learned, false);
   }
-  for (const budget of [...definitions.removedBudgets]) {
+  for (const budget of [...definitions.removedBudgets].filter(scope.budget)) {
     await engine.removeBudget(budget);
     definitions.removedBudgets.delete(budget);
   }
   // Other processes skip the waiters of a process that does not listen: listen first.
-  await parts.events.renewAll();
+  await parts.events.renewAll(scope.tag);
   await restoreSlotsAndWaiters(parts);
 }
 
@@ -73,17 +99,17 @@ export async function resyncAfterOutage(parts: RecoveryParts): Promise<void> {
  *   meanwhile gets it (see `lua/rejoin.lua`); the local fallback's waiters come with them.
  */
 async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
-  const { local, engine, ledger } = parts;
+  const { local, engine, ledger, scope } = parts;
   const { queued, held } = ledger;
   const now = await parts.now();
   // A Redis waiter moved to the local queue and served there may still be queued in Redis:
   // cancelled there before anything is handed over (a recovery cut short cancels again), so
   // Redis does not hand it a slot later; one it was handed meanwhile is the slot adopted next.
-  const movedHolders = local?.movedHolders() ?? [];
+  const movedHolders = local?.movedHolders(scope.pool) ?? [];
   await Promise.all(movedHolders.map(({ pool, slotId }) => engine.cancel(pool, slotId)));
   // The local fallback's slots and waiters are recorded as this process's Redis ones before
   // anything is sent, so a recovery cut short hands them over the next time.
-  const handed = local && local.outstanding > 0 ? local.handOver() : null;
+  const handed = local && local.outstanding > 0 ? local.handOver(scope.pool) : null;
   for (const { pool, slotId, requestLeftMs } of handed?.holders ?? []) {
     const requestDeadline = now + requestLeftMs;
     held.add(pool, { slotId, leaseDeadline: requestDeadline, requestDeadline });
@@ -92,7 +118,7 @@ async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
     queued.add(waiter.pool, waiter.slotId, waiter.waitedMs + waiter.waitLeftMs, waiter.waitedMs);
   }
   await Promise.all(
-    held.adoptable(now).map(async ({ pool, slotId, requestLeftMs, leaseDeadline }) => {
+    held.adoptable(now, scope.pool).map(async ({ pool, slotId, requestLeftMs, leaseDeadline }) => {
       const slot = await engine.adopt(pool, slotId, requestLeftMs, leaseDeadline);
       // Held in Redis now, with the lease Redis gave it; unless its caller released it
       // meanwhile (that release is sent to Redis once the store is up).
@@ -114,11 +140,11 @@ async function restoreSlotsAndWaiters(parts: RecoveryParts): Promise<void> {
  * ```
  */
 export async function afterRecovery(
-  parts: Pick<RecoveryParts, "events" | "engine" | "ledger">,
+  parts: Pick<RecoveryParts, "events" | "engine" | "ledger" | "scope">,
   rejoin: boolean,
 ): Promise<void> {
   const { engine, ledger } = parts;
-  const { releases, cancels } = ledger.takeUnsent();
+  const { releases, cancels } = ledger.takeUnsent(parts.scope.pool);
   const released = releases.map(([slotId, pool]) =>
     engine.release(pool, slotId).catch(() => ledger.releaseLater(pool, slotId)),
   );
@@ -149,13 +175,14 @@ export async function afterRecovery(
  * ```
  */
 export async function rejoinAfterBlip(
-  parts: Pick<RecoveryParts, "events" | "engine" | "ledger">,
+  parts: Pick<RecoveryParts, "events" | "engine" | "ledger" | "scope">,
 ): Promise<void> {
-  await parts.events.renewAll();
+  await parts.events.renewAll(parts.scope.tag);
   await rejoinWaiters(parts);
 }
 
-/** Every waiter of this process to `rejoin.lua`, the longest waiting first. */
-async function rejoinWaiters({ engine, ledger }: Pick<RecoveryParts, "engine" | "ledger">) {
-  await Promise.all(ledger.queued.rejoining().map((waiter) => engine.rejoin(waiter)));
+/** Every waiter of this process in the scope to `rejoin.lua`, the longest waiting first. */
+async function rejoinWaiters(parts: Pick<RecoveryParts, "engine" | "ledger" | "scope">) {
+  const waiters = parts.ledger.queued.rejoining().filter(({ pool }) => parts.scope.pool(pool));
+  await Promise.all(waiters.map((waiter) => parts.engine.rejoin(waiter)));
 }

@@ -12,6 +12,7 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "../../src/store/types.js";
+import { nodeFor } from "./cluster.js";
 import { type GroupEvents, GroupRunner, isBudgetGroup, type PoolRoute } from "./group-runner.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import { encodeName, type RedisKeys } from "./keys.js";
@@ -57,13 +58,19 @@ export interface EngineDeps {
   restoreGraceMs: number;
   budgets: ReadonlyMap<string, number | null>;
   listener(): RedisListener;
-  /** Told about every failure to reach Redis. */
-  onUnavailable(error: StoreUnavailableError): void;
+  /** Told about every failure to reach Redis, with the hash tag of the group it was met on. */
+  onUnavailable(error: StoreUnavailableError, tag: string | null): void;
   /**
-   * A pool this process defined is missing, or a slot it holds is unknown: whether Redis lost
-   * its data, in which case the recovery has run (see `DataLossWatch.check`).
+   * A pool this process defined is missing, or a slot it holds is unknown, in the group `tag`:
+   * whether its shard lost its data, in which case the group's recovery has run (see
+   * `DataLossWatch.check`).
    */
-  checkDataLoss(): Promise<boolean>;
+  checkDataLoss(tag: string): Promise<boolean>;
+  /**
+   * Before this process's first definition in a group: reads the group's epoch (see
+   * `DataLossWatch`); null when it is known already.
+   */
+  knowGroup(tag: string): Promise<void> | null;
 }
 
 /** Hops followed through forwarding records before giving up (moves chain rarely). */
@@ -91,9 +98,10 @@ export class RedisEngine {
     this.groups = new GroupRunner(deps);
   }
 
-  async now(): Promise<number> {
+  /** Redis time; `tag`: read on the node that holds that group (a cluster's masters may differ). */
+  async now(tag: string | null = null): Promise<number> {
     if (this.deps.clock) return this.deps.clock.now();
-    const [seconds, micros] = await this.groups.command((redis) => redis.time());
+    const [seconds, micros] = await this.groups.command((redis) => nodeFor(redis, tag).time(), tag);
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
@@ -125,6 +133,8 @@ export class RedisEngine {
       }
     }
     const route = this.route(pool, target);
+    const knowing = this.knowGroup(target);
+    if (knowing) await knowing;
     const grace = restoring ? this.deps.restoreGraceMs : 0;
     const reply = await this.groups.run(
       "upsert-pool",
@@ -147,7 +157,7 @@ export class RedisEngine {
     this.routes.delete(pool);
     // A budget's timer may still serve the other pools of the group.
     if (!isBudgetGroup(route)) this.groups.forget(route);
-    await this.groups.command((redis) => redis.del(this.deps.keys.home(pool)));
+    await this.groups.command((redis) => redis.del(this.deps.keys.home(pool)), this.homeTag(pool));
   }
 
   async acquire(pool: string, request: StoreAcquireRequest): Promise<StoreAcquireResult> {
@@ -170,7 +180,8 @@ export class RedisEngine {
   async renew(pool: string, slotId: string): Promise<StoreRenewResult> {
     const result = await this.renewOnce(pool, slotId);
     // Unknown to Redis: if Redis lost its data, the recovery has adopted the slot back.
-    if (result.type !== "not_found" || !(await this.deps.checkDataLoss())) return result;
+    const tag = this.routes.get(pool)?.tag;
+    if (result.type !== "not_found" || !tag || !(await this.deps.checkDataLoss(tag))) return result;
     return this.renewOnce(pool, slotId);
   }
 
@@ -264,7 +275,7 @@ export class RedisEngine {
       recreated = true;
       // Redis lost its data (a flush): the recovery re-created every pool with its grace.
       // Else another process removed the pool: define it again.
-      if (!(await this.deps.checkDataLoss())) await this.recreate(pool, config);
+      if (!(await this.deps.checkDataLoss(route.tag))) await this.recreate(pool, config);
     }
     return null;
   }
@@ -297,14 +308,38 @@ export class RedisEngine {
       return this.move(pool, retired.moved, to, config, hops + 1);
     }
     const route = this.route(pool, to);
+    const knowing = this.knowGroup(to);
+    if (knowing) await knowing;
     const carried = retired.t === "retired" ? retired : NOTHING_CARRIED;
     await this.groups.run("upsert-pool", route, configArgs(config, to, carried));
-    await this.groups.command((redis) => redis.set(this.deps.keys.home(pool), to));
+    await this.groups.command(
+      (redis) => redis.set(this.deps.keys.home(pool), to),
+      this.homeTag(pool),
+    );
     this.routes.set(pool, route);
   }
 
   private claimHome(pool: string, target: string): Promise<string> {
-    return this.groups.home(this.deps.keys.home(pool), target);
+    return this.groups.home(this.deps.keys.home(pool), this.homeTag(pool), target);
+  }
+
+  /**
+   * Reads the group's epoch if this process does not know it yet; null when it does (then
+   * nothing is awaited: a definition keeps its place among the group's calls).
+   */
+  private knowGroup(tag: string): Promise<void> | null {
+    const knowing = this.deps.knowGroup(tag);
+    return knowing && this.groups.guard(tag, () => knowing);
+  }
+
+  /** The hash tag of a pool's home pointer (its own group's, whatever its budget). */
+  private homeTag(pool: string): string {
+    return this.deps.keys.groupTag(pool, null);
+  }
+
+  /** The hash tag of the group a pool lives in, as this process last found it (null: unknown). */
+  tagOf(pool: string): string | null {
+    return this.routes.get(pool)?.tag ?? null;
   }
 
   private route(pool: string, tag: string): PoolRoute {

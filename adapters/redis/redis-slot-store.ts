@@ -27,7 +27,7 @@ import { watchConnections } from "./connection-watch.js";
 import { DataLossWatch } from "./data-loss-watch.js";
 import { Definitions } from "./definitions.js";
 import { EventSubscriptions } from "./event-subscriptions.js";
-import { ConnectionHealth, type StoreHealth } from "./health.js";
+import type { StoreHealth } from "./health.js";
 import { IdleTracker } from "./idle-tracker.js";
 import { DEFAULT_KEY_PREFIX, RedisKeys } from "./keys.js";
 import { LocalFallback } from "./local-fallback.js";
@@ -38,11 +38,13 @@ import {
   type RedisStoreStats,
 } from "./options.js";
 import { ProcessLedger } from "./process-ledger.js";
-import { resyncAfterOutage } from "./recovery.js";
+import { type RecoveryScope, resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type RedisListener, UNKNOWN } from "./replies.js";
 import { loadScripts, ScriptRunner } from "./scripts.js";
 import { redisServerWarnings } from "./server-check.js";
+import { type Shard, ShardHealth } from "./shard-health.js";
+import { StoreScopes } from "./store-scopes.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
 
@@ -65,7 +67,9 @@ export class RedisSlotStore implements SlotStore {
   private readonly keys: RedisKeys;
   private readonly runner: ScriptRunner;
   private readonly engine: RedisEngine;
-  private readonly monitor: ConnectionHealth;
+  /** Health per shard: a single Redis is one, a cluster has one per master. */
+  private readonly monitor: ShardHealth;
+  private readonly scopes: StoreScopes;
   private readonly local: LocalFallback | null;
   private readonly definitions = new Definitions();
   private readonly idle = new IdleTracker();
@@ -100,8 +104,10 @@ export class RedisSlotStore implements SlotStore {
             (pool, slotId) => this.ledger.cancelLater(pool, slotId),
           )
         : null;
-    const resync = () =>
+    this.scopes = new StoreScopes(this.keys, (pool) => this.tagOf(pool));
+    const resync = (scope: RecoveryScope) =>
       resyncAfterOutage({
+        scope,
         runner: this.runner,
         engine: this.engine,
         events: this.events,
@@ -109,33 +115,37 @@ export class RedisSlotStore implements SlotStore {
         local: this.local,
         ledger: this.ledger,
         // Redis time, as lease deadlines are (the store's own now() is local while down).
-        now: () => (this.clock ? this.clock.now() : this.engine.now()),
+        now: () => (this.clock ? this.clock.now() : this.engine.now(scope.at)),
       });
     this.dataLoss = new DataLossWatch({
       runner: this.runner,
       subscriber: this.connections.subscriber,
       keys: this.keys,
       idle: this.idle,
-      recover: resync,
+      recover: (tag) => resync(this.scopes.ofGroup(tag)),
     });
-    this.monitor = new ConnectionHealth({
+    this.monitor = new ShardHealth({
+      client: this.connections.command,
       downState: policy === "open" ? "degraded" : "unavailable",
-      probe: () => this.probe(),
-      recover: async () => {
-        await this.dataLoss.establish();
-        await resync();
+      probe: (shard) => this.probe(shard),
+      recover: async (shard) => {
+        const scope = this.scopes.ofShard(shard);
+        await this.dataLoss.establish(scope.tag);
+        await resync(scope);
       },
       probeMinMs: options.recoveryProbeMs?.min ?? 100,
       probeMaxMs: options.recoveryProbeMs?.max ?? 2_000,
     });
-    // Failure policy "open": the local limit counts the Redis slots still at work, and this
-    // process's Redis waiters queue locally, ahead of newcomers, instead of waiting for nothing.
-    this.monitor.onChange((status) => {
+    // Failure policy "open": the local limit counts the Redis slots still at work on the shard
+    // that went, and this process's Redis waiters there queue locally, ahead of newcomers,
+    // instead of waiting for nothing.
+    this.monitor.onShard((shard, up) => {
       const local = this.local;
-      if (status.state !== "degraded" || !local) return;
-      local.reserve(this.ledger.held.list());
-      const moved = local.takeWaiters(this.ledger.queued.rejoining());
-      for (const slotId of moved) this.ledger.queued.delete(slotId);
+      if (up || !local) return;
+      const inShard = this.scopes.ofShard(shard).pool;
+      local.reserve(this.ledger.held.list().filter(({ pool }) => inShard(pool)));
+      const waiters = this.ledger.queued.rejoining().filter(({ pool }) => inShard(pool));
+      for (const slotId of local.takeWaiters(waiters)) this.ledger.queued.delete(slotId);
     });
     this.events = new EventSubscriptions(this.connections.subscriber, this.keys, this.originId);
     this.ledger = new ProcessLedger(options.clock ?? systemClock);
@@ -152,12 +162,15 @@ export class RedisSlotStore implements SlotStore {
       restoreGraceMs: Math.max(0, options.restoreGraceMs ?? DEFAULT_RESTORE_GRACE_MS),
       budgets: this.definitions.budgets,
       listener: () => listener,
-      onUnavailable: (error) => this.monitor.markDown(error),
-      checkDataLoss: () => this.dataLoss.check(),
+      onUnavailable: (error, tag) => this.monitor.markDown(error, tag === null ? null : { tag }),
+      checkDataLoss: (tag) => this.dataLoss.check(tag),
+      knowGroup: (tag) => this.dataLoss.know(tag),
     });
     watchConnections({
       connections: this.connections,
       monitor: this.monitor,
+      scopeOf: (shard) => this.scopes.ofShard(shard),
+      upScope: () => this.scopes.where(null, (tag) => this.monitor.upFor(tag)),
       events: this.events,
       engine: this.engine,
       ledger: this.ledger,
@@ -194,39 +207,55 @@ export class RedisSlotStore implements SlotStore {
   async upsertBudget(budget: string, originMaxConcurrent: number | null): Promise<void> {
     this.definitions.defineBudget(budget, originMaxConcurrent);
     this.local?.upsertBudget(budget, originMaxConcurrent);
-    await this.remote(() => this.engine.upsertBudget(budget, originMaxConcurrent), undefined);
+    await this.remote(
+      this.keys.budgetTag(budget),
+      () => this.engine.upsertBudget(budget, originMaxConcurrent),
+      undefined,
+    );
   }
 
   async removeBudget(budget: string): Promise<void> {
     this.definitions.removeBudget(budget);
     this.local?.removeBudget(budget);
-    await this.remote(async () => {
-      await this.engine.removeBudget(budget);
-      this.definitions.removedBudgets.delete(budget);
-    }, undefined);
+    await this.remote(
+      this.keys.budgetTag(budget),
+      async () => {
+        await this.engine.removeBudget(budget);
+        this.definitions.removedBudgets.delete(budget);
+      },
+      undefined,
+    );
   }
 
   async upsertPool(pool: string, config: StorePoolConfig): Promise<void> {
     this.definitions.definePool(pool, config);
     this.local?.upsertPool(pool, config);
-    await this.remote(() => this.engine.upsertPool(pool, config), undefined);
+    const tag = this.keys.groupTag(pool, config.budget?.id ?? null);
+    await this.remote(tag, () => this.engine.upsertPool(pool, config), undefined);
   }
 
   async removePool(pool: string): Promise<void> {
+    const tag = this.tagOf(pool);
     this.definitions.removePool(pool);
     this.ledger.forgetPool(pool);
     this.local?.removePool(pool);
-    await this.remote(async () => {
-      await this.engine.removePool(pool);
-      this.definitions.removedPools.delete(pool);
-    }, undefined);
+    await this.remote(
+      tag,
+      async () => {
+        await this.engine.removePool(pool);
+        this.definitions.removedPools.delete(pool);
+      },
+      undefined,
+    );
   }
 
   async acquire(pool: string, request: StoreAcquireRequest): Promise<StoreAcquireResult> {
     const local = this.local;
-    if (local && !this.monitor.up) return local.acquire(pool, request);
+    const tag = this.tagOf(pool);
+    if (local && !this.monitor.upFor(tag)) return local.acquire(pool, request);
     let sent = false;
     return this.remote(
+      tag,
       async () => {
         sent = true;
         try {
@@ -253,6 +282,7 @@ export class RedisSlotStore implements SlotStore {
     // A waiter queued in Redis cannot be reached: the governor gives up on it now, and the
     // cancel goes out once Redis is back, so the waiter is not served to nobody.
     return this.remoteOrLater(
+      pool,
       async () => {
         const result = await this.engine.cancel(pool, slotId);
         this.ledger.cancelled(pool, result);
@@ -267,11 +297,15 @@ export class RedisSlotStore implements SlotStore {
     if (this.local?.owns(slotId)) return this.local.renew(pool, slotId);
     this.local?.renewReserved(slotId);
     // Never "not_found" for a slot Redis may still hold: the governor retries the renewal.
-    return this.remote(async () => {
-      const result = await this.engine.renew(pool, slotId);
-      this.ledger.renewed(slotId, result);
-      return result;
-    }, null);
+    return this.remote(
+      this.tagOf(pool),
+      async () => {
+        const result = await this.engine.renew(pool, slotId);
+        this.ledger.renewed(slotId, result);
+        return result;
+      },
+      null,
+    );
   }
 
   async release(pool: string, slotId: string): Promise<StoreReleaseResult> {
@@ -282,6 +316,7 @@ export class RedisSlotStore implements SlotStore {
     this.local?.releaseReserved(slotId);
     // Unconfirmed while Redis is away: sent again once it is back.
     return this.remoteOrLater(
+      pool,
       () => this.engine.release(pool, slotId),
       () => this.ledger.releaseLater(pool, slotId),
       NOT_RELEASED,
@@ -291,7 +326,7 @@ export class RedisSlotStore implements SlotStore {
   /** Null also when Redis cannot answer now: the release that follows reports that. */
   async inspect(pool: string, slotId: string): Promise<StoreInspectResult | null> {
     if (this.local?.owns(slotId)) return this.local.inspect(pool, slotId);
-    if (this.closed || !this.monitor.up) return null;
+    if (this.closed || !this.monitor.upFor(this.tagOf(pool))) return null;
     try {
       return await this.engine.inspect(pool, slotId);
     } catch (error) {
@@ -303,12 +338,13 @@ export class RedisSlotStore implements SlotStore {
   async setLearned(pool: string, learned: LearnedLimits): Promise<void> {
     this.definitions.learned.set(pool, learned);
     this.local?.setLearned(pool, learned);
-    await this.remote(() => this.engine.setLearned(pool, learned), undefined);
+    await this.remote(this.tagOf(pool), () => this.engine.setLearned(pool, learned), undefined);
   }
 
   async snapshot(pool: string): Promise<PoolSnapshot | null> {
     const local = this.local;
     return this.remote(
+      this.tagOf(pool),
       () => this.engine.snapshot(pool),
       () => local!.snapshot(pool),
     );
@@ -365,21 +401,28 @@ export class RedisSlotStore implements SlotStore {
     return { roundTrips, scriptReloads, localOperations, state: this.monitor.current().state };
   }
 
+  /** The hash tag of the group a pool lives in (where this process last found it). */
+  private tagOf(pool: string): string {
+    const budget = this.definitions.pools.get(pool)?.budget?.id ?? null;
+    return this.engine.tagOf(pool) ?? this.keys.groupTag(pool, budget);
+  }
+
   /**
-   * Runs a Redis operation under the failure policy: while Redis is down, or when the call
-   * finds it unreachable, `fallback` answers (policy "open"), else StoreUnavailableError is
-   * thrown at once. `undefined` as fallback: definitions, which the local store already
-   * holds and Redis gets on recovery. `null`: always throw.
+   * Runs a Redis operation on the group `tag` under the failure policy: while its shard is
+   * down, or when the call finds it unreachable, `fallback` answers (policy "open"), else
+   * StoreUnavailableError is thrown at once. `undefined` as fallback: definitions, which the
+   * local store already holds and Redis gets on recovery. `null`: always throw.
    */
   private async remote<T>(
+    tag: string,
     operation: () => Promise<T>,
     fallback: (() => T) | undefined | null,
   ): Promise<T> {
     const canFallBack = this.local !== null && fallback !== null;
     if (this.closed) throw new StoreUnavailableError("The slot store is closed.");
-    if (!this.monitor.up) {
+    if (!this.monitor.upFor(tag)) {
       if (canFallBack) return (fallback ? fallback() : undefined) as T;
-      throw redisUnavailable(this.monitor.current().reason);
+      throw redisUnavailable(this.monitor.reasonFor(tag));
     }
     try {
       return await operation();
@@ -395,12 +438,13 @@ export class RedisSlotStore implements SlotStore {
    * `later` records it, to be sent again once the store is ok.
    */
   private async remoteOrLater<T>(
+    pool: string,
     operation: () => Promise<T>,
     later: () => void,
     whileDown: T,
   ): Promise<T> {
     try {
-      return await this.remote(operation, () => {
+      return await this.remote(this.tagOf(pool), operation, () => {
         later();
         return whileDown;
       });
@@ -435,17 +479,19 @@ export class RedisSlotStore implements SlotStore {
     try {
       await this.clusterReady();
       await this.runner.preload();
-      await this.dataLoss.establish();
+      await this.dataLoss.listen();
     } catch (error) {
       const wrapped = toStoreError(error);
-      if (wrapped instanceof StoreUnavailableError) this.monitor.markDown(wrapped);
+      if (wrapped instanceof StoreUnavailableError) this.monitor.markDown(wrapped, { whole: true });
       throw wrapped;
     }
   }
 
-  private async probe(): Promise<void> {
+  /** A write into the shard (a key in its slots), or any for the whole store. */
+  private async probe(shard: Shard): Promise<void> {
     await this.clusterReady();
-    await this.runner.command((redis) => redis.set(this.keys.probe(), "1", "PX", 60_000));
+    const key = this.keys.probe(shard.tag);
+    await this.runner.command((redis) => redis.set(key, "1", "PX", 60_000));
   }
 
   /**

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Redis } from "ioredis";
-import { masters, type RedisClient } from "./cluster.js";
+import { masters, nodeFor, type RedisClient } from "./cluster.js";
 import { LUA_KEY_PRELUDE } from "./keys.js";
 
 /** One Lua script: its full text and the SHA1 Redis knows it by. */
@@ -242,10 +242,11 @@ export class ScriptRunner {
 
   /**
    * Loads every script into the server's cache (at connect), so calls by SHA hit at once: on
-   * every master of a cluster (a master promoted later answers NOSCRIPT once, see `run`).
+   * every master of a cluster (a master promoted later answers NOSCRIPT once, see `run`), or
+   * only on the one holding the hash tag `at` (a shard back after an outage).
    */
-  async preload(): Promise<void> {
-    await Promise.all(masters(this.redis).map((node) => this.preloadOn(node)));
+  async preload(at: string | null = null): Promise<void> {
+    await Promise.all(masters(nodeFor(this.redis, at)).map((node) => this.preloadOn(node)));
   }
 
   private async preloadOn(node: Redis): Promise<void> {

@@ -4,9 +4,9 @@
  * each call a random pool's origin through `governor.run` until `stop` arrives on stdin.
  * Prints one JSON line of counts when done.
  *
- * argv: url prefix plan-json callers
+ * argv: url prefix plan-json callers [failure-policy]
  */
-import { createRedisGovernor } from "../../adapters/redis/index.js";
+import { createRedisGovernor, type FailurePolicy } from "../../adapters/redis/index.js";
 
 interface Plan {
   /** Pool name → origin URL. */
@@ -16,14 +16,15 @@ interface Plan {
   termMs: number;
 }
 
-const [url, prefix, planJson, callersText] = process.argv.slice(2) as [
+const [url, prefix, planJson, callersText, policy = "closed"] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
+  FailurePolicy?,
 ];
 const plan = JSON.parse(planJson) as Plan;
-const governor = await createRedisGovernor({ url, prefix, failurePolicy: "closed" });
+const governor = await createRedisGovernor({ url, prefix, failurePolicy: policy });
 await governor.defineBudget(plan.budget.id, { originMaxConcurrent: plan.budget.limit });
 for (const pool of Object.keys(plan.origins)) {
   await governor.definePool(pool, {
@@ -54,6 +55,7 @@ async function caller(): Promise<void> {
     } catch (error) {
       const code = (error as { code?: string }).code ?? "other";
       counts[code] = (counts[code] ?? 0) + 1;
+      counts[`${code}@${pool}`] = (counts[`${code}@${pool}`] ?? 0) + 1;
       // Redis unreachable (a shard failing over): try again shortly, as a client would.
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

@@ -63,6 +63,12 @@ export class ConcurrencyChecker {
     return tally.port;
   }
 
+  /** Starts counting the peaks anew from what is in flight now (to see one phase of a run). */
+  restartPeaks(): void {
+    for (const tally of this.pools.values()) tally.maxInFlight = tally.inFlight;
+    this.maxTotalInFlight = this.totalInFlight;
+  }
+
   tally(pool: string): OriginTally {
     const { served, inFlight, maxInFlight } = this.pools.get(pool)!;
     return { served, inFlight, maxInFlight };

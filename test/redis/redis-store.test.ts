@@ -156,8 +156,12 @@ describe.skipIf(!available)("RedisSlotStore", () => {
     const keys = await keysUnder(prefix);
     expect(keys.every((key) => key.startsWith(prefix))).toBe(true);
     const tags = new Set(keys.filter((key) => !key.endsWith(":home")).map(hashTag));
-    // Outside the groups only the epoch, which tells a Redis that lost its data.
-    expect(tags).toEqual(new Set(["b:team", "p:solo", "epoch"]));
+    // Nothing outside the groups: each group keeps its own epoch, which tells a group whose
+    // shard lost its data from a removed pool.
+    expect(tags).toEqual(new Set(["b:team", "p:solo"]));
+    expect(keys).toEqual(
+      expect.arrayContaining([`${prefix}{b:team}:epoch`, `${prefix}{p:solo}:epoch`]),
+    );
     // Home pointers live in each pool's own slot; odd names never break the tag.
     const homes = keys.filter((key) => key.endsWith(":home")).map(hashTag);
     expect(homes.sort()).toEqual(["p:chat", "p:embed%7Bx%7D%3Aodd", "p:solo"]);
