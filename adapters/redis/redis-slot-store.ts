@@ -41,7 +41,8 @@ import { ProcessLedger } from "./process-ledger.js";
 import { resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type RedisListener, UNKNOWN } from "./replies.js";
-import { loadScripts, ScriptRunner } from "./scripts.js";
+import { ScriptRunner } from "./script-runner.js";
+import { loadScripts } from "./scripts.js";
 import { redisServerWarnings } from "./server-check.js";
 
 const NOOP_LISTENER: StoreListener = { granted() {}, reclaimed() {} };
@@ -362,7 +363,13 @@ export class RedisSlotStore implements SlotStore {
   stats(): RedisStoreStats {
     const { roundTrips, scriptReloads } = this.runner.stats;
     const localOperations = this.local?.operations ?? 0;
-    return { roundTrips, scriptReloads, localOperations, state: this.monitor.current().state };
+    return {
+      roundTrips,
+      scriptReloads,
+      scripting: this.runner.usesFunctions ? "functions" : "eval",
+      localOperations,
+      state: this.monitor.current().state,
+    };
   }
 
   /**

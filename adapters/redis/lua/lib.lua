@@ -1,15 +1,17 @@
--- Shared core of every group script (scripts.ts prepends the key prelude from keys.ts and
--- appends one operation). The rules are src/store/SEMANTICS.md; the memory store is the
--- reference this code mirrors.
+-- Shared core of every group script. The rules are src/store/SEMANTICS.md; the memory store
+-- is the reference this code mirrors.
 --
--- scripts.ts copies into each script only the functions below that the operation reaches
--- (a closure is built per call for every `local function`, so unused ones cost time on
--- every call). Each function therefore starts with `local function` at column 0 and ends
--- with `end` at column 0; everything else at the top level is always included.
+-- It runs two ways (scripts.ts builds both): as one Redis Functions library, loaded once,
+-- where every operation is a function and the `local function`s below are built once per
+-- load; or, where Functions are unavailable, as one EVALSHA script per operation (key
+-- prelude + the functions below that the operation reaches + the operation), which builds a
+-- closure for every `local function` it holds on every call, so unused ones are left out.
+-- Each function therefore starts with `local function` at column 0 and ends with `end` at
+-- column 0; everything else at the top level is always included.
 --
--- KEYS[1] group base. ARGV[1] now in ms, or '' to use the server's TIME; ARGV[2] id of the
--- calling process; ARGV[3] encoded pool name; ARGV[4] pool name.
--- Operation arguments start at ARGV[5].
+-- Every operation starts with begin(KEYS, ARGV): KEYS[1] group base. ARGV[1] now in ms, or ''
+-- to use the server's TIME; ARGV[2] id of the calling process; ARGV[3] encoded pool name;
+-- ARGV[4] pool name. Operation arguments start at ARGV[5].
 --
 -- Each process listens to the group's events on the sharded channel base .. K_EVENTS .. its
 -- id (same hash tag as the group's keys, so on Redis Cluster it lives where they do).
@@ -18,18 +20,8 @@
 -- none), the number of event fields that follow, the caller's events, then the result,
 -- whose first field is its type.
 
-local base = KEYS[1]
-local caller = ARGV[2]
-local pool_enc = ARGV[3]
-
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  -- Effects replication (Redis >= 5 default, the only mode in 7) lets scripts read TIME.
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- The call's state: a library's top-level locals outlive a call, so begin sets every one.
+local base, caller, pool_enc, now
 
 local RPM_WINDOW_MS = 60000
 -- Grants kept in the log at least, so an RPM gate learned later counts the traffic so far.
@@ -40,20 +32,34 @@ local LOG_SLACK = 128
 
 -- Handoffs and reclaims of this call as flat field lists, per process that owns the slot:
 -- the caller's come back in the reply, the others' are published to their owners.
-local events = {}
-local owners = {}
+local events
+local owners
 -- Whether a process listens to this group (see listening), per process id, for this call.
-local listeners = {}
+local listeners
 -- Earliest instant this group needs serving again (a lease deadline or a time gate opening).
-local wake = false
+local wake
 -- The loaded pools of the group, in budget join order.
-local group = {}
+local group
 -- Budget origin, read once per call: nil = not read yet, false = no shared ceiling.
-local budget_origin = nil
+local budget_origin
 -- Loaded pools by encoded name, kept across the operations of one batch (batch.lua sets it;
 -- false: every load reads Redis). Each operation keeps a loaded pool's fields in step with
 -- what it writes, so a later operation of the batch may reuse the table.
-local pool_cache = false
+local pool_cache
+
+-- Starts a call: its keys, arguments and clock, and empty state.
+local function begin(keys, argv)
+  base, caller, pool_enc = keys[1], argv[2], argv[3]
+  if argv[1] ~= '' then
+    now = tonumber(argv[1])
+  else
+    -- Effects replication (Redis >= 5 default, the only mode in 7) lets scripts read TIME.
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  events, owners, listeners, group = {}, {}, {}, {}
+  wake, budget_origin, pool_cache = false, nil, false
+end
 
 -- An instant or a count as Redis stores it (Lua's own number-to-string keeps 14 digits).
 local function fmt(n)
