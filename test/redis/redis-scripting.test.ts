@@ -5,8 +5,8 @@ import type { RedisSlotStore } from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
 import { describeGovernorRegressions } from "../store-conformance/governor-regressions.js";
-import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { describeStoreConformance } from "../store-conformance/store-conformance.js";
+import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { redisStoreHarness } from "./conformance-harness.js";
 import { deleteKeys, openStore, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
 
