@@ -145,6 +145,7 @@ async function sluiceContender(workers: number) {
   return {
     contender,
     loneAcquireTrips,
+    scripting: store.stats().scripting,
     close: async () => {
       await governor.close();
       await deleteKeysUnder(prefix, REDIS_URL);
@@ -260,13 +261,22 @@ async function scenario(workers: number, holdMs: number): Promise<number> {
   );
   const ratio = sluiceRate / rows[1]!.rate;
   console.log(
-    `\nsluice / redis-semaphore: ${ratio.toFixed(2)}× (target ≥ 1.5×) · ` +
-      `a lone sluice acquire took ${sluice.loneAcquireTrips} round trip(s)`,
+    `\nsluice / redis-semaphore: ${ratio.toFixed(2)}× (target ≥ ${targetFor(holdMs)}×) · ` +
+      `a lone sluice acquire took ${sluice.loneAcquireTrips} round trip(s) · ` +
+      `scripts run as ${sluice.scripting === "functions" ? "Redis Functions (FCALL)" : "EVALSHA"}`,
   );
   for (const row of rows) {
     if (row.maxHeld > LIMIT) console.log(`!!! ${row.name} held ${row.maxHeld} > ${LIMIT} slots`);
   }
   return ratio;
+}
+
+/**
+ * The targets of issue 19: at least even without holding, and 1.35× with a 2 ms hold (8 slots ÷
+ * 2 ms caps any limiter near 1.44× of redis-semaphore's figure here).
+ */
+function targetFor(holdMs: number): number {
+  return holdMs > 0 ? 1.35 : 1.0;
 }
 
 function positiveInteger(text: string | undefined, name: string): number {
@@ -290,6 +300,8 @@ console.log(
 const ratios: string[] = [];
 for (const { workers, holdMs } of SCENARIOS) {
   const ratio = await scenario(workers, holdMs);
-  ratios.push(`${workers} workers, hold ${holdMs} ms: ${ratio.toFixed(2)}×`);
+  ratios.push(
+    `${workers} workers, hold ${holdMs} ms: ${ratio.toFixed(2)}× (target ≥ ${targetFor(holdMs)}×)`,
+  );
 }
-console.log(`\n## Summary (sluice / redis-semaphore pairs/s; target ≥ 1.5×)\n${ratios.join("\n")}`);
+console.log(`\n## Summary (sluice / redis-semaphore pairs/s)\n${ratios.join("\n")}`);

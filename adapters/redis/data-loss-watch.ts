@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { RedisClient } from "./cluster.js";
 import type { IdleTracker } from "./idle-tracker.js";
 import type { RedisKeys } from "./keys.js";
-import type { ScriptRunner } from "./scripts.js";
+import type { ScriptRunner } from "./script-runner.js";
 
 /** What a {@link DataLossWatch} works with. */
 export interface DataLossWatchDeps {

@@ -1,6 +1,7 @@
 import type { PoolRoute } from "./group-runner.js";
 import type { ReplyFields, ScriptResult } from "./replies.js";
-import type { GroupScriptName, ScriptRunner } from "./scripts.js";
+import type { ScriptRunner } from "./script-runner.js";
+import type { GroupScriptName } from "./scripts.js";
 
 /** The operations several of which can share one script call (`lua/batch.lua`). */
 const BATCH_CODES: Partial<Record<GroupScriptName, string>> = {

@@ -14,7 +14,8 @@ import {
   type ReplyFields,
   type ScriptResult,
 } from "./replies.js";
-import type { GroupScriptName, ScriptRunner } from "./scripts.js";
+import type { ScriptRunner } from "./script-runner.js";
+import type { GroupScriptName } from "./scripts.js";
 import { WakeTimers } from "./wake-timers.js";
 
 /** Where one pool's keys live: its group (tag and base key) and its encoded name. */

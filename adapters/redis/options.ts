@@ -129,8 +129,16 @@ export function checkRedisSlotStoreOptions(options: RedisSlotStoreOptions): void
 export interface RedisStoreStats {
   /** Commands sent to Redis (one network round trip each). */
   roundTrips: number;
-  /** Scripts re-sent in full after NOSCRIPT. */
+  /**
+   * Times the server had lost the store's code: its Functions library loaded again after
+   * "function not found", or a script re-sent in full after NOSCRIPT.
+   */
   scriptReloads: number;
+  /**
+   * How operations run: `functions` (one Redis Functions library, `FCALL`) or `eval`
+   * (`EVALSHA`, where the server does not allow Functions).
+   */
+  scripting: "functions" | "eval";
   /** Operations answered by the local fallback store. */
   localOperations: number;
   state: StoreHealth["state"];

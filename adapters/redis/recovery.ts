@@ -5,7 +5,7 @@ import type { EventSubscriptions } from "./event-subscriptions.js";
 import type { LocalFallback } from "./local-fallback.js";
 import type { ProcessLedger } from "./process-ledger.js";
 import type { RedisEngine } from "./redis-engine.js";
-import type { ScriptRunner } from "./scripts.js";
+import type { ScriptRunner } from "./script-runner.js";
 
 /**
  * The part of the store a recovery puts back: everything (a single Redis), one shard of a

@@ -39,7 +39,8 @@ import {
   UNKNOWN,
 } from "./replies.js";
 import { configArgs, learnedArgs, NOTHING_CARRIED, optionalArg, probeArgs } from "./script-args.js";
-import type { GroupScriptName, ScriptRunner } from "./scripts.js";
+import type { ScriptRunner } from "./script-runner.js";
+import type { GroupScriptName } from "./scripts.js";
 
 /** What the engine needs from the store around it. */
 export interface EngineDeps {

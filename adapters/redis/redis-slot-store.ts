@@ -41,7 +41,8 @@ import { ProcessLedger } from "./process-ledger.js";
 import { type RecoveryScope, resyncAfterOutage } from "./recovery.js";
 import { RedisEngine } from "./redis-engine.js";
 import { NOT_RELEASED, type RedisListener, UNKNOWN } from "./replies.js";
-import { loadScripts, ScriptRunner } from "./scripts.js";
+import { ScriptRunner } from "./script-runner.js";
+import { loadScripts } from "./scripts.js";
 import { redisServerWarnings } from "./server-check.js";
 import { type Shard, ShardHealth } from "./shard-health.js";
 import { StoreScopes } from "./store-scopes.js";
@@ -398,7 +399,13 @@ export class RedisSlotStore implements SlotStore {
   stats(): RedisStoreStats {
     const { roundTrips, scriptReloads } = this.runner.stats;
     const localOperations = this.local?.operations ?? 0;
-    return { roundTrips, scriptReloads, localOperations, state: this.monitor.current().state };
+    return {
+      roundTrips,
+      scriptReloads,
+      scripting: this.runner.usesFunctions ? "functions" : "eval",
+      localOperations,
+      state: this.monitor.current().state,
+    };
   }
 
   /** The hash tag of the group a pool lives in (where this process last found it). */

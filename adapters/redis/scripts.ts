@@ -2,8 +2,6 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Redis } from "ioredis";
-import { masters, nodeFor, type RedisClient } from "./cluster.js";
 import { LUA_KEY_PRELUDE } from "./keys.js";
 
 /** One Lua script: its full text and the SHA1 Redis knows it by. */
@@ -11,6 +9,19 @@ export interface LuaScript {
   readonly name: string;
   readonly text: string;
   readonly sha: string;
+  /** Its function in the Functions library (see {@link ScriptSet.library}). */
+  readonly fn: string;
+}
+
+/**
+ * Every script as one Redis Functions library: loaded once per server (`FUNCTION LOAD`), its
+ * helper functions are built once per load instead of once per call. Its name carries a hash
+ * of its code, so processes of different versions sharing a Redis each find their own.
+ */
+export interface FunctionLibrary {
+  readonly name: string;
+  /** The `FUNCTION LOAD` payload (`#!lua name=...` first). */
+  readonly text: string;
 }
 
 /** The operations that run as one group script (key prelude + `lib.lua` + the operation). */
@@ -154,8 +165,33 @@ export function libraryFor(parts: readonly LibraryPart[], operation: string): st
     .join("\n");
 }
 
-function toScript(name: string, text: string): LuaScript {
-  return { name, text, sha: createHash("sha1").update(text).digest("hex") };
+function sha1(text: string): string {
+  return createHash("sha1").update(text).digest("hex");
+}
+
+/** Every group operation starts its call's state (see `begin` in `lib.lua`). */
+const BEGIN = "begin(KEYS, ARGV)\n";
+
+/**
+ * The library: key prelude, the whole of `lib.lua`, then one function per operation whose
+ * body is the operation's script (`KEYS` and `ARGV` become its parameters). The names of the
+ * library and of its functions end with a hash of all that code.
+ */
+function buildLibrary(
+  library: string,
+  operations: ReadonlyMap<string, string>,
+): { library: FunctionLibrary; functionNames: Map<string, string> } {
+  const version = sha1([LUA_KEY_PRELUDE, library, ...operations.values()].join("\n")).slice(0, 16);
+  const functionNames = new Map<string, string>();
+  const parts = [LUA_KEY_PRELUDE, library];
+  for (const [name, body] of operations) {
+    // Function names take letters, digits and '_' only.
+    const fn = `sluice_${name.replace(/-/g, "_")}_${version}`;
+    functionNames.set(name, fn);
+    parts.push(`redis.register_function('${fn}', function(KEYS, ARGV)\n${body}\nend)`);
+  }
+  const name = `sluice_${version}`;
+  return { library: { name, text: `#!lua name=${name}\n${parts.join("\n")}\n` }, functionNames };
 }
 
 /** Every script, read once per process. */
@@ -163,6 +199,7 @@ export interface ScriptSet {
   readonly group: Readonly<Record<GroupScriptName, LuaScript>>;
   readonly home: LuaScript;
   readonly all: readonly LuaScript[];
+  readonly library: FunctionLibrary;
 }
 
 let loaded: ScriptSet | undefined;
@@ -180,86 +217,24 @@ let loaded: ScriptSet | undefined;
 export function loadScripts(): ScriptSet {
   if (loaded) return loaded;
   const directory = luaDirectory();
-  const library = splitLibrary(readLua(directory, "lib"));
+  const libraryText = readLua(directory, "lib");
+  const parts = splitLibrary(libraryText);
+  const operations = new Map<string, string>();
+  for (const name of GROUP_SCRIPTS) operations.set(name, BEGIN + readLua(directory, name));
+  operations.set("home", readLua(directory, "home"));
+  const { library, functionNames } = buildLibrary(libraryText, operations);
+  const toScript = (name: string, text: string): LuaScript => ({
+    name,
+    text,
+    sha: sha1(text),
+    fn: functionNames.get(name)!,
+  });
   const group = {} as Record<GroupScriptName, LuaScript>;
   for (const name of GROUP_SCRIPTS) {
-    const operation = readLua(directory, name);
-    group[name] = toScript(
-      name,
-      `${LUA_KEY_PRELUDE}${libraryFor(library, operation)}\n${operation}`,
-    );
+    const operation = operations.get(name)!;
+    group[name] = toScript(name, `${LUA_KEY_PRELUDE}${libraryFor(parts, operation)}\n${operation}`);
   }
-  const home = toScript("home", readLua(directory, "home"));
-  loaded = { group, home, all: [...Object.values(group), home] };
+  const home = toScript("home", operations.get("home")!);
+  loaded = { group, home, all: [...Object.values(group), home], library };
   return loaded;
-}
-
-/** Counters of the commands sent, for benchmarks (`roundTrips` per acquire) and status. */
-export interface RoundTripStats {
-  /** Commands sent to Redis, each one network round trip. */
-  roundTrips: number;
-  /** Scripts re-sent in full after a NOSCRIPT answer (the server had lost its script cache). */
-  scriptReloads: number;
-}
-
-/**
- * Runs scripts by SHA (`EVALSHA`), falling back to `EVAL` (which also caches the script on
- * the server) when the server answers NOSCRIPT, e.g. after a restart or `SCRIPT FLUSH`.
- *
- * @example
- * ```ts
- * const runner = new ScriptRunner(redis, loadScripts());
- * const reply = await runner.run(scripts.group.renew, base, args);
- * ```
- */
-export class ScriptRunner {
-  readonly stats: RoundTripStats = { roundTrips: 0, scriptReloads: 0 };
-
-  constructor(
-    private readonly redis: RedisClient,
-    readonly scripts: ScriptSet,
-  ) {}
-
-  /** Runs a script on its one key (every script touches one group, or one home pointer). */
-  async run(script: LuaScript, key: string, args: readonly string[]): Promise<unknown> {
-    this.stats.roundTrips++;
-    try {
-      // ioredis flattens the array: KEYS[1] = key, ARGV = args.
-      return await this.redis.evalsha(script.sha, 1, [key, ...args]);
-    } catch (error) {
-      if (!isNoScript(error)) throw error;
-      this.stats.roundTrips++;
-      this.stats.scriptReloads++;
-      return await this.redis.eval(script.text, 1, [key, ...args]);
-    }
-  }
-
-  /** Sends a plain command through the same counters. */
-  async command<T>(send: (redis: RedisClient) => Promise<T>): Promise<T> {
-    this.stats.roundTrips++;
-    return send(this.redis);
-  }
-
-  /**
-   * Loads every script into the server's cache (at connect), so calls by SHA hit at once: on
-   * every master of a cluster (a master promoted later answers NOSCRIPT once, see `run`), or
-   * only on the one holding the hash tag `at` (a shard back after an outage).
-   */
-  async preload(at: string | null = null): Promise<void> {
-    await Promise.all(masters(nodeFor(this.redis, at)).map((node) => this.preloadOn(node)));
-  }
-
-  private async preloadOn(node: Redis): Promise<void> {
-    const pipeline = node.pipeline();
-    for (const script of this.scripts.all) pipeline.script("LOAD", script.text);
-    this.stats.roundTrips++;
-    // A pipeline answers each command's error in its results instead of rejecting.
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error !== null);
-    if (failed) throw failed[0];
-  }
-}
-
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }

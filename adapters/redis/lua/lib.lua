@@ -1,15 +1,17 @@
--- Shared core of every group script (scripts.ts prepends the key prelude from keys.ts and
--- appends one operation). The rules are src/store/SEMANTICS.md; the memory store is the
--- reference this code mirrors.
+-- Shared core of every group script. The rules are src/store/SEMANTICS.md; the memory store
+-- is the reference this code mirrors.
 --
--- scripts.ts copies into each script only the functions below that the operation reaches
--- (a closure is built per call for every `local function`, so unused ones cost time on
--- every call). Each function therefore starts with `local function` at column 0 and ends
--- with `end` at column 0; everything else at the top level is always included.
+-- It runs two ways (scripts.ts builds both): as one Redis Functions library, loaded once,
+-- where every operation is a function and the `local function`s below are built once per
+-- load; or, where Functions are unavailable, as one EVALSHA script per operation (key
+-- prelude + the functions below that the operation reaches + the operation), which builds a
+-- closure for every `local function` it holds on every call, so unused ones are left out.
+-- Each function therefore starts with `local function` at column 0 and ends with `end` at
+-- column 0; everything else at the top level is always included.
 --
--- KEYS[1] group base. ARGV[1] now in ms, or '' to use the server's TIME; ARGV[2] id of the
--- calling process; ARGV[3] encoded pool name; ARGV[4] pool name.
--- Operation arguments start at ARGV[5].
+-- Every operation starts with begin(KEYS, ARGV): KEYS[1] group base. ARGV[1] now in ms, or ''
+-- to use the server's TIME; ARGV[2] id of the calling process; ARGV[3] encoded pool name;
+-- ARGV[4] pool name. Operation arguments start at ARGV[5].
 --
 -- Each process listens to the group's events on the sharded channel base .. K_EVENTS .. its
 -- id (same hash tag as the group's keys, so on Redis Cluster it lives where they do).
@@ -18,18 +20,8 @@
 -- none), the number of event fields that follow, the caller's events, then the result,
 -- whose first field is its type.
 
-local base = KEYS[1]
-local caller = ARGV[2]
-local pool_enc = ARGV[3]
-
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  -- Effects replication (Redis >= 5 default, the only mode in 7) lets scripts read TIME.
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+-- The call's state: a library's top-level locals outlive a call, so begin sets every one.
+local base, caller, pool_enc, now
 
 local RPM_WINDOW_MS = 60000
 -- Grants kept in the log at least, so an RPM gate learned later counts the traffic so far.
@@ -40,20 +32,34 @@ local LOG_SLACK = 128
 
 -- Handoffs and reclaims of this call as flat field lists, per process that owns the slot:
 -- the caller's come back in the reply, the others' are published to their owners.
-local events = {}
-local owners = {}
+local events
+local owners
 -- Whether a process listens to this group (see listening), per process id, for this call.
-local listeners = {}
+local listeners
 -- Earliest instant this group needs serving again (a lease deadline or a time gate opening).
-local wake = false
+local wake
 -- The loaded pools of the group, in budget join order.
-local group = {}
+local group
 -- Budget origin, read once per call: nil = not read yet, false = no shared ceiling.
-local budget_origin = nil
+local budget_origin
 -- Loaded pools by encoded name, kept across the operations of one batch (batch.lua sets it;
 -- false: every load reads Redis). Each operation keeps a loaded pool's fields in step with
 -- what it writes, so a later operation of the batch may reuse the table.
-local pool_cache = false
+local pool_cache
+
+-- Starts a call: its keys, arguments and clock, and empty state.
+local function begin(keys, argv)
+  base, caller, pool_enc = keys[1], argv[2], argv[3]
+  if argv[1] ~= '' then
+    now = tonumber(argv[1])
+  else
+    -- Effects replication (Redis >= 5 default, the only mode in 7) lets scripts read TIME.
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  events, owners, listeners, group = {}, {}, {}, {}
+  wake, budget_origin, pool_cache = false, nil, false
+end
 
 -- An instant or a count as Redis stores it (Lua's own number-to-string keeps 14 digits).
 local function fmt(n)
@@ -80,6 +86,70 @@ local function note_wake(at)
   if not wake or at < wake then wake = at end
 end
 
+-- Parsed pool fields and key names by their text, read-only once made. In a Functions library
+-- they outlive the call (a library's top level runs once per load), so a pool's `cfg` is
+-- parsed once, not on every call; a script's top level runs again on every call. Parsing is
+-- a pure function of the text: a hit is what parsing would answer. Each table is dropped
+-- once it holds PARSED_MAX entries, which bounds the memory of pools that come and go.
+local PARSED_MAX = 4096
+local parsed_by = { {}, {}, {}, {} }
+local parsed_count = { 0, 0, 0, 0 }
+
+local function parsed(kind, text, parse, a, b)
+  local hit = parsed_by[kind][text]
+  if hit then return hit end
+  hit = parse(text, a, b)
+  if parsed_count[kind] >= PARSED_MAX then
+    parsed_by[kind] = {}
+    parsed_count[kind] = 0
+  end
+  parsed_by[kind][text] = hit
+  parsed_count[kind] = parsed_count[kind] + 1
+  return hit
+end
+
+-- `cfg` = max:queue:term:timeout:rpm:reserved:inBudget(0/1):name (see load_pool).
+local function parse_cfg(text)
+  local max, queue, term, timeout, rpm, reserved, in_budget, name =
+    string.match(text, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):(.*)$')
+  return {
+    max = tonumber(max), queue = tonumber(queue), term = tonumber(term),
+    timeout = tonumber(timeout), rpm = opt_num(rpm), reserved = tonumber(reserved),
+    in_budget = in_budget == '1', name = name,
+  }
+end
+
+-- `lrn` = learned concurrency:rpm:pausedUntil:log capacity.
+local function parse_lrn(text)
+  local lconc, lrpm, paused, logcap = string.match(text, '^([^:]*):([^:]*):([^:]*):([^:]*)$')
+  return {
+    lconc = opt_num(lconc), lrpm = opt_num(lrpm), paused = tonumber(paused),
+    logcap = tonumber(logcap),
+  }
+end
+
+-- `shr` = version:probe level:failures:failedAt ('' = version 0, no probe backoff).
+local function parse_shr(text)
+  local lver, plevel, pfail, pat = string.match(text, '^([^:]*):([^:]*):([^:]*):([^:]*)$')
+  return { lver = tonumber(lver) or 0, plevel = opt_num(plevel), pfail = opt_num(pfail),
+    pat = opt_num(pat) }
+end
+
+-- The keys of a pool (memoized by its hash's key, which names its base and pool).
+local function pool_keys(_, group_base, enc)
+  return {
+    hkey = group_base .. K_HOLDERS .. enc, skey = group_base .. K_SLOTS .. enc,
+    qkey = group_base .. K_QUEUE .. enc, wkey = group_base .. K_WAITERS .. enc,
+    lkey = group_base .. K_LOG .. enc,
+  }
+end
+
+-- A pool loaded by this call, kept for the next operations of a batch (see pool_cache).
+local function remember_pool(p)
+  if pool_cache then pool_cache[p.enc] = p end
+  return p
+end
+
 -- The pool hash packs what every script reads into two fields, so loading a pool is one
 -- short HMGET: `cfg` = max:queue:term:timeout:rpm:reserved:inBudget(0/1):name (written by
 -- upsert-pool; the name comes last as it may hold ':'), `lrn` = learned concurrency:rpm:
@@ -99,24 +169,19 @@ local function load_pool(enc)
   local key = base .. K_POOL .. enc
   local v = redis.call('HMGET', key, 'cfg', 'lrn', 'due', 'trim', 'minwait', 'grace', 'shr')
   if not v[1] then return false, redis.call('HGET', key, 'moved') end
-  local max, queue, term, timeout, rpm, reserved, in_budget, name =
-    string.match(v[1], '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):(.*)$')
-  local lconc, lrpm, paused, logcap = string.match(v[2], '^([^:]*):([^:]*):([^:]*):([^:]*)$')
-  local lver, plevel, pfail, pat = string.match(v[7] or '', '^([^:]*):([^:]*):([^:]*):([^:]*)$')
-  local p = {
-    enc = enc, key = key, name = name,
-    max = tonumber(max), queue = tonumber(queue), term = tonumber(term),
-    timeout = tonumber(timeout), rpm = opt_num(rpm), reserved = tonumber(reserved),
-    in_budget = in_budget == '1', lconc = opt_num(lconc), lrpm = opt_num(lrpm),
-    paused = tonumber(paused), logcap = tonumber(logcap), due = opt_num(v[3]),
+  local c = parsed(1, v[1], parse_cfg)
+  local l = parsed(2, v[2], parse_lrn)
+  local s = parsed(3, v[7] or '', parse_shr)
+  local k = parsed(4, key, pool_keys, base, enc)
+  return remember_pool({
+    enc = enc, key = key, name = c.name,
+    max = c.max, queue = c.queue, term = c.term, timeout = c.timeout, rpm = c.rpm,
+    reserved = c.reserved, in_budget = c.in_budget, lconc = l.lconc, lrpm = l.lrpm,
+    paused = l.paused, logcap = l.logcap, due = opt_num(v[3]),
     trimmed = tonumber(v[4]) or 0, minwait = opt_num(v[5]), grace = tonumber(v[6]) or 0,
-    lver = tonumber(lver) or 0, plevel = opt_num(plevel), pfail = opt_num(pfail),
-    pat = opt_num(pat),
-    hkey = base .. K_HOLDERS .. enc, skey = base .. K_SLOTS .. enc,
-    qkey = base .. K_QUEUE .. enc, wkey = base .. K_WAITERS .. enc, lkey = base .. K_LOG .. enc,
-  }
-  if pool_cache then pool_cache[enc] = p end
-  return p
+    lver = s.lver, plevel = s.plevel, pfail = s.pfail, pat = s.pat,
+    hkey = k.hkey, skey = k.skey, qkey = k.qkey, wkey = k.wkey, lkey = k.lkey,
+  })
 end
 
 -- The number of holders, counted on first use (a release nobody waits for never needs it).
