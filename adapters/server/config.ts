@@ -223,7 +223,8 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  *   pages may call the Lock API besides the server's own base and lock URLs; `*` admits any.
  * - `trustedProxies`: CIDRs of the proxies in front of Sluice (comma-separated in flags and
  *   env); a pool's `ipAllowlist` believes the `X-Forwarded-For` hop each of them appends
- *   (read from the right), and the trusted-header presets need one. Default none.
+ *   (read from the right), and so do the sign-in and client-registration throttles. Default
+ *   none. (The trusted-header access-proxy preset lists its own proxies.)
  * - `jwksTimeoutMs`: how long a JWT or access-proxy policy's JWKS URL may take to answer;
  *   then the token is refused (401) and the outage logged once.
  * - `logFormat`: `text` (readable lines) or `json` (one object a line) for the server log,
