@@ -29,6 +29,29 @@ interface AccessLogRow {
 
 const COLUMNS =
   "pool, at, key_id, outcome, reason, queued_ms, remote_address, source, upstream_status";
+/** Rows per multi-row INSERT: one statement step per chunk, not per row (the log's hot path). */
+const ROWS_PER_INSERT = 32;
+const ROW_PLACEHOLDERS = "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+function insertStatement(database: Database.Database, rows: number): Statement<unknown[]> {
+  const values = Array.from({ length: rows }, () => ROW_PLACEHOLDERS).join(", ");
+  return database.prepare(`INSERT INTO access_log (${COLUMNS}) VALUES ${values}`);
+}
+
+/** An entry's column values, in {@link COLUMNS} order, appended to `into`. */
+function pushRow(into: unknown[], entry: AccessLogEntry): void {
+  into.push(
+    entry.pool,
+    entry.at,
+    entry.keyId,
+    entry.outcome,
+    entry.reason,
+    entry.queuedMs,
+    entry.remoteAddress,
+    entry.source,
+    entry.upstreamStatus,
+  );
+}
 
 /**
  * The pool access log in SQLite (table `access_log`, created by the migrations), on a
@@ -43,18 +66,16 @@ const COLUMNS =
  * ```
  */
 export class SqliteAccessLogStore implements AccessLogStore {
-  private readonly insertOne: Statement;
+  private readonly insertOne: Statement<unknown[]>;
+  private readonly insertChunk: Statement<unknown[]>;
   private readonly selectRange: Statement<[string, number, number, number]>;
   private readonly deleteBefore: Statement<[string, number]>;
   private readonly deleteAll: Statement<[string]>;
   private readonly insertAll: Database.Transaction<(entries: readonly AccessLogEntry[]) => void>;
 
   constructor(private readonly database: Database.Database) {
-    this.insertOne = database.prepare(
-      `INSERT INTO access_log (${COLUMNS})
-       VALUES (@pool, @at, @keyId, @outcome, @reason, @queuedMs, @remoteAddress, @source,
-         @upstreamStatus)`,
-    );
+    this.insertOne = insertStatement(database, 1);
+    this.insertChunk = insertStatement(database, ROWS_PER_INSERT);
     // id breaks ties between entries of the same millisecond: later appends come first.
     this.selectRange = database.prepare(
       `SELECT ${COLUMNS} FROM access_log
@@ -63,7 +84,19 @@ export class SqliteAccessLogStore implements AccessLogStore {
     this.deleteBefore = database.prepare("DELETE FROM access_log WHERE pool = ? AND at < ?");
     this.deleteAll = database.prepare("DELETE FROM access_log WHERE pool = ?");
     this.insertAll = database.transaction((entries: readonly AccessLogEntry[]) => {
-      for (const entry of entries) this.insertOne.run(entry);
+      let at = 0;
+      // Row order is append order (ids break ties between entries of one millisecond).
+      for (; at + ROWS_PER_INSERT <= entries.length; at += ROWS_PER_INSERT) {
+        const values: unknown[] = [];
+        for (let i = at; i < at + ROWS_PER_INSERT; i++)
+          pushRow(values, entries[i] as AccessLogEntry);
+        this.insertChunk.run(values);
+      }
+      for (; at < entries.length; at++) {
+        const values: unknown[] = [];
+        pushRow(values, entries[at] as AccessLogEntry);
+        this.insertOne.run(values);
+      }
     });
   }
 

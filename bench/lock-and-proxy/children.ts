@@ -3,6 +3,7 @@
  * from a tsup build (or under tsx), optionally with V8 CPU profiling.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -23,7 +24,7 @@ export function stopChildren(): void {
 
 /**
  * How the contenders' entry point is run: `node <bundle>` from a tsup build (esm, node20,
- * dependencies external, as in `tsup.config.ts`), or `node --import tsx servers.ts`.
+ * dependencies and optional dependencies external, as in `tsup.config.ts`), or `node --import tsx servers.ts`.
  */
 async function serverCommand(): Promise<string[]> {
   const entry = join(HERE, "servers.ts");
@@ -31,7 +32,11 @@ async function serverCommand(): Promise<string[]> {
   // Inside the repository, so the bundle's bare imports resolve to its node_modules.
   const outDir = join(HERE, "../../node_modules/.cache/bench-lock-and-proxy");
   const { build } = await import("tsup");
+  // tsup bundles optional dependencies (hono, undici, ...), as `tsup.config.ts` says: kept as
+  // imports here too (undici's CommonJS `require("assert")` cannot run from an ESM bundle).
+  const manifest = JSON.parse(readFileSync(join(HERE, "../../package.json"), "utf8"));
   await build({
+    external: Object.keys(manifest.optionalDependencies ?? {}),
     entry: { servers: entry },
     outDir,
     format: ["esm"],
