@@ -26,11 +26,19 @@ export function clientResponseHeaders(
   grant: SlotGrant,
   httpVersion = "1.1",
 ): ResponseHeaderRecord {
-  const listed = connectionListed(valuesOf(rawHeaders, "connection"));
+  // Names lower-cased once: the Connection header's list is needed before the copy loop.
+  const names = new Array<string>(rawHeaders.length >> 1);
+  const connection: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    names[i >> 1] = name;
+    if (name === "connection") connection.push(rawHeaders[i + 1] as string);
+  }
+  const listed = connectionListed(connection);
   const secrets = credential ? secretForms(credential) : NO_SECRETS;
   const out: ResponseHeaderRecord = {};
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = (rawHeaders[i] as string).toLowerCase();
+    const name = names[i >> 1] as string;
     const value = rawHeaders[i + 1] as string;
     if (isHopByHop(name, listed) || name.startsWith("x-svc-")) continue;
     if (name === credential?.header || carriesSecret(value, secrets)) continue;
@@ -79,13 +87,4 @@ function secretForms(credential: UpstreamCredential): readonly string[] {
 function carriesSecret(value: string, secrets: readonly string[]): boolean {
   for (const secret of secrets) if (value.includes(secret)) return true;
   return false;
-}
-
-function valuesOf(rawHeaders: readonly string[], wanted: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === wanted)
-      values.push(rawHeaders[i + 1] as string);
-  }
-  return values;
 }
