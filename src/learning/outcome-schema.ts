@@ -145,6 +145,12 @@ function validateHeaders(input: unknown, issues: string[]): HeaderRecord | null 
   const headers: HeaderRecord = {};
   let rejected = 0;
   for (const [name, value] of entries) {
+    // Nearly every value is a string, which the schema passes as it is: no parse per header
+    // (the proxy reports every origin response's headers).
+    if (typeof value === "string") {
+      headers[name] = value;
+      continue;
+    }
     const result = v.safeParse(HeaderValueSchema, value);
     if (result.success) headers[name] = result.output;
     else if (++rejected <= MAX_HEADER_ISSUES) {
