@@ -168,6 +168,34 @@ describe("SQLite catalog on disk", () => {
     expect(await accessLog.list("embed", everything)).toHaveLength(1);
   });
 
+  it("stores every entry of a large access log batch, every field, in append order", async () => {
+    const db = openSluiceDatabase(join(dirs.make(), "sluice.db"));
+    open.push(db);
+    const accessLog = new SqliteAccessLogStore(db);
+    // More than two multi-row statements' worth, and a remainder written row by row; all in
+    // one millisecond, so only the append order tells them apart.
+    const batch = Array.from({ length: 70 }, (_, index) =>
+      accessLogEntry({
+        at: 60_500,
+        keyId: index,
+        outcome: index % 2 === 0 ? "admitted" : "rejected",
+        reason: index % 2 === 0 ? null : "queue_full",
+        queuedMs: index * 3,
+        remoteAddress: index % 5 === 0 ? null : `10.0.0.${index}`,
+        source: index % 3 === 0 ? "proxy" : "lock",
+        upstreamStatus: index % 3 === 0 ? 200 + index : null,
+      }),
+    );
+    await accessLog.insert(batch);
+    const listed = await accessLog.list("llm", {
+      from: 0,
+      to: Number.MAX_SAFE_INTEGER,
+      limit: 100,
+    });
+    // Newest first: within one millisecond, the later append.
+    expect(listed).toEqual([...batch].reverse());
+  });
+
   it("shares an open database without closing it", async () => {
     const db = openSluiceDatabase(join(dirs.make(), "sluice.db"));
     open.push(db);
