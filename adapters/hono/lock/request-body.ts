@@ -87,8 +87,18 @@ function readIncoming(
   maxBytes: number,
   timeoutMs: number,
   closeAfterAnswer: () => void,
-): Promise<Uint8Array> {
-  if (incoming.readableEnded) return Promise.resolve(EMPTY);
+): Uint8Array | Promise<Uint8Array> {
+  if (incoming.readableEnded) return EMPTY;
+  // A body that arrived with its head (the usual small one) is in the stream's buffer already:
+  // taken in one read, without listeners, a promise or a timer ("end" follows on its own).
+  if (
+    incoming.complete &&
+    incoming.readableFlowing === null &&
+    incoming.readableLength <= maxBytes
+  ) {
+    const buffered = incoming.read() as Buffer | null;
+    return buffered ?? EMPTY;
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
