@@ -64,8 +64,14 @@ export async function fieldErrorsOf(write: () => unknown): Promise<FieldErrorMap
 
 /** Adds a message to a field's errors. */
 export function addFieldError(errors: FieldErrorMap, field: string, message: string): void {
-  const list = errors[field];
-  if (!list) errors[field] = [message];
+  const list = Object.hasOwn(errors, field) ? errors[field] : undefined;
+  if (!list)
+    Object.defineProperty(errors, field, {
+      value: [message],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   else if (!list.includes(message)) list.push(message);
 }
 

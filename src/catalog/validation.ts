@@ -19,16 +19,18 @@ export function fieldIssue(field: string, message: string): string {
  * ```
  */
 export function groupIssuesByField(issues: readonly string[]): Record<string, string[]> {
-  const grouped: Record<string, string[]> = {};
+  // A Map, not an object: a field named "valueOf" or "__proto__" (an unknown field a client
+  // sent) must not meet Object.prototype. fromEntries makes each an own property.
+  const grouped = new Map<string, string[]>();
   for (const issue of issues) {
     const separator = issue.indexOf(": ");
     const field = separator > 0 ? issue.slice(0, separator) : "";
     const message = separator > 0 ? issue.slice(separator + 2) : issue;
-    const list = grouped[field];
+    const list = grouped.get(field);
     if (list) list.push(message);
-    else grouped[field] = [message];
+    else grouped.set(field, [message]);
   }
-  return grouped;
+  return Object.fromEntries(grouped);
 }
 
 /** Throws one {@link InvalidArgumentError} carrying every issue, when there are any. */

@@ -196,6 +196,18 @@ describe.each(["memory", "sqlite"] as const)("pool keys (%s store)", (kind) => {
       expect(await api.store.listPoolKeys(api.acme.embed.id)).toHaveLength(before);
     });
 
+    it("answers 422 for unknown fields named like Object.prototype's members, never 500", async () => {
+      for (const name of ["valueOf", "toString", "constructor", "hasOwnProperty", "__proto__"]) {
+        const response = await api.call("POST", "/api/v1/pools/embed/keys", {
+          token,
+          rawBody: `{"${name}": ""}`,
+          headers: { "content-type": "application/json" },
+        });
+        expectValidationError(response, [name]);
+        expect(response.body.errors[name], name).toEqual(["Unknown field."]);
+      }
+    });
+
     it("answers 415 for a body not declared application/json; an empty one needs no type", async () => {
       for (const type of [undefined, "text/plain", "application/x-www-form-urlencoded"]) {
         const response = await api.call("POST", "/api/v1/pools/embed/keys", {
