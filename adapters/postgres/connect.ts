@@ -98,10 +98,13 @@ export { TYPES as POSTGRES_TYPES };
 export async function withTransaction<T>(
   pool: pg.Pool,
   body: (client: pg.PoolClient) => Promise<T>,
+  isolation: "read committed" | "repeatable read" = "read committed",
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
+    await client.query(
+      isolation === "read committed" ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ",
+    );
     const result = await body(client);
     await client.query("COMMIT");
     return result;

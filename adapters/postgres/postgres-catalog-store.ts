@@ -397,8 +397,13 @@ export class PostgresCatalogStore implements CatalogStore {
 
   atomically<T>(body: (tx: CatalogStore) => Promise<T>): Promise<T> {
     if (this.insideUnit) return body(this);
-    return this.transaction("catalog", (client) =>
-      body(new PostgresCatalogStore(this.shared, client, true)),
+    // Repeatable read: a unit reads, checks, then writes (a form's version check). Under read
+    // committed, two units could both pass the check and the later write win unseen; here the
+    // second to write a row another unit changed since it began fails (a ConflictError).
+    return this.transaction(
+      "catalog",
+      (client) => body(new PostgresCatalogStore(this.shared, client, true)),
+      "repeatable read",
     );
   }
 
@@ -417,8 +422,12 @@ export class PostgresCatalogStore implements CatalogStore {
     return this.transaction(what, body);
   }
 
-  private async transaction<T>(what: string, body: (q: pg.PoolClient) => Promise<T>): Promise<T> {
-    const result = await translated(what, () => withTransaction(this.shared.pool, body));
+  private async transaction<T>(
+    what: string,
+    body: (q: pg.PoolClient) => Promise<T>,
+    isolation?: "repeatable read",
+  ): Promise<T> {
+    const result = await translated(what, () => withTransaction(this.shared.pool, body, isolation));
     // This server's own change shows in its marker at once, not only when the NOTIFY arrives.
     await this.shared.watch.refresh().catch(() => {});
     return result;

@@ -10,9 +10,9 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 
 /**
- * The Sluice error for a PostgreSQL failure, or the error itself: a unique violation is a
- * ConflictError, a foreign-key violation an InvalidArgumentError, and an unreachable server a
- * StoreUnavailableError.
+ * The Sluice error for a PostgreSQL failure, or the error itself: a unique violation, a
+ * serialization failure or a deadlock is a ConflictError, a foreign-key violation an
+ * InvalidArgumentError, and an unreachable server a StoreUnavailableError.
  *
  * @example
  * ```ts
@@ -25,6 +25,11 @@ export function translatePostgresError(error: unknown, what: string): unknown {
     return new ConflictError(`${what}: a record with that unique value exists.`);
   if (code === "23503") {
     return new InvalidArgumentError(`${what}: it refers to a record that does not exist.`);
+  }
+  if (code === "40001" || code === "40P01") {
+    return new ConflictError(
+      `${what}: someone else changed the same records at the same moment; nothing was saved, try again.`,
+    );
   }
   const unavailable =
     (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) ||

@@ -382,6 +382,41 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
         ]);
       });
 
+      it("lets one of two units that read, check and then write the same pool win; the other fails", async () => {
+        const { a } = await twoTeams();
+        await store.upsertPool(a.id, poolInput());
+        const signal = () => {
+          let fire!: () => void;
+          const fired = new Promise<void>((resolve) => {
+            fire = resolve;
+          });
+          return { fire, fired };
+        };
+        const [readA, readB] = [signal(), signal()];
+        // A dashboard save: read the pool, check it is as the form saw it, write it. Both units
+        // read before either writes where the store lets them (PostgreSQL); in-process stores
+        // run one unit after the other, so the wait for the other's read times out.
+        const save = (description: string, mine: typeof readA, theirs: typeof readA) =>
+          store.atomically(async (tx) => {
+            const current = await tx.getPoolBySubdomain(a.id, "llm");
+            mine.fire();
+            await Promise.race([theirs.fired, new Promise((resolve) => setTimeout(resolve, 200))]);
+            if (current?.description !== null) throw new ConflictError("changed since read");
+            await tx.upsertPool(a.id, poolInput({ description }));
+          });
+        const results = await Promise.allSettled([
+          save("a", readA, readB),
+          save("b", readB, readA),
+        ]);
+        const won = results.flatMap((result, index) =>
+          result.status === "fulfilled" ? [index === 0 ? "a" : "b"] : [],
+        );
+        expect(won).toHaveLength(1);
+        const lost = results.find((result) => result.status === "rejected");
+        expect((lost as PromiseRejectedResult).reason).toBeInstanceOf(ConflictError);
+        expect((await store.getPoolBySubdomain(a.id, "llm"))?.description).toBe(won[0]);
+      });
+
       it("deletes only the team's own budget, and none that still has pools", async () => {
         const { a, b } = await twoTeams();
         const budget = await store.upsertBudget(a.id, { name: "A", originMaxConcurrent: 4 });

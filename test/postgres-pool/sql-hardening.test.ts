@@ -170,4 +170,64 @@ describe.runIf(postgresUp)("postgres pool: /sql limits and strictness", () => {
     );
     expect(JSON.parse(driver.body).rows).toEqual([{ one: 1 }]);
   });
+
+  it("answers a page's CORS preflight for /sql before any key: the listed origin with the Neon headers, a foreign one 403", async () => {
+    const { key } = await f.addDatabasePool("browser");
+    const preflight = (origin: string, path = "/sql") =>
+      f.send("browser", null, "", {
+        method: "OPTIONS",
+        path,
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization, content-type, neon-connection-string",
+        },
+      });
+    const listed = await preflight("https://app.example");
+    expect(listed.status).toBe(204);
+    expect(listed.headers["access-control-allow-origin"]).toBe("https://app.example");
+    expect(listed.headers["access-control-allow-methods"]).toBe("POST");
+    const allowed = String(listed.headers["access-control-allow-headers"]).split(", ");
+    for (const name of [
+      "authorization",
+      "content-type",
+      "neon-connection-string",
+      "neon-array-mode",
+    ]) {
+      expect(allowed).toContain(name);
+    }
+    const foreign = await preflight("https://evil.example");
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body).message).toMatch(/may not call this database pool/);
+    // Not a preflight of /sql, or not a database pool: the usual way (no key: 401).
+    expect((await preflight("https://app.example", "/other")).status).toBe(401);
+    await f.h.addPool({ subdomain: "web", requireKey: true });
+    expect(
+      (
+        await f.send("web", null, "", {
+          method: "OPTIONS",
+          headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await f.send("nowhere", null, "", {
+          method: "OPTIONS",
+          headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+        })
+      ).status,
+    ).toBe(401);
+    // The request the preflight cleared.
+    const query = await f.send(
+      "browser",
+      key,
+      { query: "SELECT 2 AS two" },
+      {
+        headers: { origin: "https://app.example", "content-type": "application/json" },
+      },
+    );
+    expect(JSON.parse(query.body).rows).toEqual([{ two: 2 }]);
+    expect(query.headers["access-control-allow-origin"]).toBe("https://app.example");
+  });
 });

@@ -5,7 +5,8 @@ import type { HeaderLookup } from "../lock/request-headers.js";
 import { authenticateCaller, refuseUnknownPool } from "./caller-auth.js";
 import type { IpPolicy } from "./ip-policy.js";
 
-const MAX_LABEL_LENGTH = 63;
+/** Pool subdomains are DNS labels: a longer name is never looked up. */
+export const MAX_LABEL_LENGTH = 63;
 
 /** A caller let into a pool. */
 export interface AdmittedCaller {

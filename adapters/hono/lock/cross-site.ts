@@ -9,6 +9,14 @@ import type { HeaderLookup } from "./request-headers.js";
 /** Request headers a page may send to the Lock API (the preflight's answer). */
 const ALLOWED_HEADERS =
   "content-type, x-svc-key, authorization, x-svc-queue-timeout-ms, x-svc-no-queue";
+
+/** What differs between the APIs an {@link OriginPolicy} guards. */
+export interface OriginPolicyOptions {
+  /** The API's name in a refusal; default "the Lock API". */
+  api?: string;
+  /** Request headers besides the Lock API's that pages may send (lower case). */
+  extraHeaders?: readonly string[];
+}
 /** Response headers a page may read besides the CORS-safelisted ones. */
 const EXPOSED_HEADERS =
   "x-svc-remaining-slots, x-svc-effective-limit, x-svc-queued-ms, x-svc-rejected-by, x-svc-retry-after-ms, retry-after";
@@ -45,7 +53,12 @@ export interface OriginPolicy {
  * const origin = origins.admit(headers, request.url); // throws for https://evil.example
  * ```
  */
-export function createOriginPolicy(allowed: readonly string[] = []): OriginPolicy {
+export function createOriginPolicy(
+  allowed: readonly string[] = [],
+  options: OriginPolicyOptions = {},
+): OriginPolicy {
+  const api = options.api ?? "the Lock API";
+  const allowHeaders = [ALLOWED_HEADERS, ...(options.extraHeaders ?? [])].join(", ");
   const listed = new Set(allowed);
   const any = listed.has("*");
   const admit = (headers: HeaderLookup, requestUrl: string): string | null => {
@@ -55,7 +68,7 @@ export function createOriginPolicy(allowed: readonly string[] = []): OriginPolic
     }
     const shown = JSON.stringify(origin.slice(0, SHOWN_LENGTH));
     throw new ForbiddenError(
-      `Web pages from ${shown} may not call the Lock API: the server's operator lists the origins that may (sluice serve --cors-origins).`,
+      `Web pages from ${shown} may not call ${api}: the server's operator lists the origins that may (sluice serve --cors-origins).`,
     );
   };
   const decorate = (response: Response, origin: string): Response => {
@@ -75,7 +88,7 @@ export function createOriginPolicy(allowed: readonly string[] = []): OriginPolic
         status: 204,
         headers: {
           "access-control-allow-methods": "POST",
-          "access-control-allow-headers": ALLOWED_HEADERS,
+          "access-control-allow-headers": allowHeaders,
           "access-control-max-age": PREFLIGHT_MAX_AGE_SECONDS,
         },
       });

@@ -93,6 +93,10 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     if (subdomain === null) {
       return sluiceReply({ error: "not_found", message: "No pool is served at this host." }, 404);
     }
+    if (sql && request.method === "OPTIONS") {
+      const preflight = await sql.preflight(subdomain, request, headers);
+      if (preflight) return preflight;
+    }
     const remoteAddress = remoteAddressOf(env);
     const admitted = await admitCaller(checks, subdomain, headers, remoteAddress, clock.now());
     const { pool, key } = admitted;

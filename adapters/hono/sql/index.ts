@@ -1,5 +1,5 @@
 export { CONNECTION_STRING_HEADER, stripConnectionString } from "./connection-string-header.js";
-export type { SqlCall, SqlHandlerDeps, SqlServing } from "./serve-sql.js";
+export type { SqlCall, SqlHandler, SqlHandlerDeps, SqlServing } from "./serve-sql.js";
 export { createSqlHandler } from "./serve-sql.js";
 export type { SqlBody, SqlOptions } from "./sql-request.js";
 export {

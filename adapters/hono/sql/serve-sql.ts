@@ -11,6 +11,7 @@ import {
 import type { Governor } from "../../../src/governor/types.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
 import { type SqlRunner, SqlStatementError } from "../../postgres-pool/types.js";
+import { MAX_LABEL_LENGTH } from "../caller/admit-caller.js";
 import { statusForError } from "../error-status.js";
 import { createOriginPolicy, requireJsonBody } from "../lock/cross-site.js";
 import { continueIfExpected } from "../lock/expect-continue.js";
@@ -73,6 +74,27 @@ export interface SqlCall {
 }
 
 const SQL_PATH = "/sql";
+/** The request headers of Neon's driver, which a page using it sends (its preflight asks for them). */
+const NEON_HEADERS = [
+  "neon-connection-string",
+  "neon-raw-text-output",
+  "neon-array-mode",
+  "neon-batch-isolation-level",
+  "neon-batch-read-only",
+  "neon-batch-deferrable",
+];
+
+/** Serves a database pool's requests; `preflight` answers a page's CORS preflight first. */
+export interface SqlHandler {
+  (call: SqlCall): Promise<Response>;
+  /**
+   * The answer to a CORS preflight (`OPTIONS /sql` with `Access-Control-Request-Method`) on
+   * a database pool's host, before any key check (a browser sends none with a preflight):
+   * 204 for an admitted origin, 403 for another; null when it is none such (the request
+   * then goes the usual way, as for any other pool or a missing one).
+   */
+  preflight(subdomain: string, request: Request, headers: HeaderLookup): Promise<Response | null>;
+}
 const TIMEOUT_MESSAGE =
   "The database did not answer within the pool's request timeout: the query was cancelled.";
 
@@ -94,10 +116,22 @@ const TIMEOUT_MESSAGE =
  * if (pool.backend === "postgres") return sql({ request, env, headers, pool, key, remoteAddress });
  * ```
  */
-export function createSqlHandler(deps: SqlHandlerDeps): (call: SqlCall) => Promise<Response> {
+export function createSqlHandler(deps: SqlHandlerDeps): SqlHandler {
   const bodyLimit = deps.bodyLimitBytes ?? SQL_BODY_LIMIT_BYTES;
-  const origins = createOriginPolicy(deps.corsOrigins);
-  return async (call) => {
+  const origins = createOriginPolicy(deps.corsOrigins, {
+    api: "this database pool",
+    extraHeaders: NEON_HEADERS,
+  });
+  const preflight: SqlHandler["preflight"] = async (subdomain, request, headers) => {
+    if (headers.get("access-control-request-method") === null) return null;
+    if (requestTarget(request.url).path !== SQL_PATH || subdomain.length > MAX_LABEL_LENGTH) {
+      return null;
+    }
+    const pool = await deps.directory.pool(subdomain);
+    if (pool?.backend !== "postgres") return null;
+    return origins.preflight(headers, request.url);
+  };
+  const serve = async (call: SqlCall): Promise<Response> => {
     const { request, env, headers, pool } = call;
     stripConnectionString(request, env);
     // A page elsewhere may not run queries with its visitors' network position (a pool
@@ -130,6 +164,7 @@ export function createSqlHandler(deps: SqlHandlerDeps): (call: SqlCall) => Promi
     const response = await runInSlot(deps, call, hold, { body, options, connectionString });
     return origin === null ? response : origins.decorate(response, origin);
   };
+  return Object.assign(serve, { preflight });
 }
 
 interface SqlWork {
