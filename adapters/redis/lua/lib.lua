@@ -191,6 +191,19 @@ local function holders(p)
   return p.held
 end
 
+-- The number of waiters, counted on first use; every change this call makes to the waiters
+-- hash then updates it (by what HSET/HDEL answer), so the operations of a batch on one pool
+-- count them once, not once per acquire and release (see holders).
+local function waiter_count(p)
+  if not p.waiting then p.waiting = redis.call('HLEN', p.wkey) end
+  return p.waiting
+end
+
+-- `by`: waiters the call just added (+) or removed (-); nothing to do before a count.
+local function waiters_changed(p, by)
+  if p.waiting then p.waiting = p.waiting + by end
+end
+
 -- Writes `lrn` back (%.17g: learned values are kept exactly, fractions included).
 local function save_learned(p)
   local function num(x) return x and string.format('%.17g', x) or '' end
@@ -454,7 +467,7 @@ local function serve(p)
         end
       end
       if not free then redis.call('LPOP', p.qkey) end
-      redis.call('HDEL', p.wkey, head)
+      waiters_changed(p, -redis.call('HDEL', p.wkey, head))
       served = served + 1
       if not leaves then
         local slot = grant(p, head, owner)
@@ -518,10 +531,6 @@ local function load_group(p)
   reclaim_group()
 end
 
-local function waiter_count(p)
-  return redis.call('HLEN', p.wkey)
-end
-
 -- Drops waiters past their wait deadline anywhere in the queue. Only needed when the queue
 -- looks full: waiters of a crashed process are never cancelled and would hold places.
 -- `minwait` is a lower bound of the waiters' deadlines, so the scan runs only when one of
@@ -533,7 +542,7 @@ local function purge_expired_waiters(p)
   for i = 1, #all, 2 do
     local _, wait_deadline = parse_waiter(all[i + 1])
     if wait_deadline < now then
-      redis.call('HDEL', p.wkey, all[i])
+      waiters_changed(p, -redis.call('HDEL', p.wkey, all[i]))
       redis.call('LREM', p.qkey, 1, all[i])
     elseif not earliest or wait_deadline < earliest then
       earliest = wait_deadline
@@ -551,8 +560,8 @@ end
 local function enqueue_waiter(p, slot_id, wait_ms, enqueued_at)
   local wait_deadline = now + wait_ms
   redis.call('RPUSH', p.qkey, slot_id)
-  redis.call('HSET', p.wkey, slot_id,
-    string.format('%d:%d:%s', enqueued_at or now, wait_deadline, caller))
+  waiters_changed(p, redis.call('HSET', p.wkey, slot_id,
+    string.format('%d:%d:%s', enqueued_at or now, wait_deadline, caller)))
   if not p.minwait or wait_deadline < p.minwait then
     p.minwait = wait_deadline
     redis.call('HSET', p.key, 'minwait', fmt(wait_deadline))
@@ -561,6 +570,7 @@ end
 
 local function delete_pool_state(p)
   redis.call('DEL', p.key, p.hkey, p.skey, p.qkey, p.wkey, p.lkey)
+  p.waiting = 0
   redis.call('LREM', base .. K_MEMBERS, 0, p.enc)
 end
 
@@ -714,6 +724,7 @@ end
 
 local function cancel_op(p, slot_id)
   if redis.call('HDEL', p.wkey, slot_id) == 1 then
+    waiters_changed(p, -1)
     redis.call('LREM', p.qkey, 1, slot_id)
     return { 'cancelled' }
   end
