@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { budgetInUse } from "../../src/catalog/budget-in-use.js";
+import { budgetInUse, budgetNameTaken } from "../../src/catalog/budget-in-use.js";
 import type {
   ApiTokenRecord,
   BudgetRecord,
@@ -242,6 +242,28 @@ export class PostgresCatalogStore implements CatalogStore {
       [teamId],
     );
     return rows.map(budgetFromRow);
+  }
+
+  renameBudget(teamId: number, budgetId: number, name: string): Promise<BudgetRecord | undefined> {
+    return this.write("budget", async (q) => {
+      const budget = await this.one<BudgetRow>(
+        q,
+        "SELECT * FROM budgets WHERE id = $1 AND team_id = $2 FOR UPDATE",
+        [budgetId, teamId],
+      );
+      if (!budget || budget.name === name) return budget && budgetFromRow(budget);
+      if (
+        await this.one(q, "SELECT 1 FROM budgets WHERE team_id = $1 AND name = $2", [teamId, name])
+      ) {
+        throw budgetNameTaken(name);
+      }
+      const row = await this.one<BudgetRow>(
+        q,
+        "UPDATE budgets SET name = $1 WHERE id = $2 RETURNING *",
+        [name, budgetId],
+      );
+      return budgetFromRow(row!);
+    });
   }
 
   deleteBudget(teamId: number, budgetId: number): Promise<boolean> {

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
-import { budgetInUse } from "../../src/catalog/budget-in-use.js";
+import { budgetInUse, budgetNameTaken } from "../../src/catalog/budget-in-use.js";
 import type { SynchronousCatalogOperations } from "../../src/catalog/synchronous-catalog-store.js";
 import type {
   ApiTokenRecord,
@@ -212,6 +212,21 @@ export class SqliteCatalogTables implements SynchronousCatalogOperations {
       teamId,
     );
     return row ? budgetFromRow(row as BudgetRow) : undefined;
+  }
+
+  renameBudget(teamId: number, budgetId: number, name: string): BudgetRecord | undefined {
+    return this.write("budget", () => {
+      const budget = this.getBudget(teamId, budgetId);
+      if (!budget || budget.name === name) return budget;
+      if (this.sql("SELECT 1 FROM budgets WHERE team_id = ? AND name = ?").get(teamId, name)) {
+        throw budgetNameTaken(name);
+      }
+      const row = this.sql("UPDATE budgets SET name = ? WHERE id = ? RETURNING *").get(
+        name,
+        budgetId,
+      );
+      return budgetFromRow(row as BudgetRow);
+    });
   }
 
   deleteBudget(teamId: number, budgetId: number): boolean {

@@ -15,3 +15,16 @@ export function budgetInUse(budgetName: string, poolSubdomains: readonly string[
       "of it or delete them first.",
   );
 }
+
+/**
+ * Why a budget cannot be renamed to `name` (every catalog store says it alike): budget names
+ * are unique within a team, as `sluice apply` and the dashboard find budgets by name.
+ *
+ * @example
+ * ```ts
+ * throw budgetNameTaken("llm-provider");
+ * ```
+ */
+export function budgetNameTaken(name: string): ConflictError {
+  return new ConflictError(`The team already has a budget named "${name}".`);
+}

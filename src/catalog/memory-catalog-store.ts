@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from "../clock/clock.js";
 import { ConflictError, InvalidArgumentError } from "../errors.js";
-import { budgetInUse } from "./budget-in-use.js";
+import { budgetInUse, budgetNameTaken } from "./budget-in-use.js";
 import { copyApiToken, copyPoolFields, copyPoolKey } from "./record-copies.js";
 import {
   type SynchronousCatalogOperations,
@@ -229,6 +229,17 @@ class MemoryCatalogTables implements SynchronousCatalogOperations {
 
   listBudgets(teamId: number): BudgetRecord[] {
     return this.listAllBudgets().filter((budget) => budget.teamId === teamId);
+  }
+
+  renameBudget(teamId: number, budgetId: number, name: string): BudgetRecord | undefined {
+    const budget = this.budgets.get(budgetId);
+    if (!budget || budget.teamId !== teamId) return undefined;
+    if (budget.name === name) return { ...budget };
+    if ([...this.budgets.values()].some((b) => b.teamId === teamId && b.name === name)) {
+      throw budgetNameTaken(name);
+    }
+    budget.name = name;
+    return { ...this.changed(budget) };
   }
 
   deleteBudget(teamId: number, budgetId: number): boolean {

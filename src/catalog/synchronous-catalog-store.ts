@@ -115,6 +115,10 @@ export abstract class SynchronousCatalogStore implements CatalogStore {
     return this.call(() => this.tables.listBudgets(...args));
   }
 
+  renameBudget(...args: Parameters<CatalogStore["renameBudget"]>) {
+    return this.call(() => this.tables.renameBudget(...args));
+  }
+
   deleteBudget(...args: Parameters<CatalogStore["deleteBudget"]>) {
     return this.call(() => this.tables.deleteBudget(...args));
   }

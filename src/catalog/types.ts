@@ -203,6 +203,12 @@ export interface CatalogStore {
   getBudget(teamId: number, budgetId: number): Promise<BudgetRecord | undefined>;
   listBudgets(teamId: number): Promise<BudgetRecord[]>;
   /**
+   * Renames one of the team's budgets, keeping its id (API and MCP callers hold it) and its
+   * pools: undefined when the team has no such budget, a ConflictError when another of the
+   * team's budgets has the name.
+   */
+  renameBudget(teamId: number, budgetId: number, name: string): Promise<BudgetRecord | undefined>;
+  /**
    * Deletes one of the team's budgets: false when the team has no such budget, a
    * ConflictError while a pool is still in it (move or delete its pools first).
    */

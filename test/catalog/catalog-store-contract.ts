@@ -221,6 +221,29 @@ export function describeCatalogStoreContract(name: string, factory: CatalogStore
           other.id,
         ]);
       });
+
+      it("renames a budget keeping its id and pools; another budget's name is a ConflictError", async () => {
+        const { a, b } = await twoTeams();
+        const llm = await store.upsertBudget(a.id, { name: "LLM", originMaxConcurrent: 10 });
+        const search = await store.upsertBudget(a.id, { name: "Search", originMaxConcurrent: 2 });
+        await store.upsertBudget(b.id, { name: "AI", originMaxConcurrent: 3 });
+        const pool = await store.upsertPool(a.id, poolInput({ budgetId: llm.id }));
+        const renamed = await store.renameBudget(a.id, llm.id, "AI");
+        expect(renamed).toEqual({ ...llm, name: "AI" });
+        expect(await store.getBudget(a.id, llm.id)).toEqual(renamed);
+        expect((await store.getPoolBySubdomain(a.id, pool.subdomain))?.budgetId).toBe(llm.id);
+        expect(await store.renameBudget(a.id, llm.id, "AI")).toEqual(renamed);
+        await expect(store.renameBudget(a.id, llm.id, "Search")).rejects.toThrow(ConflictError);
+        await expect(store.renameBudget(a.id, llm.id, "Search")).rejects.toThrow(
+          'The team already has a budget named "Search".',
+        );
+        expect(await store.getBudget(a.id, search.id)).toEqual(search);
+        expect(await store.getBudget(a.id, llm.id)).toEqual(renamed);
+        // Another team's budget is not the team's to rename, and an unknown id is no budget.
+        expect(await store.renameBudget(b.id, llm.id, "X")).toBeUndefined();
+        expect(await store.renameBudget(a.id, 9_999, "X")).toBeUndefined();
+        expect(await store.getBudget(a.id, llm.id)).toEqual(renamed);
+      });
     });
 
     describe("pools", () => {

@@ -121,6 +121,7 @@ describe("dashboard pages", () => {
       const inUse = await d.request(`/budget/${id}/delete`, { cookie: owner, form: {} });
       expect(inUse.status).toBe(409);
       expect(inUse.text).toContain("still has pools (llm)");
+      const otherTab = await budgetFormVersion(d, owner, id);
       const saved = await d.request(`/budget/${id}`, {
         cookie: owner,
         form: {
@@ -131,7 +132,17 @@ describe("dashboard pages", () => {
       });
       expect(saved.status).toBe(303);
       const budgets = await d.store.listBudgets(d.acme.team.id);
-      expect(budgets.map((b) => [b.name, b.originMaxConcurrent])).toEqual([["Models", null]]);
+      // Renamed in place: the id API and MCP callers hold still names it.
+      expect(budgets.map((b) => [b.id, b.name, b.originMaxConcurrent])).toEqual([
+        [id, "Models", null],
+      ]);
+      // A tab opened before the rename is told the budget changed, not that it is gone.
+      const stale = await d.request(`/budget/${id}`, {
+        cookie: owner,
+        form: { name: "Other", originMaxConcurrent: "3", version: otherTab },
+      });
+      expect(stale.status).toBe(409);
+      expect(stale.text).toContain("was changed since you opened the form");
       expect((await d.store.getPoolBySubdomain(d.acme.team.id, "llm"))?.budgetId).toBeNull();
       const gone = await d.request(`/budget/${budgets[0]!.id}/delete`, {
         cookie: owner,

@@ -29,7 +29,7 @@ async function loadBudget(store: CatalogStore, teamId: number, id: string | unde
 /**
  * Checks the form against the catalog as it is inside the transaction (an edit only when
  * nothing changed since the form was opened) and writes the budget and its members: the
- * budget (renamed = a new one, then the old deleted), pools joining with their reservation,
+ * budget (a rename keeps its id), pools joining with their reservation,
  * pools leaving it. One unit: the budget and its pools' moves are seen together or not at
  * all, and no pool is written back from a stale read.
  */
@@ -61,6 +61,9 @@ async function writeBudget(
   plan: BudgetPlan,
   pools: readonly PoolRecord[],
 ): Promise<BudgetRecord> {
+  // A rename keeps the budget's id: API and MCP callers and other open forms hold it.
+  const renamed = current && (await tx.renameBudget(teamId, current.id, plan.name));
+  if (current && !renamed) throw new ConflictError(BUDGET_CHANGED_SINCE_OPENED);
   const saved = await tx.upsertBudget(teamId, {
     name: plan.name,
     originMaxConcurrent: plan.originMaxConcurrent,
@@ -81,7 +84,6 @@ async function writeBudget(
       continue;
     await tx.upsertPool(teamId, { ...poolInputOf(pool), ...target });
   }
-  if (current && current.id !== saved.id) await tx.deleteBudget(teamId, current.id);
   return saved;
 }
 
