@@ -212,6 +212,20 @@ describe("an assistant given only {base_url}/mcp", () => {
       }),
     ]);
     expect(log.upstream_throttled).toBe(0);
+    // The count is of upstream 429s: an upstream 503 is trouble, but not a throttle.
+    for (const status of [503, 429]) {
+      const held = await env.server.governor.acquire("chat");
+      await env.server.governor.release("chat", held.slotId, { status });
+    }
+    const counted = await call(mcp, "query_access_log", { pool: "chat", minutes: 5 });
+    expect(counted.upstream_throttled).toBe(1);
+    // No outcome at all would match nothing: refused, not answered with an empty list.
+    const none = await mcp.callTool({
+      name: "query_access_log",
+      arguments: { pool: "chat", outcomes: [] },
+    });
+    expect(none.isError).toBe(true);
+    expect(JSON.stringify(none.content)).toContain("outcomes must list at least one outcome");
     const throttled = await call(mcp, "query_access_log", { pool: "chat", upstream_status: 429 });
     expect(throttled.entries).toEqual([expect.objectContaining({ upstream_status: 429 })]);
 

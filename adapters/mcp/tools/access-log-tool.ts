@@ -37,7 +37,7 @@ export const queryAccessLogTool = defineTool({
   name: "query_access_log",
   title: "Query a pool's access log",
   description:
-    "Recent acquire attempts of a pool, newest first: by default Sluice's refusals, queue timeouts and 503s, and proxied calls the upstream answered 429; each with the upstream's status when the call went through the pool proxy. Also the count of upstream 429s over the same period (Lock API releases included).",
+    "Recent acquire attempts of a pool, newest first: by default Sluice's refusals, queue timeouts and 503s, and proxied calls the upstream answered 429; each with the upstream's status when the call went through the pool proxy. Also upstream_throttled: the upstream's throttles over the same period (429 answers, and the 429s Lock API callers report at release; for a database pool, its database being too busy). An upstream 503 is not counted.",
   scope: "metrics:read",
   annotations: { ...READ_ONLY, idempotentHint: false },
   input: v.object({
@@ -45,6 +45,8 @@ export const queryAccessLogTool = defineTool({
     outcomes: v.optional(
       v.pipe(
         v.array(v.picklist(OUTCOMES, `outcomes may list ${OUTCOMES.join(", ")}`)),
+        // An empty list would match nothing: almost surely a mistake, not a question.
+        v.minLength(1, "outcomes must list at least one outcome (leave it out for the default)"),
         v.description(
           "Outcomes to list. Default (with no upstream_status either): rejected, timed_out, unavailable, refused, and any upstream 429.",
         ),
@@ -90,7 +92,9 @@ export const queryAccessLogTool = defineTool({
     ),
     upstream_throttled: v.pipe(
       v.number(),
-      v.description("Upstream 429/503 answers counted over the period."),
+      v.description(
+        "The upstream's throttles over the period: its 429 answers (proxied, or reported at Lock API release; a database pool: its database too busy). Upstream 503s are not counted.",
+      ),
     ),
   }),
   async run(args, access, deps) {
