@@ -20,26 +20,35 @@ const MAX_REDIRECT_URIS = 10;
 const SUPPORTED_GRANT_TYPES = ["authorization_code", "refresh_token"];
 
 /** Fields a registration request or a metadata document may carry (others are ignored). */
-const ClientMetadataSchema = v.looseObject({
-  redirect_uris: v.pipe(
-    v.array(v.string(), "redirect_uris must be an array of URLs"),
-    v.minLength(1, "redirect_uris must name at least one URL"),
-    v.maxLength(MAX_REDIRECT_URIS, `redirect_uris may name at most ${MAX_REDIRECT_URIS} URLs`),
-  ),
-  client_name: v.optional(
-    v.pipe(
-      v.string("client_name must be a string"),
-      v.trim(),
-      v.maxLength(CLIENT_NAME_MAX, `client_name may have at most ${CLIENT_NAME_MAX} characters`),
-      // Shown on the consent page and in Connected apps: the catalog's rule for names.
-      v.check((name) => !hasControlCharacter(name), `client_name: ${PLAIN_TEXT_MESSAGE}`),
+const ClientMetadataSchema = v.looseObject(
+  {
+    redirect_uris: v.pipe(
+      v.array(v.string(), "redirect_uris must be an array of URLs"),
+      v.minLength(1, "redirect_uris must name at least one URL"),
+      v.maxLength(MAX_REDIRECT_URIS, `redirect_uris may name at most ${MAX_REDIRECT_URIS} URLs`),
     ),
-  ),
-  grant_types: v.optional(v.array(v.string(), "grant_types must be an array of strings")),
-  response_types: v.optional(v.array(v.string(), "response_types must be an array of strings")),
-  token_endpoint_auth_method: v.optional(v.string()),
-});
+    client_name: v.optional(
+      v.pipe(
+        v.string("client_name must be a string"),
+        v.trim(),
+        v.maxLength(CLIENT_NAME_MAX, `client_name may have at most ${CLIENT_NAME_MAX} characters`),
+        // Shown on the consent page and in Connected apps: the catalog's rule for names.
+        v.check((name) => !hasControlCharacter(name), `client_name: ${PLAIN_TEXT_MESSAGE}`),
+      ),
+    ),
+    grant_types: v.optional(v.array(v.string(), "grant_types must be an array of strings")),
+    response_types: v.optional(v.array(v.string(), "response_types must be an array of strings")),
+    token_endpoint_auth_method: v.optional(v.string()),
+  },
+  missingField,
+);
 type ClientMetadata = v.InferOutput<typeof ClientMetadataSchema>;
+
+/** The object schema's own issue: a required field left out (the input is an object by then). */
+function missingField(issue: v.BaseIssue<unknown>): string {
+  const key = issue.expected?.match(/^"(.+)"$/)?.[1];
+  return key === undefined ? "The client metadata must be a JSON object." : `${key} is required.`;
+}
 
 /**
  * Checks client metadata (RFC 7591 §2): valid redirect URIs, only the code flow, a public
@@ -47,6 +56,14 @@ type ClientMetadata = v.InferOutput<typeof ClientMetadataSchema>;
  * metadata document, which is not a registration).
  */
 function checkMetadata(input: unknown, errorCode?: string): ClientMetadata {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new OAuthProtocolError(
+      errorCode ?? "invalid_client_metadata",
+      errorCode === undefined
+        ? "The body must be a JSON object."
+        : "The metadata document must be a JSON object.",
+    );
+  }
   const parsed = v.safeParse(ClientMetadataSchema, input);
   if (!parsed.success) {
     const issue = parsed.issues[0];

@@ -13,7 +13,7 @@ import { connectedAppsRoutes } from "./connected-apps-routes.js";
 import { ConsentTickets } from "./consent-ticket.js";
 import { GrantService } from "./grant-service.js";
 import { authorizationServerMetadata } from "./metadata.js";
-import { oauthErrorResponse } from "./oauth-error.js";
+import { NO_STORE, oauthErrorResponse } from "./oauth-error.js";
 import {
   REGISTRATION_LIMITS,
   RegistrationGuard,
@@ -112,6 +112,14 @@ export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
       registrations,
       clientAddress: deps.clientAddress ?? clientAddressReader(),
     }),
+  );
+  // Clients probe well-known paths (an OpenID configuration…): answer in JSON, as the RFCs do.
+  app.notFound((c) =>
+    c.json(
+      { error: "not_found", error_description: `Nothing is served at ${c.req.path}.` },
+      404,
+      NO_STORE,
+    ),
   );
   app.onError((error) => {
     if (error instanceof HTTPException) return error.getResponse();

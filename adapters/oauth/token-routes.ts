@@ -70,6 +70,16 @@ export function tokenRoutes(deps: {
     return c.json(await registerClient(deps.store, deps.clock, body), 201, NO_STORE);
   });
 
+  // After the POST handlers: any other method (a browser's GET, say) is told which one to use.
+  for (const path of ["/token", "/revoke", "/register"]) {
+    routes.all(path, (c) =>
+      c.json({ error: "invalid_request", error_description: `Use POST for /oauth${path}.` }, 405, {
+        ...NO_STORE,
+        Allow: "POST",
+      }),
+    );
+  }
+
   return routes;
 }
 

@@ -75,5 +75,9 @@ function metadataPolicy(network: "public" | "private"): SafeFetchOptions {
 }
 
 function isMcpPath(path: string): boolean {
-  return path === "/mcp" || path.startsWith("/.well-known/oauth-protected-resource");
+  return (
+    path === "/mcp" ||
+    path === "/.well-known/oauth-protected-resource" ||
+    path === "/.well-known/oauth-protected-resource/mcp"
+  );
 }

@@ -1,10 +1,13 @@
 import type { FetchApp } from "./host-router.js";
 
-const ASSISTANT_PATH = /^\/(?:mcp$|oauth\/|\.well-known\/oauth-)/;
+// Every `/.well-known/` path: none is a dashboard page, and a client probing one (an OpenID
+// configuration, say) must get a JSON 404, not the dashboard's sign-in redirect.
+const ASSISTANT_PATH = /^\/(?:mcp$|oauth\/|\.well-known\/)/;
 
 /**
- * The control app with the assistant app in front of it for `/mcp`, `/oauth/*` and the
- * OAuth `/.well-known/` documents; the control app for everything else.
+ * The control app with the assistant app in front of it for `/mcp`, `/oauth/*` and
+ * `/.well-known/*` (the OAuth documents, and a JSON 404 for any other); the control app for
+ * everything else.
  *
  * @example
  * ```ts

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AssistantServer, startAssistantServer } from "./harness.js";
+
+let env: AssistantServer;
+beforeAll(async () => {
+  env = await startAssistantServer();
+});
+afterAll(() => env.close());
+
+/** What a client or a person poking at the authorization server's URLs is answered. */
+describe("OAuth endpoints on a real server", () => {
+  it("a method other than POST at /oauth/token, /revoke and /register is 405 with Allow and an OAuth error", async () => {
+    for (const path of ["/oauth/token", "/oauth/revoke", "/oauth/register"]) {
+      for (const method of ["GET", "PUT", "DELETE"]) {
+        const response = await fetch(`${env.baseUrl}${path}`, { method });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get("allow")).toBe("POST");
+        expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+        expect(await response.json()).toEqual({
+          error: "invalid_request",
+          error_description: `Use POST for ${path}.`,
+        });
+      }
+    }
+  });
+
+  it("an unknown well-known document is a JSON 404, not the dashboard's sign-in redirect", async () => {
+    for (const path of [
+      "/.well-known/openid-configuration",
+      "/.well-known/security.txt",
+      "/.well-known/oauth-authorization-server/tenant1",
+      "/.well-known/oauth-protected-resource/other",
+      "/oauth/nothing",
+    ]) {
+      const response = await fetch(`${env.baseUrl}${path}`, { redirect: "manual" });
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toEqual({
+        error: "not_found",
+        error_description: `Nothing is served at ${path}.`,
+      });
+    }
+    // The documents that exist are still served.
+    for (const path of [
+      "/.well-known/oauth-authorization-server",
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-protected-resource/mcp",
+    ]) {
+      expect((await fetch(`${env.baseUrl}${path}`)).status, path).toBe(200);
+    }
+  });
+
+  it("a registration body that is no object, or lacks redirect_uris, is told so plainly", async () => {
+    const cases: [string, string][] = [
+      ["[]", "The body must be a JSON object."],
+      ["42", "The body must be a JSON object."],
+      ["null", "The body must be a JSON object."],
+      ["{}", "redirect_uris is required."],
+      ['{"client_name":"x"}', "redirect_uris is required."],
+    ];
+    for (const [body, message] of cases) {
+      const response = await fetch(`${env.baseUrl}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      expect(await response.json()).toEqual({
+        error: "invalid_client_metadata",
+        error_description: message,
+      });
+    }
+  });
+});
