@@ -28,10 +28,20 @@ const POSTGRES_WAIT_MS = 10_000;
 export const READ_ONLY: Readonly<{ readOnly: true }> = Object.freeze({ readOnly: true });
 
 /**
+ * {@link withCatalog} options of a command that writes but seals and opens no secret (users,
+ * roles, API tokens, key revocation): it runs on a PostgreSQL catalog without
+ * `SLUICE_SECRET_KEY`, as a read-only command does.
+ */
+export const NO_SECRETS: Readonly<{ needsSecretKey: false }> = Object.freeze({
+  needsSecretKey: false,
+});
+
+/**
  * Opens the command's catalog (`--database-url` / `SLUICE_DATABASE_URL`, else the data
  * directory), runs `work`, and closes it again. `work` also gets the whole database, for what
  * lives beside the catalog (dashboard sign-in: `authServiceFor(database)`). `readOnly`: the
- * directory must hold a catalog already; nothing is created.
+ * directory must hold a catalog already; nothing is created. A PostgreSQL catalog needs
+ * `SLUICE_SECRET_KEY` for a command that writes, unless it says it needs none ({@link NO_SECRETS}).
  *
  * @example
  * ```ts
@@ -42,7 +52,7 @@ export async function withCatalog(
   args: ParsedCommand,
   io: CliIo,
   work: (catalog: CatalogService, database: CatalogDatabase) => number | Promise<number>,
-  options: { readOnly?: boolean } = {},
+  options: { readOnly?: boolean; needsSecretKey?: boolean } = {},
 ): Promise<number> {
   const data = await openCatalogDatabase({
     dataDir: resolveDataDir(optionalString(args, "data-dir"), io.env),
@@ -50,6 +60,7 @@ export async function withCatalog(
     secretKey: io.env.SLUICE_SECRET_KEY || undefined,
     // A command that only reads never leaves a fresh directory behind (a mistyped --data-dir).
     create: options.readOnly !== true,
+    ...(options.needsSecretKey === undefined ? {} : { needsSecretKey: options.needsSecretKey }),
     waitMs: POSTGRES_WAIT_MS,
   });
   try {

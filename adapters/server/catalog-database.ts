@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import type { AccessLogStore } from "../../src/access-log/types.js";
@@ -15,6 +14,7 @@ import { decodeSecretKey, SECRET_KEY_ENV } from "../sqlite/secret-key.js";
 import { SqliteAuthStore } from "../sqlite/sqlite-auth-store.js";
 import { SqliteMetricsStore } from "../sqlite/sqlite-metrics-store.js";
 import { checkSecretKey, DATABASE_FILE, openDataDir } from "./data-dir.js";
+import { KeylessSecretBox } from "./keyless-secret-box.js";
 
 /**
  * Where the catalog, metrics, access log and dashboard sign-in live: SQLite in a data
@@ -55,6 +55,12 @@ export interface OpenCatalogDatabaseOptions {
   clock?: Clock;
   /** False: only read (nothing is created; PostgreSQL then needs no secret key). Default true. */
   create?: boolean;
+  /**
+   * Whether a PostgreSQL catalog needs `secretKey` (something is sealed or opened: pool
+   * credentials, signing secrets). Default: unless `create` is false. Without the key, any
+   * seal or open fails ({@link KeylessSecretBox}).
+   */
+  needsSecretKey?: boolean;
   log?: (line: string) => void;
   /** How long to wait for a PostgreSQL that does not answer (ms); default: keep trying. */
   waitMs?: number;
@@ -99,17 +105,16 @@ async function openPostgres(
   url: string,
   options: OpenCatalogDatabaseOptions,
 ): Promise<CatalogDatabase> {
-  const readOnly = options.create === false;
-  if (!options.secretKey && !readOnly) {
+  const needsKey = options.needsSecretKey ?? options.create !== false;
+  if (!options.secretKey && needsKey) {
     throw new InvalidArgumentError(
       `A PostgreSQL catalog needs ${SECRET_KEY_ENV}: the key that seals upstream credentials, ` +
         "the same on every server of the fleet (create one with `openssl rand -base64 32`).",
     );
   }
-  // A reader without the key never decrypts: a stand-in key it never checks.
-  const key = options.secretKey
-    ? decodeSecretKey(options.secretKey, SECRET_KEY_ENV)
-    : randomBytes(32);
+  const secretBox = options.secretKey
+    ? new SecretBox(decodeSecretKey(options.secretKey, SECRET_KEY_ENV))
+    : new KeylessSecretBox(SECRET_KEY_ENV);
   const { openPostgresCatalog, describePostgresUrl } = await import("../postgres/index.js");
   const clock = options.clock ?? systemClock;
   const opened = await openPostgresCatalog({
@@ -118,7 +123,7 @@ async function openPostgres(
     ...(options.log ? { log: options.log } : {}),
     ...(options.waitMs === undefined ? {} : { timeoutMs: options.waitMs }),
   });
-  const catalog = new CatalogService({ store: opened.store, secretBox: new SecretBox(key), clock });
+  const catalog = new CatalogService({ store: opened.store, secretBox, clock });
   try {
     if (options.secretKey) await checkSecretKey(catalog, SECRET_KEY_ENV, "this database");
   } catch (error) {

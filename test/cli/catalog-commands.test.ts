@@ -141,6 +141,22 @@ describe("sluice user add", () => {
     );
   });
 
+  it("needs --name for a new user only", async () => {
+    await createAcme();
+    const nameless = (email: string, ...extra: string[]) =>
+      sluice("user", "add", "--team", "acme", "--email", email, ...extra);
+    const refused = await nameless("bo@example.com");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      "Error: bo@example.com is a new user: give their name with --name (needed only the first time).\n",
+    );
+    await addBo();
+    // A known user keeps their name, and is not told so when none was given.
+    expect((await nameless("bo@example.com", "--role", "admin")).stdout).toBe(
+      "Changed the role of bo@example.com (user id 2) in team acme: member → admin.\n",
+    );
+  });
+
   it("refuses an unknown team and an unknown role", async () => {
     expect((await addUser("nope", "Bo", "bo@example.com")).stderr).toContain(
       'No team with slug "nope"',

@@ -6,7 +6,7 @@ import {
 } from "../../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { serializeMintedPoolKey, serializePoolKey } from "../../hono/control/serializers.js";
-import { DATA_DIR_OPTION, READ_ONLY, withCatalog } from "../catalog-session.js";
+import { DATA_DIR_OPTION, NO_SECRETS, READ_ONLY, withCatalog } from "../catalog-session.js";
 import {
   type CommandSpec,
   optionalString,
@@ -218,22 +218,27 @@ export const keyRevokeCommand: CommandSpec = {
   ],
   examples: ["sluice key revoke --pool chat --id 3"],
   run: (args, io) =>
-    withCatalog(args, io, async (catalog) => {
-      const pool = await requirePool(catalog, args);
-      const keyId = parseIdFlag(requiredString(args, "id"), "key");
-      const before = await catalog.store.getPoolKey(pool.id, keyId);
-      const revoked = await catalog.revokePoolKey(pool.teamId, pool.subdomain, keyId);
-      if (!before || !revoked) {
-        io.err(`Error: pool ${pool.subdomain} has no key with id ${keyId}.`);
-        return 1;
-      }
-      if (before.revokedAt !== null) {
-        io.out(
-          `Key ${keyId} of pool ${pool.subdomain} was already revoked on ${isoDate(before.revokedAt)}.`,
-        );
-      } else {
-        io.out(`Revoked key ${keyId} of pool ${pool.subdomain}.`);
-      }
-      return 0;
-    }),
+    withCatalog(
+      args,
+      io,
+      async (catalog) => {
+        const pool = await requirePool(catalog, args);
+        const keyId = parseIdFlag(requiredString(args, "id"), "key");
+        const before = await catalog.store.getPoolKey(pool.id, keyId);
+        const revoked = await catalog.revokePoolKey(pool.teamId, pool.subdomain, keyId);
+        if (!before || !revoked) {
+          io.err(`Error: pool ${pool.subdomain} has no key with id ${keyId}.`);
+          return 1;
+        }
+        if (before.revokedAt !== null) {
+          io.out(
+            `Key ${keyId} of pool ${pool.subdomain} was already revoked on ${isoDate(before.revokedAt)}.`,
+          );
+        } else {
+          io.out(`Revoked key ${keyId} of pool ${pool.subdomain}.`);
+        }
+        return 0;
+      },
+      NO_SECRETS,
+    ),
 };

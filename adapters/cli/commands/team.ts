@@ -1,4 +1,4 @@
-import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
+import { DATA_DIR_OPTION, NO_SECRETS, withCatalog } from "../catalog-session.js";
 import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
 
 const TEAM_FLAGS = {
@@ -51,21 +51,26 @@ export const teamCreateCommand: CommandSpec = {
     'sluice team create --name "Acme" --slug acme --owner-name "Ada Lovelace" --owner-email ada@example.com',
   ],
   run: (args, io) =>
-    withCatalog(args, io, async (catalog) => {
-      const { team, owner } = await withFlagNames(TEAM_FLAGS, () =>
-        catalog.createTeamWithOwner({
-          teamName: requiredString(args, "name"),
-          slug: requiredString(args, "slug"),
-          ownerName: requiredString(args, "owner-name"),
-          ownerEmail: requiredString(args, "owner-email"),
-        }),
-      );
-      io.out(`Created team ${team.slug} (id ${team.id}) with owner ${owner.email}.`);
-      // A running server needs no restart: the link goes into the shared database.
-      const dataDir = optionalString(args, "data-dir");
-      io.out(
-        `Dashboard sign-in link for them: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${dataDir}` : ""}`,
-      );
-      return 0;
-    }),
+    withCatalog(
+      args,
+      io,
+      async (catalog) => {
+        const { team, owner } = await withFlagNames(TEAM_FLAGS, () =>
+          catalog.createTeamWithOwner({
+            teamName: requiredString(args, "name"),
+            slug: requiredString(args, "slug"),
+            ownerName: requiredString(args, "owner-name"),
+            ownerEmail: requiredString(args, "owner-email"),
+          }),
+        );
+        io.out(`Created team ${team.slug} (id ${team.id}) with owner ${owner.email}.`);
+        // A running server needs no restart: the link goes into the shared database.
+        const dataDir = optionalString(args, "data-dir");
+        io.out(
+          `Dashboard sign-in link for them: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${dataDir}` : ""}`,
+        );
+        return 0;
+      },
+      NO_SECRETS,
+    ),
 };

@@ -2,6 +2,7 @@ import { ABILITIES, type ApiTokenRecord } from "../../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import {
   DATA_DIR_OPTION,
+  NO_SECRETS,
   READ_ONLY,
   requireMember,
   requireTeam,
@@ -84,33 +85,38 @@ export const tokenCreateCommand: CommandSpec = {
     "TOKEN=$(sluice token create --team acme --user ada@example.com --name ci --abilities all --lifetime 1mo --json | jq -r .token)",
   ],
   run: (args, io) =>
-    withCatalog(args, io, async (catalog) => {
-      const team = await requireTeam(catalog, requiredString(args, "team"));
-      const user = await requireMember(catalog, team, requiredString(args, "user"));
-      const lifetime = parseTokenLifetime(requiredString(args, "lifetime"));
-      const { token, plaintext } = await withFlagNames(TOKEN_FLAGS, () =>
-        catalog.createApiToken({
-          teamId: team.id,
-          actorUserId: user.id,
-          name: requiredString(args, "name"),
-          abilities: parseAbilities(requiredString(args, "abilities")),
-          lifetime,
-        }),
-      );
-      if (args.values.json === true) {
-        io.out(JSON.stringify({ ...tokenJson(token, team.slug, user.email), token: plaintext }));
+    withCatalog(
+      args,
+      io,
+      async (catalog) => {
+        const team = await requireTeam(catalog, requiredString(args, "team"));
+        const user = await requireMember(catalog, team, requiredString(args, "user"));
+        const lifetime = parseTokenLifetime(requiredString(args, "lifetime"));
+        const { token, plaintext } = await withFlagNames(TOKEN_FLAGS, () =>
+          catalog.createApiToken({
+            teamId: team.id,
+            actorUserId: user.id,
+            name: requiredString(args, "name"),
+            abilities: parseAbilities(requiredString(args, "abilities")),
+            lifetime,
+          }),
+        );
+        if (args.values.json === true) {
+          io.out(JSON.stringify({ ...tokenJson(token, team.slug, user.email), token: plaintext }));
+          return 0;
+        }
+        io.out(
+          `Created API token "${token.name}" (id ${token.id}) for ${user.email} in team ${team.slug}; ` +
+            `abilities ${token.abilities.join(", ")}; expires ${isoDate(token.expiresAt)}.`,
+        );
+        io.out("Copy it now, it is not shown again:");
+        io.out("");
+        io.out(`  ${plaintext}`);
+        io.out("");
         return 0;
-      }
-      io.out(
-        `Created API token "${token.name}" (id ${token.id}) for ${user.email} in team ${team.slug}; ` +
-          `abilities ${token.abilities.join(", ")}; expires ${isoDate(token.expiresAt)}.`,
-      );
-      io.out("Copy it now, it is not shown again:");
-      io.out("");
-      io.out(`  ${plaintext}`);
-      io.out("");
-      return 0;
-    }),
+      },
+      NO_SECRETS,
+    ),
 };
 
 /**
@@ -142,30 +148,35 @@ export const tokenRevokeCommand: CommandSpec = {
   },
   examples: ["sluice token revoke --team acme --user ada@example.com --id 3"],
   run: (args, io) =>
-    withCatalog(args, io, async (catalog) => {
-      const team = await requireTeam(catalog, requiredString(args, "team"));
-      const user = await requireMember(catalog, team, requiredString(args, "user"));
-      const tokenId = parseIdFlag(requiredString(args, "id"), "token");
-      const before = (await catalog.store.listApiTokens(team.id)).find(
-        (token) => token.id === tokenId,
-      );
-      const token = await catalog.revokeApiToken({
-        teamId: team.id,
-        actorUserId: user.id,
-        tokenId,
-      });
-      if (!token) {
-        io.err(`Error: team ${team.slug} has no API token with id ${tokenId}.`);
-        return 1;
-      }
-      const which = `API token "${token.name}" (id ${token.id}) of team ${team.slug}`;
-      if (before?.revokedAt != null) {
-        io.out(`${which} was already revoked on ${new Date(before.revokedAt).toISOString()}.`);
-      } else {
-        io.out(`Revoked ${which}.`);
-      }
-      return 0;
-    }),
+    withCatalog(
+      args,
+      io,
+      async (catalog) => {
+        const team = await requireTeam(catalog, requiredString(args, "team"));
+        const user = await requireMember(catalog, team, requiredString(args, "user"));
+        const tokenId = parseIdFlag(requiredString(args, "id"), "token");
+        const before = (await catalog.store.listApiTokens(team.id)).find(
+          (token) => token.id === tokenId,
+        );
+        const token = await catalog.revokeApiToken({
+          teamId: team.id,
+          actorUserId: user.id,
+          tokenId,
+        });
+        if (!token) {
+          io.err(`Error: team ${team.slug} has no API token with id ${tokenId}.`);
+          return 1;
+        }
+        const which = `API token "${token.name}" (id ${token.id}) of team ${team.slug}`;
+        if (before?.revokedAt != null) {
+          io.out(`${which} was already revoked on ${new Date(before.revokedAt).toISOString()}.`);
+        } else {
+          io.out(`Revoked ${which}.`);
+        }
+        return 0;
+      },
+      NO_SECRETS,
+    ),
 };
 
 /**

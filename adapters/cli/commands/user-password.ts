@@ -1,6 +1,6 @@
 import { normalizeEmail } from "../../../src/catalog/teams.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
+import { DATA_DIR_OPTION, NO_SECRETS, withCatalog } from "../catalog-session.js";
 import { authServiceFor } from "../cli-auth.js";
 import { type CliIo, type CommandSpec, requiredString } from "../command.js";
 
@@ -49,26 +49,31 @@ export const userSetPasswordCommand: CommandSpec = {
   run: async (args, io) => {
     const email = requiredString(args, "email");
     const password = await readNewPassword(io);
-    return withCatalog(args, io, async (catalog, database) => {
-      const user = await catalog.store.findUserByEmail(normalizeEmail(email));
-      if (!user) {
-        throw new InvalidArgumentError(
-          `No user with email ${email}. Add them with "sluice user add".`,
-        );
-      }
-      const auth = authServiceFor(database);
-      try {
-        await auth.setPassword(user.id, password);
-      } catch (error) {
-        if (error instanceof InvalidArgumentError) {
-          throw new InvalidArgumentError(error.message.replace(/^password: /, "The password: "));
+    return withCatalog(
+      args,
+      io,
+      async (catalog, database) => {
+        const user = await catalog.store.findUserByEmail(normalizeEmail(email));
+        if (!user) {
+          throw new InvalidArgumentError(
+            `No user with email ${email}. Add them with "sluice user add".`,
+          );
         }
-        throw error;
-      }
-      const ended = await auth.signOutEverywhere(user.id);
-      io.out(`Set the password of ${user.email} (user id ${user.id}).`);
-      if (ended > 0) io.out(`Ended ${ended} dashboard session${ended === 1 ? "" : "s"}.`);
-      return 0;
-    });
+        const auth = authServiceFor(database);
+        try {
+          await auth.setPassword(user.id, password);
+        } catch (error) {
+          if (error instanceof InvalidArgumentError) {
+            throw new InvalidArgumentError(error.message.replace(/^password: /, "The password: "));
+          }
+          throw error;
+        }
+        const ended = await auth.signOutEverywhere(user.id);
+        io.out(`Set the password of ${user.email} (user id ${user.id}).`);
+        if (ended > 0) io.out(`Ended ${ended} dashboard session${ended === 1 ? "" : "s"}.`);
+        return 0;
+      },
+      NO_SECRETS,
+    );
   },
 };

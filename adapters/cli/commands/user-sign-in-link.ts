@@ -3,7 +3,13 @@ import { normalizeEmail } from "../../../src/catalog/teams.js";
 import type { TeamRecord } from "../../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { loadServerConfig } from "../../server/config.js";
-import { DATA_DIR_OPTION, requireMember, requireTeam, withCatalog } from "../catalog-session.js";
+import {
+  DATA_DIR_OPTION,
+  NO_SECRETS,
+  requireMember,
+  requireTeam,
+  withCatalog,
+} from "../catalog-session.js";
 import { authServiceFor } from "../cli-auth.js";
 import { type CommandSpec, optionalString, requiredString } from "../command.js";
 
@@ -70,17 +76,22 @@ export const userSignInLinkCommand: CommandSpec = {
     const baseUrl = optionalString(args, "base-url");
     // The same rules and default as sluice serve's own base URL.
     const config = loadServerConfig({ flags: baseUrl ? { baseUrl } : {}, env: io.env });
-    return withCatalog(args, io, async (catalog, database) => {
-      const team = await teamFor(catalog, email, optionalString(args, "team"));
-      const user = await requireMember(catalog, team, email);
-      const auth = authServiceFor(database);
-      const { token } = await auth.createSignInLink(team.id, user.id);
-      const minutes = Math.round(auth.policy.linkTtlMs / 60_000);
-      io.out(
-        `Sign in to team ${team.slug} as ${user.email} (works once, within ${minutes} minutes):`,
-      );
-      io.out(`  ${config.baseUrl.replace(/\/$/, "")}/sign-in/link?token=${token}`);
-      return 0;
-    });
+    return withCatalog(
+      args,
+      io,
+      async (catalog, database) => {
+        const team = await teamFor(catalog, email, optionalString(args, "team"));
+        const user = await requireMember(catalog, team, email);
+        const auth = authServiceFor(database);
+        const { token } = await auth.createSignInLink(team.id, user.id);
+        const minutes = Math.round(auth.policy.linkTtlMs / 60_000);
+        io.out(
+          `Sign in to team ${team.slug} as ${user.email} (works once, within ${minutes} minutes):`,
+        );
+        io.out(`  ${config.baseUrl.replace(/\/$/, "")}/sign-in/link?token=${token}`);
+        return 0;
+      },
+      NO_SECRETS,
+    );
   },
 };
