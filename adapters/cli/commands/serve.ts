@@ -1,4 +1,5 @@
 import { missingPackageError } from "../../packages/optional-package.js";
+import { trustedProxiesWarning } from "../../server/broad-trusted-proxies.js";
 import { describeSync } from "../../server/catalog-sync.js";
 import {
   loadServerConfig,
@@ -244,6 +245,8 @@ export const serveCommand: CommandSpec = {
     const config = loadServerConfig({ flags: flagValues(args), env: io.env });
     const say = createServerLog(config.logFormat, io.out, io.err);
     say.info("Starting Sluice.");
+    const proxiesWarning = trustedProxiesWarning(config.trustedProxies);
+    if (proxiesWarning) say.warn(proxiesWarning);
     // Loaded here so the catalog commands never load the server, Hono or the governor (and
     // work where those optional packages are not installed).
     const [{ createSluiceServer }, { DEFAULT_SERVER_APPS }] = await Promise.all([
