@@ -4,7 +4,13 @@ import type { BudgetRecord, PoolRecord } from "../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { checkBudgetCeilings } from "../cli/apply-budget-check.js";
 import { BUDGET_FIELDS, ReservedConcurrentSchema } from "../cli/apply-schema.js";
-import { addFieldError, type FieldErrorMap, type FormBody, formText } from "./forms.js";
+import {
+  addFieldError,
+  type FieldErrorMap,
+  type FormBody,
+  formText,
+  numberField,
+} from "./forms.js";
 
 /** The budget form as posted: its fields and the pools it should hold. */
 export interface BudgetForm {
@@ -71,10 +77,6 @@ export function budgetFormOf(
   };
 }
 
-function toNumber(text: string): number | string {
-  return /^\s*-?\d+\s*$/.test(text) ? Number(text) : text;
-}
-
 /** A valid budget plan: its fields and each member's reservation. */
 export interface BudgetPlan {
   name: string;
@@ -93,10 +95,16 @@ export function checkBudgetForm(
   current: BudgetRecord | null,
 ): { plan: BudgetPlan } | { errors: FieldErrorMap } {
   const errors: FieldErrorMap = {};
+  const ceiling = numberField(
+    { originMaxConcurrent: form.originMaxConcurrent },
+    "originMaxConcurrent",
+    errors,
+    null,
+  );
+  // A ceiling that is no whole number has its error already; the schema checks the rest.
   const fields = v.safeParse(BudgetFieldsSchema, {
     name: form.name,
-    originMaxConcurrent:
-      form.originMaxConcurrent.trim() === "" ? null : toNumber(form.originMaxConcurrent),
+    originMaxConcurrent: ceiling ?? null,
   });
   if (!fields.success) {
     for (const issue of fields.issues)
@@ -105,8 +113,11 @@ export function checkBudgetForm(
   const reservations = new Map<number, number>();
   for (const [poolId, typed] of form.members) {
     const pool = pools.find((p) => p.id === poolId);
-    const parsed = v.safeParse(ReservedConcurrentSchema, typed.trim() === "" ? 0 : toNumber(typed));
-    if (!parsed.success) addFieldError(errors, `reserved-${poolId}`, parsed.issues[0].message);
+    const field = `reserved-${poolId}`;
+    const reserved = typed.trim() === "" ? 0 : numberField({ [field]: typed }, field, errors);
+    if (reserved === undefined || reserved === null) continue;
+    const parsed = v.safeParse(ReservedConcurrentSchema, reserved);
+    if (!parsed.success) addFieldError(errors, field, parsed.issues[0].message);
     else if (pool && parsed.output > pool.maxConcurrent) {
       addFieldError(
         errors,

@@ -202,6 +202,25 @@ describe("dashboard pages", () => {
       expect(response.text).toMatch(/id="error-originMaxConcurrent">/);
       expect(response.text).toContain('value="-2"');
     });
+
+    it("says a ceiling or reservation that is no whole number must be one", async () => {
+      const llm = (await d.store.getPoolBySubdomain(d.acme.team.id, "llm"))!;
+      const response = await d.request("/budget", {
+        cookie: owner,
+        form: {
+          name: "Fractions",
+          originMaxConcurrent: "1.5",
+          [`member-${llm.id}`]: "on",
+          [`reserved-${llm.id}`]: "0.5",
+        },
+      });
+      expect(response.status).toBe(422);
+      expect(response.text).toMatch(/id="error-originMaxConcurrent">Must be a whole number\.</);
+      expect(response.text).toMatch(
+        new RegExp(`id="error-reserved-${llm.id}">Must be a whole number\\.<`),
+      );
+      expect(response.text).not.toContain("Invalid type");
+    });
   });
 
   describe("pools", () => {
@@ -265,6 +284,15 @@ describe("dashboard pages", () => {
       expect(response.text).toMatch(/id="error-origin">Must be an http:\/\/ or https:\/\/ URL\./);
       expect(response.text).toMatch(/id="error-maxConcurrent">Required\./);
       expect(response.text).toMatch(/id="error-queue.size">Must be a whole number\./);
+      expect(response.text).not.toContain("Invalid type");
+      const fraction = await d.request("/pool", {
+        cookie: owner,
+        form: poolForm({ subdomain: "fraction", maxConcurrent: "1.5", termMs: "2.5" }),
+      });
+      expect(fraction.status).toBe(422);
+      expect(fraction.text).toMatch(/id="error-maxConcurrent">Must be a whole number\.</);
+      expect(fraction.text).toMatch(/id="error-termMs">Must be a whole number\.</);
+      expect(fraction.text).not.toContain("Invalid type");
       expect(response.text).toMatch(/id="error-readMethods">TRACE and CONNECT are never proxied/);
       expect(response.text).toContain('value="Bad_Name"');
       expect(response.text).not.toContain("secret-typed");
