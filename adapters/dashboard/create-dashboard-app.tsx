@@ -15,7 +15,7 @@ import { setupRoutes } from "./routes/setup-routes.js";
 import { signInRoutes } from "./routes/sign-in-routes.js";
 import { dashboardCsrf, dashboardSecureHeaders } from "./security.js";
 import { sessionCookieFor } from "./session-cookie.js";
-import { onlyManagersChange, requireSignIn } from "./session-middleware.js";
+import { onlyManagers, onlyManagersChange, requireSignIn } from "./session-middleware.js";
 
 /**
  * The web dashboard (issue 21): server-rendered pages (hono/jsx) with htmx for live
@@ -50,6 +50,8 @@ export function createDashboardApp(deps: DashboardDeps): Hono<DashboardEnv> {
   app.route("/", overviewRoutes(deps));
 
   app.use(onlyManagersChange());
+  app.use("/budget/new", onlyManagers());
+  app.use("/pool/new", onlyManagers());
   app.route("/", budgetRoutes(deps));
   app.route("/", poolRoutes(deps));
   app.route("/", poolDetailRoutes(deps));

@@ -72,6 +72,18 @@ export function requireSignIn(
   };
 }
 
+/** The answer to a member asking to change something: the "Not allowed" page, 403. */
+function notAllowed(c: Context<DashboardEnv>): Response | Promise<Response> {
+  return c.html(
+    <MessagePage
+      title="Not allowed"
+      signedIn={c.var.signedIn}
+      message="Members can see everything of their team but change nothing. Ask an owner or admin."
+    />,
+    403,
+  );
+}
+
 /**
  * Members see everything of their team and change nothing: every unsafe request of a member
  * is refused (403) before any handler runs.
@@ -85,13 +97,19 @@ export function onlyManagersChange(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || c.var.signedIn.role !== "member") return next();
-    return c.html(
-      <MessagePage
-        title="Not allowed"
-        signedIn={c.var.signedIn}
-        message="Members can see everything of their team but change nothing. Ask an owner or admin."
-      />,
-      403,
-    );
+    return notAllowed(c);
   };
+}
+
+/**
+ * Pages only owners and admins have a use for (the forms creating a budget or a pool): a
+ * member is refused (403) on opening them, not only on submitting.
+ *
+ * @example
+ * ```ts
+ * app.use("/pool/new", onlyManagers());
+ * ```
+ */
+export function onlyManagers(): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => (c.var.signedIn.role === "member" ? notAllowed(c) : next());
 }

@@ -718,6 +718,19 @@ describe("dashboard pages", () => {
       },
     );
 
+    it.each(["/budget/new", "/pool/new"])(
+      "a member opening %s gets the 403 page, not a form they cannot submit",
+      async (path) => {
+        const response = await d.request(path, { cookie: member });
+        expect(response.status).toBe(403);
+        expect(response.text).toContain(
+          "Members can see everything of their team but change nothing.",
+        );
+        expect(response.text).not.toContain(`action="${path.replace("/new", "")}"`);
+        expect((await d.request(path, { cookie: owner })).status).toBe(200);
+      },
+    );
+
     it("answers 404 for another team's pools, keys, budgets, tokens and members", async () => {
       const gus = await d.signInAs(d.globex.owner.id, d.globex.team.id);
       const token = await d.catalog.createApiToken({
