@@ -1,4 +1,6 @@
+import { looksLikeSecretKey, shownKeySetUrl } from "../../src/policies/policy-inputs.js";
 import type { CallerPolicies } from "../../src/policies/policy-schema.js";
+import { duplicateJsonKeys } from "../../src/util/json-duplicates.js";
 import {
   addFieldError,
   type FieldErrorMap,
@@ -64,10 +66,6 @@ export function readPolicyForm(form: FormBody): Record<string, string> {
 }
 
 const json = (value: unknown) => (value === undefined ? "" : JSON.stringify(value, null, 2));
-const claimText = (claims: Record<string, readonly unknown[]> | undefined) =>
-  Object.entries(claims ?? {})
-    .map(([claim, allowed]) => `${claim}: ${allowed.map((value) => String(value)).join(", ")}`)
-    .join("\n");
 
 /**
  * The caller policy fields of a stored pool's form (or of a new pool: none set).
@@ -90,10 +88,12 @@ export function policyFormValues(policies: CallerPolicies | null): Record<string
     [F.jwtIssuer]: jwt?.issuer ?? "",
     [F.jwtAudience]: [jwt?.audience ?? []].flat().join(", "),
     [F.jwtTolerance]: jwt ? String(jwt.clockToleranceSeconds) : "",
-    [F.jwtClaims]: claimText(jwt?.requiredClaims),
+    // JSON, as the apply file has it: a value's type and any text in it survive a save.
+    [F.jwtClaims]: json(jwt?.requiredClaims),
     [F.jwtJwks]: json(jwt?.jwks),
     [F.jwtPublicKey]: jwt?.publicKey ?? "",
-    [F.jwtJwksUrl]: jwt?.jwksUrl ?? "",
+    // Without a user, password or query an older setting may hold (see keptKeySetUrl).
+    [F.jwtJwksUrl]: jwt?.jwksUrl ? shownKeySetUrl(jwt.jwksUrl) : "",
     [F.jwtKeys]: "",
     [F.proxyPreset]: accessProxy?.preset ?? "",
     [F.proxyTeamDomain]: typeof proxy?.teamDomain === "string" ? proxy.teamDomain : "",
@@ -115,42 +115,55 @@ const items = (text: string | undefined) =>
     .filter((item) => item !== "");
 const blankToUndefined = (text: string | undefined) => (text?.trim() ? text : undefined);
 
-function parseJson(values: Record<string, string>, name: string, errors: FieldErrorMap): unknown {
+const KEY_SET_JSON = 'Must be JSON, a key set such as {"keys": [ … ]}.';
+const CLAIMS_JSON =
+  'Must be a JSON object of claims and allowed values, such as {"sub": ["svc-a"]}.';
+
+/**
+ * A JSON field's value (undefined when blank or not JSON, which is an error on the field). A
+ * name given twice is an error too: JSON.parse would keep only the last, unseen.
+ */
+function parseJson(
+  values: Record<string, string>,
+  name: string,
+  errors: FieldErrorMap,
+  message = KEY_SET_JSON,
+): unknown {
   const text = values[name]?.trim() ?? "";
   if (text === "") return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
-    addFieldError(errors, name, 'Must be JSON, a key set such as {"keys": [ … ]}.');
+    addFieldError(errors, name, message);
     return undefined;
   }
-}
-
-// A claim's allowed value as the token carries it: true, false and numbers typed, else text.
-function claimValue(text: string): string | number | boolean {
-  if (text === "true" || text === "false") return text === "true";
-  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-}
-
-function parseClaims(text: string | undefined, errors: FieldErrorMap) {
-  const lines = (text ?? "")
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== "");
-  if (lines.length === 0) return undefined;
-  const claims: Record<string, Array<string | number | boolean>> = {};
-  for (const line of lines) {
-    const match = /^([^:\s]+)\s*:(.*)$/.exec(line);
-    if (!match) {
-      addFieldError(errors, F.jwtClaims, `"${line}": write one "claim: value, value" per line.`);
-      continue;
-    }
-    claims[match[1]!] = items(match[2]).map(claimValue);
+  for (const path of duplicateJsonKeys(text)) {
+    addFieldError(errors, name, `${path} is given twice: give each name once.`);
   }
-  return claims;
+  return parsed;
 }
 
-function jwtCandidate(values: Record<string, string>, errors: FieldErrorMap) {
+/**
+ * The JWKS URL to check: the stored one when the field still shows it as the form showed it
+ * (its query kept, a user or password an older setting held dropped: it never worked),
+ * else what was typed.
+ */
+function keptKeySetUrl(typed: string | undefined, stored: string | undefined) {
+  const text = blankToUndefined(typed)?.trim();
+  if (text === undefined || stored === undefined || !URL.canParse(stored)) return text;
+  if (text !== shownKeySetUrl(stored)) return text;
+  const url = new URL(stored);
+  url.username = "";
+  url.password = "";
+  return url.href;
+}
+
+function jwtCandidate(
+  values: Record<string, string>,
+  errors: FieldErrorMap,
+  stored: CallerPolicies["jwt"],
+) {
   const audience = items(values[F.jwtAudience]);
   return {
     header: blankToUndefined(values[F.jwtHeader])?.trim(),
@@ -159,10 +172,10 @@ function jwtCandidate(values: Record<string, string>, errors: FieldErrorMap) {
     // Blank stays "" for the schema to name it; several are a list.
     audience: audience.length <= 1 ? (audience[0] ?? "") : audience,
     clockToleranceSeconds: numberField(values, F.jwtTolerance, errors),
-    requiredClaims: parseClaims(values[F.jwtClaims], errors),
+    requiredClaims: parseJson(values, F.jwtClaims, errors, CLAIMS_JSON),
     jwks: parseJson(values, F.jwtJwks, errors),
     publicKey: blankToUndefined(values[F.jwtPublicKey]),
-    jwksUrl: blankToUndefined(values[F.jwtJwksUrl])?.trim(),
+    jwksUrl: keptKeySetUrl(values[F.jwtJwksUrl], stored?.jwksUrl),
   };
 }
 
@@ -194,16 +207,21 @@ function defined<T extends object>(object: T): T {
 
 /**
  * The `callerPolicies` of the posted form for the apply file's schema, or null when none is
- * set. Text that has no shape (JSON that does not parse, a claim line without a colon) is an
- * error on its field here; everything else the schema checks.
+ * set; `stored` are the pool's current ones (a JWKS URL shown shortened is kept as stored).
+ * Text that has no shape (JSON that does not parse, a name given twice) is an error on its
+ * field here; everything else the schema checks.
  *
  * @example
  * ```ts
- * const callerPolicies = policyCandidate(values, errors);
+ * const callerPolicies = policyCandidate(values, errors, existing?.callerPolicies ?? null);
  * v.safeParse(BudgetPoolSchema, { ...pool, callerPolicies });
  * ```
  */
-export function policyCandidate(values: Record<string, string>, errors: FieldErrorMap): unknown {
+export function policyCandidate(
+  values: Record<string, string>,
+  errors: FieldErrorMap,
+  stored: CallerPolicies | null,
+): unknown {
   const ipAllowlist = words(values[F.ipAllowlist]);
   const policies = defined({
     ipAllowlist: ipAllowlist.length > 0 ? ipAllowlist : undefined,
@@ -211,7 +229,7 @@ export function policyCandidate(values: Record<string, string>, errors: FieldErr
       values[F.hmac] === "on"
         ? defined({ skewSeconds: numberField(values, F.hmacSkew, errors) })
         : undefined,
-    jwt: values[F.jwt] === "on" ? defined(jwtCandidate(values, errors)) : undefined,
+    jwt: values[F.jwt] === "on" ? defined(jwtCandidate(values, errors, stored?.jwt)) : undefined,
     accessProxy: values[F.proxyPreset] ? defined(accessProxyCandidate(values, errors)) : undefined,
   });
   return Object.keys(policies).length > 0 ? policies : null;
@@ -236,4 +254,23 @@ export function policyField(path: string): string {
   // A list policy's entry (ipAllowlist.2) is shown at the list.
   if (setting === undefined || policy === "ipAllowlist") return `${P}.${policy ?? ""}`;
   return `${P}.${policy}.${setting}`;
+}
+
+const KEY_FIELDS = [F.jwtJwks, F.jwtPublicKey, F.proxyJwks] as const;
+
+/**
+ * The values to show a refused form with: a key field that holds private or secret key
+ * material is emptied (the schema refuses it; it is never shown back, not even to its author).
+ *
+ * @example
+ * ```tsx
+ * <PoolFormPage values={withoutSecretKeys(values)} errors={errors} />
+ * ```
+ */
+export function withoutSecretKeys(values: Record<string, string>): Record<string, string> {
+  const shown = { ...values };
+  for (const name of KEY_FIELDS) {
+    if (looksLikeSecretKey(shown[name] ?? "")) shown[name] = "";
+  }
+  return shown;
 }

@@ -269,7 +269,7 @@ export function checkPoolForm(
     reservedConcurrent:
       budgetId === null ? 0 : (numberField(values, "reservedConcurrent", errors) ?? 0),
     database: postgres ? databaseCandidate(values, secrets, context.existing, errors) : null,
-    callerPolicies: policyCandidate(values, errors),
+    callerPolicies: policyCandidate(values, errors, context.existing?.callerPolicies ?? null),
   };
   const parsed = v.safeParse(BudgetPoolSchema, candidate);
   const alreadyWrong = new Set(Object.keys(errors));

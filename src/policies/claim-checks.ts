@@ -27,6 +27,41 @@ export function claimIssue(
   return null;
 }
 
+// One e-mail address (no spaces, commas or angle brackets), and an `@domain` allow entry.
+const EMAIL = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
+const AT_DOMAIN = /^@[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
+
+/**
+ * Why an entry of a trusted-header policy's `allow` list is neither an e-mail address nor an
+ * `@domain`, or null.
+ *
+ * @example
+ * ```ts
+ * allowEntryIssue("@acme.test"); // null
+ * allowEntryIssue("<script>"); // "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test)."
+ * ```
+ */
+export function allowEntryIssue(entry: string): string | null {
+  return EMAIL.test(entry) || AT_DOMAIN.test(entry)
+    ? null
+    : "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test).";
+}
+
+/**
+ * Whether a trusted proxy's identity header names exactly one identity: one e-mail address,
+ * not a list (`a@evil.test,b@acme.test`, or the header sent twice, which reads joined by
+ * ", "), which a suffix match on the whole value would let through.
+ *
+ * @example
+ * ```ts
+ * isSingleIdentity("ada@acme.test"); // true
+ * isSingleIdentity("eve@evil.test, ada@acme.test"); // false
+ * ```
+ */
+export function isSingleIdentity(value: string): boolean {
+  return EMAIL.test(value);
+}
+
 /**
  * Whether an identity (an e-mail address a trusted proxy vouches for) is allowed by a list of
  * exact addresses and `@domain` entries; an empty or absent list allows any identity.

@@ -1,5 +1,12 @@
 import * as v from "valibot";
 import { cidrIssue } from "./address-list.js";
+import { allowEntryIssue } from "./claim-checks.js";
+import {
+  isPublicJwk,
+  keySetUrlIssue,
+  reservedHeaderIssue,
+  SECRET_KEY_MESSAGE,
+} from "./policy-inputs.js";
 import { DEFAULT_REQUEST_SKEW_MS } from "./request-signing.js";
 
 const cidr = v.pipe(
@@ -25,18 +32,13 @@ export const JWT_ALGORITHMS = [
   "EdDSA",
 ] as const;
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
 /** https, or http on a loopback host (a key server on the same machine, development). */
 const keySetUrl = v.pipe(
   v.string(),
-  v.check((text) => {
-    if (!URL.canParse(text)) return false;
-    const url = new URL(text);
-    return (
-      url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))
-    );
-  }, "Must be an https:// URL (http:// only on localhost)."),
+  v.check(
+    (text) => keySetUrlIssue(text) === null,
+    (issue) => keySetUrlIssue(String(issue.input)) ?? "",
+  ),
 );
 const nonEmptyText = v.pipe(v.string(), v.trim(), v.minLength(1, "Required."), v.maxLength(500));
 const headerName = v.pipe(
@@ -44,30 +46,54 @@ const headerName = v.pipe(
   v.toLowerCase(),
   v.regex(/^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "Must be an HTTP header name."),
 );
+/** The header a token comes in: not one the connection or Sluice itself owns. */
+const tokenHeader = v.pipe(
+  headerName,
+  v.check(
+    (name) => reservedHeaderIssue(name) === null,
+    (issue) => reservedHeaderIssue(String(issue.input).toLowerCase()) ?? "",
+  ),
+);
 /** A pasted JWKS: `{ "keys": [ … ] }` (public keys only). */
 const jwksSchema = v.pipe(
   v.object({ keys: v.pipe(v.array(v.looseObject({ kty: v.string() })), v.minLength(1)) }),
-  v.check(
-    (jwks) => jwks.keys.every((key) => !("d" in key) && key.kty !== "oct"),
-    "Must hold public keys only (no private or symmetric key).",
-  ),
+  v.check((jwks) => jwks.keys.every((key) => isPublicJwk(key)), SECRET_KEY_MESSAGE),
 );
+const PEM_PUBLIC_KEY = /^-----BEGIN PUBLIC KEY-----[\s\S]+-----END PUBLIC KEY-----$/;
 const pemPublicKey = v.pipe(
   v.string(),
   v.trim(),
-  v.regex(
-    /^-----BEGIN PUBLIC KEY-----[\s\S]+-----END PUBLIC KEY-----$/,
-    "Must be a PEM SPKI public key (-----BEGIN PUBLIC KEY-----).",
+  v.check(
+    (text) => PEM_PUBLIC_KEY.test(text),
+    (issue) =>
+      String(issue.input).includes("PRIVATE KEY")
+        ? SECRET_KEY_MESSAGE
+        : "Must be a PEM SPKI public key (-----BEGIN PUBLIC KEY-----).",
   ),
 );
 const claimValues = v.pipe(
   v.array(v.union([v.string(), v.number(), v.boolean()])),
   v.minLength(1, "List at least one allowed value."),
 );
+// Names an object reader drops or resolves on Object.prototype: a requirement on one would
+// silently vanish (valibot's record skips them), so it is refused instead.
+const UNSAFE_CLAIM_NAMES = ["__proto__", "constructor", "prototype"];
+const requiredClaims = v.pipe(
+  v.unknown(),
+  v.check(
+    (input) =>
+      typeof input !== "object" ||
+      input === null ||
+      UNSAFE_CLAIM_NAMES.every((name) => !Object.hasOwn(input, name)),
+    (issue) =>
+      `${UNSAFE_CLAIM_NAMES.find((name) => Object.hasOwn(issue.input as object, name))} cannot be a claim name here (it would be dropped): name the claim another way.`,
+  ),
+  v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), claimValues),
+);
 
 const JwtObject = v.strictObject({
   /** Header carrying the token; `authorization` (the default) takes `Bearer <jwt>`. */
-  header: v.optional(headerName, "authorization"),
+  header: v.optional(tokenHeader, "authorization"),
   algorithms: v.pipe(
     v.array(
       v.picklist(
@@ -83,7 +109,7 @@ const JwtObject = v.strictObject({
     v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(300)),
     30,
   ),
-  requiredClaims: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), claimValues)),
+  requiredClaims: v.optional(requiredClaims),
   jwks: v.optional(jwksSchema),
   publicKey: v.optional(pemPublicKey),
   jwksUrl: v.optional(keySetUrl),
@@ -137,9 +163,51 @@ const AccessProxySchema = v.variant("preset", [
       ),
     ),
     /** Exact addresses or `@domain` entries; absent: any identity the proxy vouches for. */
-    allow: v.optional(v.array(nonEmptyText)),
+    allow: v.optional(
+      v.array(
+        v.pipe(
+          nonEmptyText,
+          v.check(
+            (entry) => allowEntryIssue(entry) === null,
+            (issue) => allowEntryIssue(String(issue.input)) ?? "",
+          ),
+        ),
+      ),
+    ),
   }),
 ]);
+
+const CallerPoliciesObject = v.strictObject({
+  hmac: v.optional(
+    v.strictObject({
+      skewSeconds: v.optional(
+        v.pipe(
+          v.number(),
+          v.safeInteger(),
+          v.minValue(1),
+          v.maxValue(3600, "At most 3600 (an hour)."),
+        ),
+        DEFAULT_REQUEST_SKEW_MS / 1000,
+      ),
+    }),
+  ),
+  jwt: v.optional(JwtSchema),
+  accessProxy: v.optional(AccessProxySchema),
+  ipAllowlist: v.optional(
+    v.pipe(
+      v.array(cidr),
+      v.minLength(1, "List at least one CIDR (or leave ipAllowlist out)."),
+      v.maxLength(1000),
+    ),
+  ),
+});
+
+/** The header an access-proxy preset reads its assertion or identity from. */
+function accessProxyHeader(policy: v.InferOutput<typeof AccessProxySchema>): string {
+  if (policy.preset === "cloudflare-access") return "cf-access-jwt-assertion";
+  if (policy.preset === "google-iap") return "x-goog-iap-jwt-assertion";
+  return policy.header;
+}
 
 /**
  * A pool's caller policies, as the apply file and the catalog hold them (one schema gives
@@ -166,30 +234,19 @@ const AccessProxySchema = v.variant("preset", [
  * v.parse(CallerPoliciesSchema, { ipAllowlist: ["10.0.0.0/8", "2001:db8::/32"] });
  * ```
  */
-export const CallerPoliciesSchema = v.strictObject({
-  hmac: v.optional(
-    v.strictObject({
-      skewSeconds: v.optional(
-        v.pipe(
-          v.number(),
-          v.safeInteger(),
-          v.minValue(1),
-          v.maxValue(3600, "At most 3600 (an hour)."),
-        ),
-        DEFAULT_REQUEST_SKEW_MS / 1000,
-      ),
-    }),
-  ),
-  jwt: v.optional(JwtSchema),
-  accessProxy: v.optional(AccessProxySchema),
-  ipAllowlist: v.optional(
-    v.pipe(
-      v.array(cidr),
-      v.minLength(1, "List at least one CIDR (or leave ipAllowlist out)."),
-      v.maxLength(1000),
+export const CallerPoliciesSchema = v.pipe(
+  CallerPoliciesObject,
+  v.forward(
+    v.check(
+      (policies) =>
+        !policies.jwt ||
+        !policies.accessProxy ||
+        policies.jwt.header !== accessProxyHeader(policies.accessProxy),
+      "This is the access proxy's header: the JWT policy needs a header of its own.",
     ),
+    ["jwt", "header"],
   ),
-});
+);
 
 /** A pool's `jwt` policy. */
 export type JwtPolicy = v.InferOutput<typeof JwtSchema>;

@@ -149,6 +149,49 @@ describe("access-proxy policy", () => {
       expect(upstream.hits).toBe(1);
     });
 
+    it("refuses a header naming more than one identity, whatever its last one is", async () => {
+      await setUp({
+        preset: "trusted-header",
+        header: "x-auth-request-email",
+        trustedProxies: ["127.0.0.1/32"],
+        allow: ["@acme.test"],
+      });
+      for (const identity of ["eve@evil.test,ada@acme.test", "eve@evil.test ada@acme.test"]) {
+        await expectRefused(await acquire({ "x-auth-request-email": identity }));
+        expect((await proxied({ "x-auth-request-email": identity })).status).toBe(401);
+      }
+      // The header sent twice: two fields, each one identity.
+      const twice = await poolRequest(h.proxy.port, {
+        host: `llm.${POOL_DOMAIN}`,
+        path: "/v1/models",
+        headers: {
+          "x-svc-key": key,
+          "x-auth-request-email": ["eve@evil.test", "ada@acme.test"] as unknown as string,
+        },
+      });
+      expect(twice.status).toBe(401);
+      expect(upstream.hits).toBe(0);
+      expect((await acquire({ "x-auth-request-email": "ada@acme.test" })).status).toBe(200);
+    });
+
+    it("refuses allow entries that are neither an address nor an @domain", () => {
+      const allow = (entries: string[]) =>
+        v
+          .safeParse(CallerPoliciesSchema, {
+            accessProxy: {
+              preset: "trusted-header",
+              trustedProxies: ["10.0.0.5/32"],
+              allow: entries,
+            },
+          })
+          .issues?.map((issue) => [v.getDotPath(issue), issue.message]) ?? [];
+      expect(allow(["ada@acme.test", "@acme.test", "ops+llm@eu.acme.test"])).toEqual([]);
+      const wrong = "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test).";
+      expect(
+        allow(["not an email", "@", "<script>", "a@b@acme.test", "a@evil.test,b@acme.test"]),
+      ).toEqual([0, 1, 2, 3, 4].map((index) => [`accessProxy.allow.${index}`, wrong]));
+    });
+
     it("refuses the header from any other peer, whatever X-Forwarded-For claims", async () => {
       await setUp({
         preset: "trusted-header",

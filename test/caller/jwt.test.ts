@@ -37,10 +37,12 @@ describe("JWT policy", () => {
   async function setUp(
     jwt: Partial<NonNullable<CallerPolicies["jwt"]>> = {},
     options: HarnessOptions = {},
+    pool: { allowAuthorizationHeader?: boolean } = {},
   ) {
     upstream = await new TestUpstream().start();
     h = await createHarness(options);
     await h.addPool({
+      ...pool,
       subdomain: "llm",
       origin: upstream.url,
       maxConcurrent: 4,
@@ -151,6 +153,18 @@ describe("JWT policy", () => {
     await expectRefused(await acquire(await token({ sub: "svc-c", groups: ["llm-users"] })));
     await expectRefused(await acquire(await token({ groups: ["ops"] })));
     await expectRefused(await acquire(await token()));
+  });
+
+  it("tells a caller who sends the pool key in Authorization, where the JWT goes, to use X-Svc-Key", async () => {
+    await setUp({}, {}, { allowAuthorizationHeader: true });
+    const response = await h.lockPost("/pools/llm/lock/acquire", {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get(REFUSED_BY_POLICY_HEADER)).toBe("jwt");
+    expect(((await response.json()) as { message: string }).message).toBe(
+      "This pool reads a JWT from Authorization: Bearer <jwt>: send the pool key in X-Svc-Key instead.",
+    );
   });
 
   it("reads the token from a configured header", async () => {

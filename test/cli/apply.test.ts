@@ -155,6 +155,34 @@ describe("sluice apply", () => {
     expect(bad.stderr).toContain("callerPolicies.accessProxy.trustedProxies");
   });
 
+  it("refuses a claim requirement given twice or named __proto__ (JSON would drop one unseen), storing nothing", async () => {
+    const jwt = (claims: string) =>
+      `{"algorithms":["ES256"],"issuer":"https://idp.example","audience":"sluice","jwksUrl":"https://idp.example/jwks","requiredClaims":${claims}}`;
+    const pool = (claims: string) =>
+      `{"team":"acme","pools":[{"name":"Chat","subdomain":"chat","origin":"http://127.0.0.1:9000/","maxConcurrent":4,"callerPolicies":{"jwt":${jwt(claims)}}}]}`;
+    const twice = await sluice([
+      "apply",
+      writeFile("twice.json", pool('{"sub":["svc-a"],"admin":[true],"sub":["svc-b"]}')),
+    ]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(
+      "pools.0.callerPolicies.jwt.requiredClaims.sub: given twice (only the last would count): give it once.",
+    );
+    const proto = await sluice([
+      "apply",
+      writeFile("proto.json", pool('{"__proto__":["svc-a"],"sub":["svc-b"]}')),
+    ]);
+    expect(proto.code).toBe(2);
+    expect(proto.stderr).toContain(
+      "pools.0.callerPolicies.jwt.requiredClaims: __proto__ cannot be a claim name here",
+    );
+    expect(
+      await readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")),
+    ).toBeUndefined();
+    const once = await sluice(["apply", writeFile("once.json", pool('{"sub":["svc-a"]}'))]);
+    expect(once.code).toBe(0);
+  });
+
   it("reads credential values from the environment and stores them encrypted", async () => {
     const file = writeFile("a.json", {
       team: "acme",

@@ -1,7 +1,10 @@
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import { exportJWK, exportPKCS8, generateKeyPair, type JWK, SignJWT } from "jose";
 import * as v from "valibot";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { planApply } from "../../adapters/cli/apply-plan.js";
+import { ApplyFileSchema } from "../../adapters/cli/apply-schema.js";
 import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
+import { SECRET_KEY_MESSAGE } from "../../src/policies/policy-inputs.js";
 import { type CallerPolicies, CallerPoliciesSchema } from "../../src/policies/policy-schema.js";
 import { signLockRequest } from "../../src/policies/request-signing.js";
 import { type Listening, listen } from "../lock-api/harness.js";
@@ -97,7 +100,7 @@ describe("dashboard caller policies", () => {
       [`${P}.jwt.algorithms`]: ["RS256", "PS256"],
       [`${P}.jwt.issuer`]: "https://idp.example",
       [`${P}.jwt.audience`]: "sluice-llm",
-      [`${P}.jwt.requiredClaims`]: "sub: svc-a, svc-b\nadmin: true",
+      [`${P}.jwt.requiredClaims`]: '{"sub": ["svc-a", "svc-b"], "admin": [true]}',
       [`${P}.jwt.jwks`]: JSON.stringify({ keys: [jwk] }),
       [`${P}.accessProxy.preset`]: "cloudflare-access",
       [`${P}.accessProxy.teamDomain`]: "Acme.cloudflareaccess.com",
@@ -147,7 +150,7 @@ describe("dashboard caller policies", () => {
       [`${P}.jwt.issuer`]: " ",
       [`${P}.jwt.audience`]: "sluice-llm",
       [`${P}.jwt.jwks`]: JSON.stringify({ keys: [{ ...publicPart, d: "private" }] }),
-      [`${P}.jwt.requiredClaims`]: "no colon here",
+      [`${P}.jwt.requiredClaims`]: "sub: no JSON here",
       [`${P}.accessProxy.preset`]: "trusted-header",
       [`${P}.accessProxy.trustedProxies`]: "",
     });
@@ -158,8 +161,10 @@ describe("dashboard caller policies", () => {
     expect(error("hmac.skewSeconds")).toBe("At most 3600 (an hour).");
     expect(error("jwt.algorithms")).toBe("List at least one algorithm.");
     expect(error("jwt.issuer")).toBe("Required.");
-    expect(error("jwt.jwks")).toBe("Must hold public keys only (no private or symmetric key).");
-    expect(error("jwt.requiredClaims")).toContain("no colon here");
+    expect(error("jwt.jwks")).toBe(SECRET_KEY_MESSAGE);
+    expect(error("jwt.requiredClaims")).toBe(
+      "Must be a JSON object of claims and allowed values, such as {&quot;sub&quot;: [&quot;svc-a&quot;]}.",
+    );
     // The trusted-header preset is refused without its proxies, as `sluice apply` refuses it.
     expect(error("accessProxy.trustedProxies")).toBe(
       "A trusted-header policy needs the proxy&#39;s addresses: list them in trustedProxies.",
@@ -193,6 +198,147 @@ describe("dashboard caller policies", () => {
     });
     expect(oneTooMany.text).toMatch(
       /id="error-callerPolicies\.jwt\.keys">Give exactly one of jwks \(pasted\), publicKey \(PEM\) or jwksUrl\./,
+    );
+    expect(await stored("llm")).toBeNull();
+  });
+
+  it("round-trips required claims exactly: an unchanged save of an applied pool is no change to apply", async () => {
+    const jwt = {
+      algorithms: ["RS256"],
+      issuer: "https://idp.example",
+      audience: "sluice-claims",
+      jwks: { keys: [jwk] },
+      // Text that reads like a number or a list, and a boolean's text: each must stay as typed.
+      requiredClaims: { sub: ["123", "svc, batch"], admin: ["true"], tier: [2, true] },
+    };
+    const file = v.parse(ApplyFileSchema, {
+      team: "acme",
+      pools: [
+        {
+          name: "Claims",
+          subdomain: "claims",
+          origin: "http://127.0.0.1:9000/",
+          maxConcurrent: 2,
+          callerPolicies: { jwt },
+        },
+      ],
+    });
+    const plan = () => planApply(d.catalog, file, { env: {}, prune: false });
+    await (await plan()).execute();
+    expect((await plan()).changes.map((change) => change.action)).toEqual(["unchanged"]);
+    const saved = await saveForm("claims", {});
+    expect(saved.status).toBe(303);
+    expect((await stored("claims"))?.jwt?.requiredClaims).toEqual(jwt.requiredClaims);
+    expect((await plan()).changes.map((change) => change.action)).toEqual(["unchanged"]);
+
+    // Typed in the form as JSON: a name given twice or one a reader drops is an error there.
+    const twice = await saveForm("claims", {
+      [`${P}.jwt.requiredClaims`]: '{"sub": ["svc-a"], "sub": ["svc-b"]}',
+    });
+    expect(twice.status).toBe(422);
+    expect(twice.text).toContain(
+      'id="error-callerPolicies.jwt.requiredClaims">sub is given twice: give each name once.<',
+    );
+    const proto = await saveForm("claims", {
+      [`${P}.jwt.requiredClaims`]: '{"__proto__": ["svc-a"]}',
+    });
+    expect(proto.status).toBe(422);
+    expect(proto.text).toContain(
+      'id="error-callerPolicies.jwt.requiredClaims">__proto__ cannot be a claim name here',
+    );
+    expect((await stored("claims"))?.jwt?.requiredClaims).toEqual(jwt.requiredClaims);
+  });
+
+  it("refuses a private PEM or a secret JWK next to its field, and never shows it back", async () => {
+    const privatePem = (await exportPKCS8(rsa.privateKey)).trim();
+    const symmetric = JSON.stringify({
+      keys: [{ kty: "oct", k: "c3ltbWV0cmljLXNlY3JldC12YWx1ZQ" }],
+    });
+    const privateJwk = JSON.stringify({
+      keys: [{ ...(await exportJWK(rsa.privateKey)), kid: "k1" }],
+    });
+    const bad = await saveForm("llm", {
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "a",
+      [`${P}.jwt.publicKey`]: privatePem,
+      [`${P}.accessProxy.preset`]: "google-iap",
+      [`${P}.accessProxy.audience`]: "/projects/1/apps/p",
+      [`${P}.accessProxy.jwks`]: symmetric,
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.text).toContain(
+      `id="error-callerPolicies.jwt.publicKey">Only public keys belong here`,
+    );
+    expect(bad.text).toContain(
+      `id="error-callerPolicies.accessProxy.jwks">Only public keys belong here`,
+    );
+    expect(bad.text).not.toContain("PRIVATE KEY-----");
+    expect(bad.text).not.toContain("c3ltbWV0cmljLXNlY3JldC12YWx1ZQ");
+    // What else was typed stays.
+    expect(bad.text).toContain('value="https://idp.example"');
+    const jwkPage = await saveForm("llm", {
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "a",
+      [`${P}.jwt.jwks`]: privateJwk,
+    });
+    expect(jwkPage.status).toBe(422);
+    expect(jwkPage.text).not.toContain(JSON.parse(privateJwk).keys[0].d);
+    expect(await stored("llm")).toBeNull();
+  });
+
+  it("never shows a stored key set URL's user, password or query, and keeps its query on save", async () => {
+    const policies = v.parse(CallerPoliciesSchema, {
+      jwt: {
+        algorithms: ["RS256"],
+        issuer: "https://idp.example",
+        audience: "sluice-open",
+        jwksUrl: "https://idp.example/jwks.json?token=q-secret-123",
+      },
+    });
+    // Older settings, from before URLs with credentials were refused.
+    policies.jwt!.jwksUrl = "https://svc:pw-secret-456@idp.example/jwks.json?token=q-secret-123";
+    await storePolicies("open", policies);
+    const pages = [
+      (await d.request("/pool/open", { cookie: owner })).text,
+      (await d.request("/pool/open/edit", { cookie: owner })).text,
+    ];
+    expect(pages[0]).toContain("keys: JWKS URL https://idp.example/jwks.json?…,");
+    for (const text of pages) {
+      expect(text).not.toContain("pw-secret-456");
+      expect(text).not.toContain("q-secret-123");
+    }
+    expect((await saveForm("open", {})).status).toBe(303);
+    expect((await stored("open"))?.jwt?.jwksUrl).toBe(
+      "https://idp.example/jwks.json?token=q-secret-123",
+    );
+    const typed = await saveForm("open", {
+      [`${P}.jwt.jwksUrl`]: "https://svc:pw@idp.example/other#keys",
+    });
+    expect(typed.status).toBe(422);
+    expect(typed.text).toMatch(
+      /id="error-callerPolicies\.jwt\.jwksUrl">Must not hold a user or password/,
+    );
+  });
+
+  it("refuses a token header Sluice owns and an allow entry that is no address, next to their fields", async () => {
+    const bad = await saveForm("llm", {
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.header`]: "X-Svc-Key",
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "a",
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [jwk] }),
+      [`${P}.accessProxy.preset`]: "trusted-header",
+      [`${P}.accessProxy.trustedProxies`]: "10.0.0.5/32",
+      [`${P}.accessProxy.allow`]: "@acme.test\n<script>",
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.text).toMatch(
+      /id="error-callerPolicies\.jwt\.header">x-svc-key is Sluice&#39;s own header/,
+    );
+    expect(bad.text).toContain(
+      'id="error-callerPolicies.accessProxy.allow">Must be an e-mail address (ada@acme.test) or an @domain (@acme.test).<',
     );
     expect(await stored("llm")).toBeNull();
   });

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
+import { SECRET_KEY_MESSAGE } from "../../src/policies/policy-inputs.js";
 import { CallerPoliciesSchema } from "../../src/policies/policy-schema.js";
 
 const JWK = {
@@ -40,11 +41,70 @@ describe("CallerPoliciesSchema", () => {
     ]);
     expect(messages({ jwt: { ...jwt, jwksUrl: "https://idp.example/jwks" } })).toHaveLength(1);
     expect(messages({ jwt: { ...jwt, jwks: { keys: [{ ...JWK, d: "secret" }] } } })).toEqual([
-      "Must hold public keys only (no private or symmetric key).",
+      SECRET_KEY_MESSAGE,
     ]);
     expect(
       messages({ jwt: { ...jwt, jwks: { keys: [{ kty: "oct", k: "c2VjcmV0" }] } } }),
     ).toHaveLength(1);
+  });
+
+  it("refuses private or secret key material as such: a private PEM, a JWK with k", () => {
+    const { jwks: _jwks, ...noKeys } = jwt;
+    const pem =
+      "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----";
+    expect(messages({ jwt: { ...noKeys, publicKey: pem } })).toEqual([SECRET_KEY_MESSAGE]);
+    // A symmetric secret whatever kty it claims.
+    const k = { keys: [{ ...JWK, k: "c2VjcmV0" }] };
+    expect(messages({ jwt: { ...noKeys, jwks: k } })).toEqual([SECRET_KEY_MESSAGE]);
+    expect(
+      messages({ accessProxy: { preset: "google-iap", audience: "/projects/1/apps/p", jwks: k } }),
+    ).toEqual([SECRET_KEY_MESSAGE]);
+  });
+
+  it("refuses a claim name an object reader drops (__proto__), rather than dropping the rule", () => {
+    const claims = JSON.parse('{"__proto__": ["svc-a"], "sub": ["svc-b"]}');
+    const result = v.safeParse(CallerPoliciesSchema, { jwt: { ...jwt, requiredClaims: claims } });
+    expect(result.issues?.map((issue) => [v.getDotPath(issue), issue.message])).toEqual([
+      [
+        "jwt.requiredClaims",
+        "__proto__ cannot be a claim name here (it would be dropped): name the claim another way.",
+      ],
+    ]);
+    expect(messages({ jwt: { ...jwt, requiredClaims: { constructor: ["x"] } } })).toHaveLength(1);
+    expect(messages({ jwt: { ...jwt, requiredClaims: { sub: ["123", 123, true] } } })).toEqual([]);
+  });
+
+  it("refuses a token header Sluice or the connection owns, or the access proxy's", () => {
+    const header = (name: string, accessProxy?: unknown) =>
+      v
+        .safeParse(CallerPoliciesSchema, { jwt: { ...jwt, header: name }, accessProxy })
+        .issues?.map((issue) => [v.getDotPath(issue), issue.message]) ?? [];
+    expect(header("x-caller-token")).toEqual([]);
+    expect(header("authorization")).toEqual([]);
+    expect(header("X-Svc-Key")).toEqual([
+      [
+        "jwt.header",
+        "x-svc-key is Sluice's own header (the pool key and request signatures go in X-Svc-…): use another, such as x-caller-token.",
+      ],
+    ]);
+    for (const name of [
+      "x-svc-request-nonce",
+      "host",
+      "connection",
+      "transfer-encoding",
+      "upgrade",
+      "te",
+    ]) {
+      expect(header(name)).toHaveLength(1);
+    }
+    const proxy = { preset: "trusted-header", trustedProxies: ["10.0.0.5/32"] };
+    expect(header("x-auth-request-email", proxy)).toEqual([
+      [
+        "jwt.header",
+        "This is the access proxy's header: the JWT policy needs a header of its own.",
+      ],
+    ]);
+    expect(header("x-auth-request-email")).toEqual([]);
   });
 
   it("takes https key set URLs, and http only on localhost", () => {
@@ -53,6 +113,24 @@ describe("CallerPoliciesSchema", () => {
     expect(messages({ jwt: { ...noKeys, jwksUrl: "http://127.0.0.1:8000/jwks" } })).toEqual([]);
     expect(messages({ jwt: { ...noKeys, jwksUrl: "http://idp.example/jwks" } })).toEqual([
       "Must be an https:// URL (http:// only on localhost).",
+    ]);
+    expect(messages({ jwt: { ...noKeys, jwksUrl: "ftp://idp.example/jwks" } })).toHaveLength(1);
+  });
+
+  it("refuses a key set URL that cannot work: credentials, a fragment, an endless host", () => {
+    const { jwks: _jwks, ...noKeys } = jwt;
+    const url = (jwksUrl: string) => messages({ jwt: { ...noKeys, jwksUrl } });
+    expect(url("https://idp.example/jwks?tenant=acme")).toEqual([]);
+    expect(url("https://user:pw@idp.example/jwks")).toEqual([
+      "Must not hold a user or password (user:password@): a key set URL is fetched without credentials.",
+    ]);
+    expect(url("https://user@idp.example/jwks")).toHaveLength(1);
+    expect(url("https://idp.example/jwks#keys")).toEqual([
+      "Must not have a #fragment (it is never sent).",
+    ]);
+    expect(url("https://idp.example/jwks#")).toHaveLength(1);
+    expect(url(`https://${"a".repeat(3000)}.example/jwks`)).toEqual([
+      "Must be at most 2048 characters.",
     ]);
   });
 

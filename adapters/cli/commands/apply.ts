@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import * as v from "valibot";
 import { InvalidArgumentError } from "../../../src/errors.js";
+import { duplicateJsonKeys } from "../../../src/util/json-duplicates.js";
 import { type PlannedChange, planApply } from "../apply-plan.js";
 import { type ApplyFile, ApplyFileSchema } from "../apply-schema.js";
 import { DATA_DIR_OPTION, withCatalog } from "../catalog-session.js";
@@ -36,6 +37,16 @@ export async function readApplyFile(path: string): Promise<ApplyFile> {
     json = JSON.parse(text.startsWith("\uFEFF") ? text.slice(1) : text);
   } catch (error) {
     throw new InvalidArgumentError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  // JSON.parse keeps the last of a repeated name: a setting given twice would vanish unseen.
+  const repeated = duplicateJsonKeys(text).map(
+    (dotPath) => `${dotPath}: given twice (only the last would count): give it once.`,
+  );
+  if (repeated.length > 0) {
+    throw new InvalidArgumentError(
+      `${path} is not a valid Sluice config:\n  ${repeated.join("\n  ")}`,
+      repeated,
+    );
   }
   const result = v.safeParse(ApplyFileSchema, json);
   if (result.success) return result.output;

@@ -44,7 +44,7 @@ function JwtFields(props: { values: Values; errors: FieldErrorMap | undefined })
         name={F.jwtHeader}
         value={values[F.jwtHeader]}
         errors={errors}
-        hint="authorization (as Bearer <jwt>; the pool key then goes in X-Svc-Key) or another header"
+        hint="authorization (as Bearer <jwt>; callers then send the pool key in X-Svc-Key) or a header of your own such as x-caller-token (not X-Svc-…, Host or a hop-by-hop header)"
       />
       <div>
         <span>Algorithms</span>
@@ -84,8 +84,9 @@ function JwtFields(props: { values: Values; errors: FieldErrorMap | undefined })
         name={F.jwtClaims}
         values={values}
         errors={errors}
-        placeholder="sub: svc-reports, svc-batch"
-        hint='One "claim: allowed, values" per line (true, false and numbers are typed).'
+        rows={4}
+        placeholder='{"sub": ["svc-reports", "svc-batch"], "admin": [true]}'
+        hint="A JSON object, as in the apply file: each claim and the values it may take (a string, number or boolean, matched exactly)."
       />
       <p class="muted">Keys: exactly one of the three below (public keys only).</p>
       <FieldErrors errors={errors} name={F.jwtKeys} />
@@ -96,7 +97,7 @@ function JwtFields(props: { values: Values; errors: FieldErrorMap | undefined })
         errors={errors}
         rows={4}
         placeholder='{"keys": [ … ]}'
-        hint="A JSON Web Key Set with the issuer's public keys."
+        hint="A JSON Web Key Set with the issuer's public keys (never a private or secret key)."
       />
       <TextArea
         label="Public key (PEM)"
@@ -113,7 +114,7 @@ function JwtFields(props: { values: Values; errors: FieldErrorMap | undefined })
         type="url"
         value={values[F.jwtJwksUrl]}
         errors={errors}
-        hint="https (http only on localhost); fetched with a timeout and cached."
+        hint="https (http only on localhost), without user:password@ or #fragment; fetched with a timeout and cached. A query is shown as ?… and kept."
       />
     </fieldset>
   );

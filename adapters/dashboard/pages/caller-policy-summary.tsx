@@ -1,3 +1,4 @@
+import { shownKeySetUrl } from "../../../src/policies/policy-inputs.js";
 import type {
   AccessProxyPolicy,
   CallerPolicies,
@@ -9,7 +10,7 @@ const list = (values: readonly unknown[]) => values.map((value) => String(value)
 function keySource(keys: { jwks?: { keys: unknown[] }; publicKey?: string; jwksUrl?: string }) {
   if (keys.jwks) return `pasted JWKS (${keys.jwks.keys.length} keys)`;
   if (keys.publicKey) return "PEM public key";
-  return `JWKS URL ${keys.jwksUrl}`;
+  return `JWKS URL ${shownKeySetUrl(keys.jwksUrl ?? "")}`;
 }
 
 function jwtLine(jwt: JwtPolicy): string {

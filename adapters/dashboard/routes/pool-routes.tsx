@@ -5,6 +5,7 @@ import { applyToGovernor } from "../catalog-writes.js";
 import type { DashboardContext, DashboardDeps, DashboardEnv } from "../dashboard-env.js";
 import { type FieldErrorMap, readForm } from "../forms.js";
 import { PoolFormPage } from "../pages/pool-form-page.js";
+import { withoutSecretKeys } from "../policy-form.js";
 import {
   checkPoolForm,
   type PoolFormValues,
@@ -43,7 +44,7 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
         signedIn={c.var.signedIn}
         pool={existing}
         budgets={budgets}
-        values={values}
+        values={withoutSecretKeys(values)}
         errors={errors}
       />,
       status,

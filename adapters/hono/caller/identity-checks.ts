@@ -3,10 +3,12 @@ import {
   type ClaimValue,
   claimIssue,
   identityAllowed,
+  isSingleIdentity,
 } from "../../../src/policies/claim-checks.js";
 import { PolicyUnauthorizedError } from "../../../src/policies/policy-refusal.js";
 import type { AccessProxyPolicy } from "../../../src/policies/policy-schema.js";
 import type { HeaderLookup } from "../lock/request-headers.js";
+import { poolKeyInAuthorization } from "./caller-auth.js";
 import {
   type JwtSettings,
   type JwtVerifier,
@@ -94,6 +96,13 @@ export async function checkToken(
 ): Promise<void> {
   const raw = request.headers.get(check.header);
   const token = check.header === "authorization" ? raw && BEARER.exec(raw)?.[1] : raw;
+  if (token && check.header === "authorization" && poolKeyInAuthorization(raw)) {
+    // The pool may take keys in Authorization too, but this request's Authorization is taken.
+    throw new PolicyUnauthorizedError(
+      policy,
+      "This pool reads a JWT from Authorization: Bearer <jwt>: send the pool key in X-Svc-Key instead.",
+    );
+  }
   if (!token) {
     const how = check.header === "authorization" ? "Authorization: Bearer <jwt>" : check.header;
     throw new PolicyUnauthorizedError(policy, `This pool requires a verified token in ${how}.`);
@@ -140,7 +149,14 @@ export async function checkIdentity(
   if (!identity) {
     throw new PolicyUnauthorizedError("access_proxy", `The access proxy sent no ${check.header}.`);
   }
-  if (!identityAllowed(identity, check.allow)) {
+  if (!isSingleIdentity(identity.trim())) {
+    // A list (or the header sent twice) is not one identity: never match its tail.
+    throw new PolicyUnauthorizedError(
+      "access_proxy",
+      `The access proxy's ${check.header} must name exactly one identity.`,
+    );
+  }
+  if (!identityAllowed(identity.trim(), check.allow)) {
     throw new PolicyUnauthorizedError(
       "access_proxy",
       "The identity the access proxy vouches for is not allowed on this pool.",
