@@ -38,6 +38,21 @@ export const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
 
 /**
+ * Whether Sluice or the connection owns a (lower-case) header: one that frames or routes the
+ * message, a hop-by-hop one a proxy drops, or Sluice's own `x-svc-*`. A caller's credential
+ * or token can never travel in one.
+ *
+ * @example
+ * ```ts
+ * isReservedHeader("x-svc-key"); // true
+ * isReservedHeader("x-api-key"); // false
+ * ```
+ */
+export function isReservedHeader(name: string): boolean {
+  return RESERVED_HEADERS.has(name) || name.startsWith("x-svc-");
+}
+
+/**
  * What is wrong with a managed credential's header name, or null when it can be used.
  *
  * @example
@@ -49,7 +64,7 @@ const FIELD_VALUE = /^[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?$/;
 export function credentialHeaderIssue(header: string): string | null {
   if (!HTTP_TOKEN.test(header)) return "Must be a header name, such as x-api-key.";
   const name = header.toLowerCase();
-  if (RESERVED_HEADERS.has(name) || name.startsWith("x-svc-")) {
+  if (isReservedHeader(name)) {
     return `Cannot be ${name}: Sluice sets or removes that header itself.`;
   }
   return null;

@@ -1,25 +1,13 @@
+import { isReservedHeader } from "../catalog/credential-rules.js";
+
 // The rules for single settings of the caller policies that need more than a pattern: which
 // header a token may come in, which key set URL can work, which pasted key is a public one.
 
-/** Headers whose meaning the connection or Sluice itself owns: a token sent in one never arrives. */
-const RESERVED_HEADERS = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length",
-]);
-
 /**
  * Why a (lower-case) header cannot carry a caller's token, or null: Sluice's own `x-svc-*`
- * headers (the pool key, request signatures), `host`, `content-length` and the hop-by-hop
- * headers a proxy consumes.
+ * headers (the pool key, request signatures), and those that frame or route the message
+ * (`host`, `content-length`, `x-forwarded-for`…) or that a proxy consumes (hop-by-hop), the
+ * same a managed credential may not use.
  *
  * @example
  * ```ts
@@ -31,7 +19,7 @@ export function reservedHeaderIssue(name: string): string | null {
   if (name.startsWith("x-svc-")) {
     return `${name} is Sluice's own header (the pool key and request signatures go in X-Svc-…): use another, such as x-caller-token.`;
   }
-  if (RESERVED_HEADERS.has(name)) {
+  if (isReservedHeader(name)) {
     return `${name} belongs to the connection, not the caller (proxies drop or rewrite it): use another, such as x-caller-token.`;
   }
   return null;
