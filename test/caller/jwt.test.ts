@@ -257,6 +257,25 @@ describe("JWT policy", () => {
       }
     });
 
+    it("refuses an older setting's URL with a user and password without fetching it, and logs neither it nor the query", async () => {
+      const server = await keyServerAnswering(0);
+      try {
+        const url = new URL(server.url);
+        const stored = `http://svc:pw-secret-456@${url.host}/certs?token=q-secret-123`;
+        await setUp({ jwks: undefined, jwksUrl: stored });
+        await expectRefused(await acquire(await token()));
+        const logged = unavailableLogged();
+        expect(logged.map((error) => error.message)).toEqual([
+          `The JWKS at ${server.url} could not be fetched: the URL holds a user or password (user:password@), which is never sent.`,
+        ]);
+        const everything = JSON.stringify(logged.map((e) => [e.message, String(e.cause)]));
+        expect(everything).not.toContain("pw-secret-456");
+        expect(everything).not.toContain("q-secret-123");
+      } finally {
+        await server.close();
+      }
+    });
+
     it("refuses when nothing listens at the URL, and waits for a slow key server within the timeout", async () => {
       const gone = await keyServerAnswering(0);
       const goneUrl = gone.url;

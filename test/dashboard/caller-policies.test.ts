@@ -69,7 +69,7 @@ describe("dashboard caller policies", () => {
     expect(page.text).toContain("<b>IP allowlist:</b> 10.0.0.0/8, 2001:db8::/32");
     expect(page.text).toContain("<b>HMAC request signing:</b> on, window 120 s");
     expect(page.text).toContain(
-      "<b>JWT:</b> issuer https://idp.example, audience sluice-llm, sluice-batch, algorithms RS256, ES256, in authorization, keys: JWKS URL https://idp.example/jwks.json, clock tolerance 30 s, required claims: sub in svc-a, svc-b; tier in 2",
+      "<b>JWT:</b> issuer https://idp.example, audience sluice-llm, sluice-batch, algorithms RS256, ES256, in authorization, keys: JWKS URL https://idp.example/jwks.json, clock tolerance 30 s, required claims: sub in &quot;svc-a&quot;, &quot;svc-b&quot;; tier in 2",
     );
     expect(page.text).toContain(
       "<b>Access proxy:</b> trusted header x-auth-request-email from 10.0.0.5/32, allowing @acme.test",
@@ -229,6 +229,9 @@ describe("dashboard caller policies", () => {
     const saved = await saveForm("claims", {});
     expect(saved.status).toBe(303);
     expect((await stored("claims"))?.jwt?.requiredClaims).toEqual(jwt.requiredClaims);
+    expect((await d.request("/pool/claims", { cookie: owner })).text).toContain(
+      "required claims: sub in &quot;123&quot;, &quot;svc, batch&quot;; admin in &quot;true&quot;; tier in 2, true",
+    );
     expect((await plan()).changes.map((change) => change.action)).toEqual(["unchanged"]);
 
     // Typed in the form as JSON: a name given twice or one a reader drops is an error there.

@@ -15,7 +15,11 @@ function keySource(keys: { jwks?: { keys: unknown[] }; publicKey?: string; jwksU
 
 function jwtLine(jwt: JwtPolicy): string {
   const claims = Object.entries(jwt.requiredClaims ?? {})
-    .map(([claim, allowed]) => `${claim} in ${list(allowed)}`)
+    // As JSON: "123" and 123, "true" and true, "a, b" and a, b are different requirements.
+    .map(
+      ([claim, allowed]) =>
+        `${claim} in ${allowed.map((value) => JSON.stringify(value)).join(", ")}`,
+    )
     .join("; ");
   return [
     `issuer ${jwt.issuer}`,

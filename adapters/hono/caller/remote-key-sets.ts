@@ -46,6 +46,10 @@ function why(cause: unknown): string {
   return `${String(error?.message ?? cause)}${network}`;
 }
 
+async function credentialsRefused(): Promise<never> {
+  throw new Error("the URL holds a user or password (user:password@), which is never sent");
+}
+
 // jose's errors about a token's key when the set itself was fetched: not an outage.
 const TOKEN_KEY_ERRORS = new Set(["ERR_JWKS_NO_MATCHING_KEY", "ERR_JWKS_MULTIPLE_MATCHING_KEYS"]);
 
@@ -75,10 +79,16 @@ export function remoteKeySet(library: Jose, url: string, options: KeySetOptions 
   const id = `${timeoutMs} ${url}`;
   let entry = entries.get(id);
   if (!entry) {
-    const set = library.createRemoteJWKSet(new URL(url), {
-      timeoutDuration: timeoutMs,
-      cacheMaxAge: JWKS_CACHE_MS,
-    });
+    const where = new URL(url);
+    // An older setting may hold a user or password (the schema refuses them now): fetch would
+    // refuse it with a message quoting the whole URL, credentials and query, into the log.
+    const set =
+      where.username !== "" || where.password !== ""
+        ? (credentialsRefused as unknown as RemoteKeySet)
+        : library.createRemoteJWKSet(where, {
+            timeoutDuration: timeoutMs,
+            cacheMaxAge: JWKS_CACHE_MS,
+          });
     entry = { set, failing: false };
     entries.set(id, entry);
   }
