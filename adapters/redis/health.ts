@@ -15,6 +15,11 @@ export interface StoreHealth {
   since: number;
   /** Why Redis is considered unreachable; null when ok. */
   reason: string | null;
+  /**
+   * True while only some masters of a Redis Cluster are down: the groups on the others are
+   * served as usual (exact shared limits), only the down ones' follow the failure policy.
+   */
+  partial?: boolean;
 }
 
 /** Tuning and hooks of {@link ConnectionHealth}. */

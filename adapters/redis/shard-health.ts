@@ -200,10 +200,19 @@ export class ShardHealth {
     });
     const reason = entries.length === 0 ? null : reasons.join("; ");
     const state = entries.length === 0 ? "ok" : this.options.downState;
-    const statusChanged = state !== this.status.state || reason !== this.status.reason;
+    const downSlots = entries.reduce(
+      (sum, entry) =>
+        entry.shard.slots === null ? Number.POSITIVE_INFINITY : sum + entry.shard.slots.size,
+      0,
+    );
+    const partial = entries.length > 0 && downSlots < CLUSTER_SLOTS;
+    const statusChanged =
+      state !== this.status.state ||
+      reason !== this.status.reason ||
+      partial !== (this.status.partial ?? false);
     if (statusChanged) {
       const since = state === this.status.state ? this.status.since : this.clock.now();
-      this.status = { state, since, reason };
+      this.status = partial ? { state, since, reason, partial } : { state, since, reason };
     }
     for (const listener of this.shardListeners) listener(shard, up);
     if (statusChanged) for (const listener of this.listeners) listener({ ...this.status });

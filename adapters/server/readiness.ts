@@ -14,8 +14,12 @@ export interface ReadinessParts {
 
 /** A slot store that reports its connection state (the Redis store does). */
 interface HealthReporting {
-  health(): { state: string };
+  health(): { state: string; partial?: boolean };
 }
+
+/** The Redis check while only some cluster masters are down: passing (see `redisState`). */
+export const PARTIAL_REDIS =
+  "ok (some Redis Cluster masters are down: their pools follow the failure policy)";
 
 /**
  * Checks each part the server needs to serve traffic: the catalog database answers, the
@@ -46,9 +50,15 @@ export async function checkReadiness(parts: ReadinessParts): Promise<ReadinessCh
   return checks;
 }
 
-/** The store's own view, then a round trip: a stalled Redis may not have failed a call yet. */
+/**
+ * The store's own view, then a round trip: a stalled Redis may not have failed a call yet.
+ * Some masters of a cluster down is still ready: every server shares that outage, and taking
+ * them all out of a load balancer would stop the pools the other masters serve too.
+ */
 async function redisState(store: SlotStore & HealthReporting): Promise<string> {
-  const before = store.health().state;
+  const health = store.health();
+  if (health.partial) return PARTIAL_REDIS;
+  const before = health.state;
   if (before !== "ok") return before;
   try {
     await store.now();

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../adapters/server/config.js";
+import { withOpsRoutes } from "../../adapters/server/ops-routes.js";
+import { createPrometheusMetrics } from "../../adapters/server/prometheus-metrics.js";
+import { checkReadiness, PARTIAL_REDIS } from "../../adapters/server/readiness.js";
 import { createServerLog, formatLogLine, scrubSecrets } from "../../adapters/server/server-log.js";
 import { InvalidArgumentError } from "../../src/errors.js";
+import { createGovernor } from "../../src/index.js";
+import { MemorySlotStore } from "../../src/store/memory-store.js";
 
 describe("the operations settings", () => {
   it("reads --log-requests as a switch and refuses what is not on or off", () => {
@@ -75,5 +80,42 @@ describe("log lines", () => {
         "fetch http://user:pw@10.0.0.5/x?key=abc failed with Bearer sk-upstream and slc_key_AbC-12",
       ),
     ).toBe("fetch http://***@10.0.0.5/x?*** failed with Bearer *** and slc_***");
+  });
+});
+
+describe("readiness with a Redis Cluster partly down", () => {
+  const parts = (health: { state: string; partial?: boolean }) => ({
+    catalog: { changeMarker: async () => 1 },
+    slotStore: Object.assign(new MemorySlotStore(), {
+      health: () => ({ since: 0, reason: "Redis Cluster master 127.0.0.1:7001: down", ...health }),
+    }),
+    sync: { lastFailure: () => null },
+    stopping: () => false,
+  });
+
+  it("stays ready (200, with a remark) while some masters are down, and is not ready when the store is", async () => {
+    const governor = createGovernor();
+    const metrics = createPrometheusMetrics(() => governor);
+    const opsFor = (health: { state: string; partial?: boolean }) =>
+      withOpsRoutes({
+        controlApp: { fetch: () => new Response(null, { status: 404 }) },
+        metrics,
+        readiness: () => checkReadiness(parts(health)),
+      });
+    const partly = await opsFor({ state: "unavailable", partial: true }).fetch(
+      new Request("http://localhost/readyz"),
+      undefined,
+    );
+    expect(partly.status).toBe(200);
+    expect(await partly.json()).toMatchObject({
+      status: "ready",
+      checks: { redis: PARTIAL_REDIS },
+    });
+    const wholly = await opsFor({ state: "unavailable" }).fetch(
+      new Request("http://localhost/readyz"),
+      undefined,
+    );
+    expect(wholly.status).toBe(503);
+    expect(await wholly.json()).toMatchObject({ failing: ["redis"] });
   });
 });
