@@ -15,6 +15,7 @@ import { Agent, createServer, request as httpRequest, type Server } from "node:h
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { Pool as UndiciPool } from "undici";
@@ -219,5 +220,19 @@ else if (role === "upstream") upstream(Number(first ?? 0));
 else if (role === "sluice") await sluice(Number(first), Number(second), Number(third));
 else throw new Error(`Unknown role ${role}`);
 
+// BENCH_LOOP_DELAY=1: Sluice reports its event-loop stalls (SQLite commits and checkpoints,
+// GC pauses, long batches) when the benchmark stops it.
+const loopDelay =
+  role === "sluice" && process.env.BENCH_LOOP_DELAY ? monitorEventLoopDelay() : null;
+loopDelay?.enable();
+
 // A clean exit on SIGTERM lets `--cpu-prof` write its profile when the benchmark stops us.
-process.once("SIGTERM", () => process.exit(0));
+process.once("SIGTERM", () => {
+  if (loopDelay) {
+    const ms = (ns: number) => (ns / 1e6).toFixed(1);
+    process.stderr.write(
+      `Sluice event-loop delay: p99 ${ms(loopDelay.percentile(99))} ms, p99.9 ${ms(loopDelay.percentile(99.9))} ms, max ${ms(loopDelay.max)} ms\n`,
+    );
+  }
+  process.exit(0);
+});

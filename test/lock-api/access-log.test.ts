@@ -168,6 +168,66 @@ describe("BufferedAccessLog", () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  it("writes a long batch in parts, one per event-loop turn, so requests are served between them", async () => {
+    const inner = new MemoryAccessLogStore();
+    const events: string[] = [];
+    const store: AccessLogStore = {
+      insert: async (entries) => {
+        events.push(`insert ${entries.length}`);
+        // Another request's callback, queued while this part is written.
+        setImmediate(() => events.push("request"));
+        await inner.insert(entries);
+      },
+      list: (pool, query) => inner.list(pool, query),
+      pruneBefore: (pool, before) => inner.pruneBefore(pool, before),
+      deletePool: (pool) => inner.deletePool(pool),
+    };
+    const log = new BufferedAccessLog({ store, clock: new ManualClock(0), writeChunkSize: 64 });
+    for (let i = 0; i < 150; i++) log.append(entry({ at: i }));
+    await log.flush();
+    expect(events.slice(0, 5)).toEqual([
+      "insert 64",
+      "request",
+      "insert 64",
+      "request",
+      "insert 22",
+    ]);
+    const stored = await inner.list("llm", { from: 0, to: 1_000, limit: 1_000 });
+    expect(stored.map((e) => e.at)).toEqual(Array.from({ length: 150 }, (_, i) => 149 - i));
+  });
+
+  it("a part that fails is kept with the rest of its batch, in order; written parts are not written again", async () => {
+    const clock = new ManualClock(0);
+    const inner = new MemoryAccessLogStore();
+    let calls = 0;
+    const errors: unknown[] = [];
+    const store: AccessLogStore = {
+      insert: async (entries) => {
+        calls++;
+        if (calls === 2) throw new Error("database is locked");
+        await inner.insert(entries);
+      },
+      list: (pool, query) => inner.list(pool, query),
+      pruneBefore: (pool, before) => inner.pruneBefore(pool, before),
+      deletePool: (pool) => inner.deletePool(pool),
+    };
+    const log = new BufferedAccessLog({
+      store,
+      clock,
+      writeChunkSize: 10,
+      onError: (e) => errors.push(e),
+    });
+    for (let i = 0; i < 25; i++) log.append(entry({ at: i }));
+    await log.flush();
+    expect(errors).toHaveLength(1);
+    expect(log.pending).toBe(15);
+    log.append(entry({ at: 25 }));
+    await log.close();
+    const stored = await inner.list("llm", { from: 0, to: 1_000, limit: 1_000 });
+    expect(stored.map((e) => e.at)).toEqual(Array.from({ length: 26 }, (_, i) => 25 - i));
+    expect(log.dropped).toBe(0);
+  });
+
   it("forgets a pool's entries, stored and still buffered, and keeps other pools'", async () => {
     const clock = new ManualClock(0);
     const store = new MemoryAccessLogStore();

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { Hono } from "hono";
@@ -372,6 +372,31 @@ describe("graceful shutdown", () => {
     expect(saved).toEqual([
       expect.objectContaining({ pool: "chat", requests: 1, admitted: 1, released: 1 }),
     ]);
+  });
+
+  it("a clean shutdown writes every access-log entry and leaves no WAL behind", async () => {
+    const { server } = await start();
+    // More than a batch: some are being written (in parts) when close() starts.
+    for (let i = 0; i < 1_234; i++) {
+      server.accessLog.append({
+        at: 1_700_000_000_000 + i,
+        pool: "chat",
+        keyId: null,
+        outcome: "admitted",
+        reason: null,
+        queuedMs: 0,
+        remoteAddress: "127.0.0.1",
+        source: "lock",
+        upstreamStatus: null,
+      });
+    }
+    await server.close();
+    const wal = join(dir, "sluice.db-wal");
+    expect(existsSync(wal) ? statSync(wal).size : 0).toBe(0);
+    const database = openSluiceDatabase(join(dir, "sluice.db"));
+    const stored = database.prepare("SELECT count(*) AS n FROM access_log").get();
+    database.close();
+    expect(stored).toEqual({ n: 1_234 });
   });
 
   it("cuts off requests still running after the grace period", async () => {
