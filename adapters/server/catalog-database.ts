@@ -9,6 +9,7 @@ import { InvalidArgumentError } from "../../src/errors.js";
 import type { MetricsStore } from "../../src/metrics/metrics-store.js";
 import type { OAuthStore } from "../oauth/types.js";
 import { SqliteAccessLogStore } from "../sqlite/access-log-store.js";
+import { startBackgroundCheckpoints } from "../sqlite/background-checkpoints.js";
 import { openSluiceDatabase } from "../sqlite/database.js";
 import { decodeSecretKey, SECRET_KEY_ENV } from "../sqlite/secret-key.js";
 import { SqliteAuthStore } from "../sqlite/sqlite-auth-store.js";
@@ -64,6 +65,11 @@ export interface OpenCatalogDatabaseOptions {
   log?: (line: string) => void;
   /** How long to wait for a PostgreSQL that does not answer (ms); default: keep trying. */
   waitMs?: number;
+  /**
+   * SQLite: WAL checkpoints run in a worker thread instead of inside a commit (a server's
+   * requests never wait for one); see {@link startBackgroundCheckpoints}. Default false.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -89,6 +95,11 @@ export async function openCatalogDatabase(
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.create === undefined ? {} : { create: options.create }),
   });
+  const checkpoints = options.backgroundCheckpoints
+    ? startBackgroundCheckpoints(data.database, {
+        onError: (error) => options.log?.(`Background WAL checkpoints: ${error.message}`),
+      })
+    : null;
   return {
     catalog: data.catalog,
     metrics: new SqliteMetricsStore(data.database),
@@ -97,7 +108,10 @@ export async function openCatalogDatabase(
     dataDir: data.dataDir,
     description: `data directory ${data.dataDir}`,
     localDatabase: () => data.database,
-    close: async () => data.close(),
+    async close() {
+      await checkpoints?.stop();
+      data.close();
+    },
   };
 }
 

@@ -149,6 +149,7 @@ export async function createSluiceServer(
     secretKey: config.secretKey,
     clock,
     log,
+    backgroundCheckpoints: true,
   });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {

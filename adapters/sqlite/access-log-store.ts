@@ -12,6 +12,7 @@ import type {
   ResolvedAccessLogQuery,
 } from "../../src/access-log/types.js";
 import type { RejectionReason } from "../../src/errors.js";
+import { checkpointFreeWindow } from "./background-checkpoints.js";
 import { databaseGate } from "./database-gate.js";
 import { backgroundWrite, guardedWrite } from "./sqlite-errors.js";
 
@@ -102,7 +103,7 @@ export class SqliteAccessLogStore implements AccessLogStore {
 
   async insert(entries: readonly AccessLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await databaseGate(this.database).idle();
+    await checkpointFreeWindow(this.database);
     backgroundWrite(this.database, "access log", () => this.insertAll.immediate(entries));
   }
 

@@ -1,4 +1,10 @@
 export { createSqliteAccessLog, SqliteAccessLogStore } from "./access-log-store.js";
+export type {
+  BackgroundCheckpointOptions,
+  BackgroundCheckpoints,
+  CheckpointResult,
+} from "./background-checkpoints.js";
+export { checkpointFreeWindow, startBackgroundCheckpoints } from "./background-checkpoints.js";
 export { SqliteChangeMarker } from "./change-marker.js";
 export type { OpenDatabaseOptions } from "./database.js";
 export { migrate, openSluiceDatabase, schemaVersion } from "./database.js";
