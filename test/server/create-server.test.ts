@@ -14,6 +14,7 @@ import { openDataDir } from "../../adapters/server/data-dir.js";
 import { openSluiceDatabase, SqliteMetricsStore } from "../../adapters/sqlite/index.js";
 import { RejectedError } from "../../src/errors.js";
 import { cliEnv, runSluice, tempDir } from "../cli/cli-process.js";
+import { accessLogEntry } from "../lock-api/access-log-entry.js";
 import { poolInput } from "./fixtures.js";
 import { httpRequest, rawExchange } from "./http-client.js";
 
@@ -378,17 +379,7 @@ describe("graceful shutdown", () => {
     const { server } = await start();
     // More than a batch: some are being written (in parts) when close() starts.
     for (let i = 0; i < 1_234; i++) {
-      server.accessLog.append({
-        at: 1_700_000_000_000 + i,
-        pool: "chat",
-        keyId: null,
-        outcome: "admitted",
-        reason: null,
-        queuedMs: 0,
-        remoteAddress: "127.0.0.1",
-        source: "lock",
-        upstreamStatus: null,
-      });
+      server.accessLog.append(accessLogEntry({ at: 1_700_000_000_000 + i, pool: "chat" }));
     }
     await server.close();
     const wal = join(dir, "sluice.db-wal");
