@@ -18,6 +18,7 @@ import {
   unexpired,
 } from "./auth-rows.js";
 import { guardedWrite } from "./sqlite-errors.js";
+import { StatementCache } from "./statement-cache.js";
 
 /**
  * The persistent {@link AuthStore} on the Sluice database (migrations 7 and 8); its PostgreSQL twin
@@ -30,9 +31,11 @@ import { guardedWrite } from "./sqlite-errors.js";
  * ```
  */
 export class SqliteAuthStore implements AuthStore {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements: StatementCache;
 
-  constructor(private readonly database: Database.Database) {}
+  constructor(private readonly database: Database.Database) {
+    this.statements = new StatementCache(database);
+  }
 
   async getPasswordHash(userId: number): Promise<string | undefined> {
     const row = this.sql("SELECT hash FROM user_passwords WHERE user_id = ?").get(userId) as
@@ -186,11 +189,6 @@ export class SqliteAuthStore implements AuthStore {
   }
 
   private sql(source: string): Statement {
-    let statement = this.statements.get(source);
-    if (!statement) {
-      statement = this.database.prepare(source);
-      this.statements.set(source, statement);
-    }
-    return statement;
+    return this.statements.get(source);
   }
 }

@@ -31,6 +31,7 @@ import {
 } from "./catalog-rows.js";
 import type { SqliteChangeMarker } from "./change-marker.js";
 import { guardedWrite } from "./sqlite-errors.js";
+import { StatementCache } from "./statement-cache.js";
 
 const POOL_INSERT = `INSERT INTO pools (${POOL_WRITE_COLUMNS.join(", ")}, created_at)
   VALUES (${POOL_WRITE_COLUMNS.map((c) => `@${c}`).join(", ")}, @updated_at)`;
@@ -43,13 +44,15 @@ const POOL_UPDATE = `UPDATE pools SET ${POOL_WRITE_COLUMNS.map((c) => `${c} = @$
  * transactions. `SqliteCatalogStore` puts the async boundary around it.
  */
 export class SqliteCatalogTables implements SynchronousCatalogOperations {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements: StatementCache;
 
   constructor(
     private readonly database: Database.Database,
     private readonly clock: Clock,
     private readonly marker: SqliteChangeMarker,
-  ) {}
+  ) {
+    this.statements = new StatementCache(database);
+  }
 
   createTeam(input: { name: string; slug: string }): TeamRecord {
     return this.write("team", () => {
@@ -361,12 +364,7 @@ export class SqliteCatalogTables implements SynchronousCatalogOperations {
 
   /** Prepared statements are cached: preparing costs far more than running. */
   private sql(source: string): Statement {
-    let statement = this.statements.get(source);
-    if (!statement) {
-      statement = this.database.prepare(source);
-      this.statements.set(source, statement);
-    }
-    return statement;
+    return this.statements.get(source);
   }
 
   /**

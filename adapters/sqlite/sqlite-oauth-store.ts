@@ -16,6 +16,7 @@ import {
   tokenFromRow,
 } from "./oauth-rows.js";
 import { guardedWrite } from "./sqlite-errors.js";
+import { StatementCache } from "./statement-cache.js";
 
 /**
  * The {@link OAuthStore} on a Sluice database opened with `openSluiceDatabase` (its OAuth
@@ -28,9 +29,11 @@ import { guardedWrite } from "./sqlite-errors.js";
  * ```
  */
 export class SqliteOAuthStore implements OAuthStore {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements: StatementCache;
 
-  constructor(private readonly database: Database.Database) {}
+  constructor(private readonly database: Database.Database) {
+    this.statements = new StatementCache(database);
+  }
 
   async insertClient(client: OAuthClientRecord): Promise<void> {
     guardedWrite("OAuth client", () =>
@@ -207,11 +210,6 @@ export class SqliteOAuthStore implements OAuthStore {
   }
 
   private sql(source: string): Statement {
-    let statement = this.statements.get(source);
-    if (!statement) {
-      statement = this.database.prepare(source);
-      this.statements.set(source, statement);
-    }
-    return statement;
+    return this.statements.get(source);
   }
 }
