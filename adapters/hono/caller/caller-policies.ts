@@ -3,7 +3,7 @@ import type { PoolKeyRecord } from "../../../src/catalog/types.js";
 import type { Clock } from "../../../src/clock/clock.js";
 import { AddressList } from "../../../src/policies/address-list.js";
 import { clientAddress } from "../../../src/policies/client-address.js";
-import type { NonceStore } from "../../../src/policies/nonce-store.js";
+import { MemoryNonceStore, type NonceStore } from "../../../src/policies/nonce-store.js";
 import {
   PolicyForbiddenError,
   PolicyUnauthorizedError,
@@ -69,7 +69,7 @@ function compile(checks: CallerPolicyChecks, policies: CallerPolicies): Compiled
 
 /**
  * The policy checks of one app: `trustedProxies` (CIDRs, the server setting) parsed once,
- * the nonce store (memory for one server, Redis for several), the JWKS fetch timeout and
+ * the nonce store (Redis for several servers; default one in memory on `clock`), the JWKS fetch timeout and
  * where a key set that cannot be fetched is reported (once per outage).
  *
  * @example
@@ -79,17 +79,18 @@ function compile(checks: CallerPolicyChecks, policies: CallerPolicies): Compiled
  */
 export function callerPolicyChecks(options: {
   trustedProxies?: readonly string[] | undefined;
-  nonces: NonceStore;
+  nonces?: NonceStore | undefined;
   directory: PoolDirectory;
   accessLog: AccessLog | undefined;
   clock: Clock;
   jwksTimeoutMs?: number | undefined;
   logError?: ((error: unknown) => void) | undefined;
 }): CallerPolicyChecks {
-  const { trustedProxies, jwksTimeoutMs, logError, ...rest } = options;
+  const { trustedProxies, jwksTimeoutMs, logError, nonces, ...rest } = options;
   const list = trustedProxies ?? [];
   return {
     ...rest,
+    nonces: nonces ?? new MemoryNonceStore({ now: () => options.clock.now() }),
     trustedProxies: list.length > 0 ? AddressList.parse(list) : null,
     keySets: { timeoutMs: jwksTimeoutMs, onUnavailable: logError },
     compiled: new WeakMap(),

@@ -10,7 +10,6 @@ import {
 import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
-import { MemoryNonceStore } from "../../../src/policies/nonce-store.js";
 import { type AdmittedCaller, admitCaller } from "../caller/admit-caller.js";
 import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
 import { remoteAddressOf, sentTarget } from "../caller/remote-address.js";
@@ -87,7 +86,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
   const checks = { directory, ipPolicy: deps.ipPolicy };
   const policyChecks = callerPolicyChecks({
     trustedProxies: deps.trustedProxies,
-    nonces: deps.nonces ?? new MemoryNonceStore({ now: () => clock.now() }),
+    nonces: deps.nonces,
     directory,
     accessLog: deps.accessLog,
     clock,

@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { keyAllowsMethod } from "../../../src/catalog/key-access.js";
 import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { ForbiddenError } from "../../../src/errors.js";
-import { MemoryNonceStore } from "../../../src/policies/nonce-store.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { admitCaller } from "../caller/admit-caller.js";
 import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
@@ -68,7 +67,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
   const checks = { directory, ipPolicy: deps.ipPolicy };
   const policyChecks = callerPolicyChecks({
     trustedProxies: deps.trustedProxies,
-    nonces: deps.nonces ?? new MemoryNonceStore({ now: () => clock.now() }),
+    nonces: deps.nonces,
     directory,
     accessLog: deps.accessLog,
     clock,
