@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { tempDir } from "../cli/cli-process.js";
+import { answering, redisServerProcess, startRedisServer } from "./redis-server-process.js";
 
 /** One redis-server of the test cluster. */
 export interface ClusterServer {
@@ -76,7 +75,15 @@ export async function startTestCluster(options: {
   };
   try {
     for (let i = 0; i < options.masters * (1 + options.replicas); i++) {
-      servers.push(await startServer(dir));
+      const { port, args, started } = await startRedisServer((port, busPort) => [
+        ...["--cluster-enabled", "yes", "--cluster-port", String(busPort)],
+        ...["--cluster-config-file", join(dir, `nodes-${port}.conf`)],
+        ...["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"],
+        // A replica lagging on a loaded machine still takes over (the test wants the failover).
+        ...["--cluster-replica-validity-factor", "0"],
+        ...["--dir", dir],
+      ]);
+      servers.push({ port, address: `127.0.0.1:${port}`, args, process: started.process });
     }
     const created = spawnSync(
       "redis-cli",
@@ -115,7 +122,7 @@ export async function startTestCluster(options: {
     },
     async restart(address) {
       const server = servers.find((candidate) => candidate.address === address)!;
-      const started = redisServer(server.args);
+      const started = redisServerProcess(server.args);
       server.process = started.process;
       await answering(server.port, started);
     },
@@ -143,98 +150,6 @@ export async function startTestCluster(options: {
   };
   await cluster.settled();
   return cluster;
-}
-
-/**
- * One cluster-mode redis-server on fresh ports. A port can still be taken between the check and
- * redis-server's bind, so a server that exits before it answers is started again on other ports.
- */
-async function startServer(dir: string): Promise<ClusterServer> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await portOutsideEphemeralRange();
-    const busPort = await portOutsideEphemeralRange();
-    const args = [
-      ...["--port", String(port), "--cluster-port", String(busPort), "--bind", "127.0.0.1"],
-      ...["--cluster-enabled", "yes", "--cluster-config-file", join(dir, `nodes-${port}.conf`)],
-      ...["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"],
-      // A replica lagging on a loaded machine still takes over (the test wants the failover).
-      ...["--cluster-replica-validity-factor", "0"],
-      ...["--save", "", "--appendonly", "no", "--dir", dir],
-    ];
-    const started = redisServer(args);
-    try {
-      await answering(port, started);
-      return { port, address: `127.0.0.1:${port}`, args, process: started.process };
-    } catch (error) {
-      started.process.kill("SIGKILL");
-      if (attempt === 3) throw error;
-    }
-  }
-}
-
-interface StartedServer {
-  readonly process: ChildProcess;
-  /** What redis-server said on stdout and stderr (its reason, when it exits at once). */
-  readonly output: () => string;
-  exited: boolean;
-}
-
-function redisServer(args: readonly string[]): StartedServer {
-  const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-2_000);
-  };
-  child.stdout.on("data", keep);
-  child.stderr.on("data", keep);
-  const started: StartedServer = { process: child, output: () => output, exited: false };
-  child.once("exit", () => {
-    started.exited = true;
-  });
-  return started;
-}
-
-/**
- * A free loopback port below the kernel's ephemeral range. A port from `listen(0)` is in that
- * range, so under a parallel test run an outgoing connection or another `listen(0)` could take it
- * in the moment between closing the probe and redis-server's bind (CI saw that happen).
- */
-async function portOutsideEphemeralRange(): Promise<number> {
-  const low = ephemeralRangeStart();
-  for (;;) {
-    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
-    if (await bindable(port)) return port;
-  }
-}
-
-function ephemeralRangeStart(): number {
-  try {
-    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").split(/\s+/)[0]);
-    return low > 20_000 ? low : 32_768;
-  } catch {
-    return 32_768;
-  }
-}
-
-function bindable(port: number): Promise<boolean> {
-  const probe = createServer();
-  return new Promise((resolve) => {
-    probe.once("error", () => resolve(false));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
-  });
-}
-
-async function answering(port: number, server: StartedServer): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!server.exited && Date.now() < deadline) {
-    const ok = await withNode({ port }, async (redis) => (await redis.ping()) === "PONG").catch(
-      () => false,
-    );
-    if (ok) return;
-    await sleep(50);
-  }
-  const why = server.exited ? `exited: ${server.output().trim()}` : "did not answer in 15 s";
-  throw new Error(`redis-server on port ${port} ${why}`);
 }
 
 async function withNode<T>(server: { port: number }, use: (redis: Redis) => Promise<T>) {

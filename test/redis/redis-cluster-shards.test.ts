@@ -220,8 +220,11 @@ describe.skipIf(!available)("Redis Cluster without replicas: health per shard", 
     const a = openStore(prefix, clock, "closed");
     const b = openStore(prefix, clock, "closed");
     try {
+      // Room for one more than a holds: b's first refusal can only be the restore grace
+      // (with a full pool it would be "concurrency" once a has adopted its slots first).
+      const roomy = { ...POOL, maxConcurrent: 3 };
       for (const store of [a, b]) {
-        await store.upsertPool(flushed!, POOL);
+        await store.upsertPool(flushed!, roomy);
         await store.upsertPool(kept!, POOL);
       }
       for (const [pool, slotId] of [
@@ -250,12 +253,16 @@ describe.skipIf(!available)("Redis Cluster without replicas: health per shard", 
       );
       await clock.advance(GRACE_MS);
       expect(await b.acquire(flushed!, { slotId: "b2", waitMs: 0 })).toMatchObject({
+        type: "granted",
+      });
+      // a's adopted slots count: the pool is full at three, not at one.
+      expect(await b.acquire(flushed!, { slotId: "b3", waitMs: 0 })).toMatchObject({
         type: "rejected",
         reason: "concurrency",
       });
       expect(await a.renew(flushed!, "a1")).toMatchObject({ type: "renewed" });
       expect(await a.release(flushed!, "a1")).toMatchObject({ released: true });
-      expect(await b.acquire(flushed!, { slotId: "b3", waitMs: 0 })).toMatchObject({
+      expect(await b.acquire(flushed!, { slotId: "b4", waitMs: 0 })).toMatchObject({
         type: "granted",
       });
       // The other shard kept everything, and was never paused.

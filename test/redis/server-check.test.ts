@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
-import { Redis } from "ioredis";
+import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisSlotStore } from "../../adapters/redis/index.js";
 import { redisServerWarnings } from "../../adapters/redis/server-check.js";
 import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer } from "../../adapters/server/create-server.js";
 import { tempDir } from "../cli/cli-process.js";
-import { closedPort } from "./tcp-proxy.js";
+import { startRedisServer } from "./redis-server-process.js";
 
 describe("redisServerWarnings (INFO text)", () => {
   const info = (version: string, policy: string) =>
@@ -49,33 +47,8 @@ async function ownRedis(args: string[]): Promise<{ url: string; stop(): void } |
     console.warn(`\n!!! ${message} Skipping. !!!\n`);
     return null;
   }
-  const port = await closedPort();
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...args],
-    { stdio: "ignore" },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  await answering(url);
-  return { url, stop: () => child.kill("SIGKILL") };
-}
-
-/** Resolves once a Redis answers at `url` (a starting server refuses connections at first). */
-async function answering(url: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
-    client.on("error", () => {});
-    try {
-      await client.connect();
-      await client.ping();
-      return;
-    } catch (error) {
-      if (attempt >= 100) throw error;
-      await sleep(50);
-    } finally {
-      client.disconnect();
-    }
-  }
+  const { port, started } = await startRedisServer(() => args);
+  return { url: `redis://127.0.0.1:${port}`, stop: () => started.process.kill("SIGKILL") };
 }
 
 describe("checking the Redis server (real redis-server processes)", () => {
