@@ -17,6 +17,7 @@ import { SqliteOAuthStore } from "../../adapters/sqlite/sqlite-oauth-store.js";
 import type { Role } from "../../src/catalog/types.js";
 import { tempDir } from "../cli/cli-process.js";
 import { poolInput } from "../server/fixtures.js";
+import { portOutsideEphemeralRange } from "../support/free-port.js";
 
 /** The dashboard's sign-in as the test plays it: a cookie the fixture maps to a member. */
 export class SessionFixture implements OAuthSessions {
@@ -98,15 +99,6 @@ async function seed(dataDir: string): Promise<Seeded> {
   }
 }
 
-/** A port free right now (the server's issuer must know its port before it binds). */
-async function freePort(): Promise<number> {
-  const probe = createHttpServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 export interface AssistantServer {
   server: SluiceServer;
   baseUrl: string;
@@ -128,7 +120,7 @@ export async function startAssistantServer(
   const { dir, cleanup } = tempDir("sluice-mcp-");
   const seeded = await seed(dir);
   const sessions = new SessionFixture();
-  const port = await freePort();
+  const port = await portOutsideEphemeralRange();
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = await createSluiceServer(
     loadServerConfig({

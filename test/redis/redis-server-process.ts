@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
+import { portOutsideEphemeralRange } from "../support/free-port.js";
 
 /** A redis-server child process of a test, and what it printed. */
 export interface RedisServerProcess {
@@ -90,35 +89,4 @@ async function pongs(port: number): Promise<boolean> {
   } finally {
     redis.disconnect();
   }
-}
-
-/**
- * A free loopback port below the kernel's ephemeral range. A port from `listen(0)` is in that
- * range, so under a parallel test run an outgoing connection or another `listen(0)` could take it
- * in the moment between closing the probe and redis-server's bind (CI saw that happen).
- */
-async function portOutsideEphemeralRange(): Promise<number> {
-  const low = ephemeralRangeStart();
-  for (;;) {
-    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
-    if (await bindable(port)) return port;
-  }
-}
-
-function ephemeralRangeStart(): number {
-  try {
-    const range = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8");
-    const low = Number(range.trim().split(/\s+/)[0]);
-    return low > 20_000 ? low : 32_768;
-  } catch {
-    return 32_768;
-  }
-}
-
-function bindable(port: number): Promise<boolean> {
-  const probe = createServer();
-  return new Promise((resolve) => {
-    probe.once("error", () => resolve(false));
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
-  });
 }
