@@ -1,4 +1,5 @@
 import pg from "pg";
+import { survivesLostConnections } from "../postgres/survive-lost-connections.js";
 import { BatchSession } from "./batch-session.js";
 import { connectError } from "./database-errors.js";
 import type { SqlBatch, SqlResult, SqlRunner, SqlTarget } from "./types.js";
@@ -75,16 +76,18 @@ export class PostgresPools implements SqlRunner {
       return entry.pool;
     }
     if (entry) void entry.pool.end().catch(() => {});
-    const pool = new pg.Pool({
-      connectionString: target.connectionString,
-      max: target.maxConnections,
-      idleTimeoutMillis: this.idleTimeoutMs,
-      connectionTimeoutMillis: this.connectTimeoutMs,
-      application_name: "sluice",
-      allowExitOnIdle: true,
-    });
-    // An idle connection the server closed (a restart): the pool drops it; nothing to report.
-    pool.on("error", () => {});
+    // A connection the server closed (a restart, a terminated session): the pool drops an idle
+    // one; a checked-out one fails its next query, and the session drops it. Nothing to report.
+    const pool = survivesLostConnections(
+      new pg.Pool({
+        connectionString: target.connectionString,
+        max: target.maxConnections,
+        idleTimeoutMillis: this.idleTimeoutMs,
+        connectionTimeoutMillis: this.connectTimeoutMs,
+        application_name: "sluice",
+        allowExitOnIdle: true,
+      }),
+    );
     this.entries.set(target.poolId, { pool, connectionString: target.connectionString });
     return pool;
   }

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { survivesLostConnections } from "./survive-lost-connections.js";
 
 /** BIGINT (int8) as a JS number: ids and epoch-ms times stay far below 2^53. */
 const INT8_OID = 20;
@@ -37,14 +38,15 @@ export async function connectPostgres(
   const log = options.log ?? (() => {});
   const retryDelayMs = options.retryDelayMs ?? 1_000;
   const deadline = Date.now() + (options.timeoutMs ?? Number.POSITIVE_INFINITY);
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.max ?? 10,
-    connectionTimeoutMillis: 5_000,
-    types: TYPES,
-  });
-  // An idle client losing its connection must not crash the process; the next query retries.
-  pool.on("error", () => {});
+  // A client losing its connection must not crash the process; the next query retries.
+  const pool = survivesLostConnections(
+    new pg.Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      connectionTimeoutMillis: 5_000,
+      types: TYPES,
+    }),
+  );
   for (let attempt = 1; ; attempt++) {
     try {
       const client = await pool.connect();
