@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import { Worker, type WorkerOptions } from "node:worker_threads";
 import type Database from "better-sqlite3";
 import { databaseGate } from "./database-gate.js";
 
@@ -18,6 +18,13 @@ export interface BackgroundCheckpointOptions {
    * commits again, as SQLite does by default) or a checkpoint fails.
    */
   onError?: (error: Error) => void;
+  /**
+   * Starts the worker thread (default `new Worker(source, options)`). Where a worker cannot
+   * start (it throws, or exits before its first checkpoint), the connection checkpoints
+   * inside its commits instead and `onError` hears why: a host that forbids threads, or a
+   * test of that fallback.
+   */
+  startWorker?: (source: string, options: WorkerOptions) => Worker;
 }
 
 /** What one PASSIVE checkpoint reported (SQLite's `wal_checkpoint` row). */
@@ -32,8 +39,16 @@ export interface CheckpointResult {
 
 /** A running checkpoint worker; see {@link startBackgroundCheckpoints}. */
 export interface BackgroundCheckpoints {
-  /** Resolves with the result of the worker's next checkpoint (for tests and shutdown). */
+  /**
+   * Resolves with the result of the worker's next checkpoint (for tests and shutdown); with
+   * no worker, of a PASSIVE checkpoint run on the connection at once.
+   */
   nextCheckpoint(): Promise<CheckpointResult>;
+  /**
+   * Where checkpoints run: `"worker"`, or `"connection"` (inside its commits, SQLite's
+   * default) once the worker could not start or has stopped.
+   */
+  runsIn(): "worker" | "connection";
   /**
    * Stops the worker, then checkpoints (TRUNCATE) on `database`, so a clean shutdown leaves
    * an empty WAL. Call it before closing `database`. Safe to call twice.
@@ -117,17 +132,31 @@ export function startBackgroundCheckpoints(
   database: Database.Database,
   options: BackgroundCheckpointOptions = {},
 ): BackgroundCheckpoints {
-  database.pragma("wal_autocheckpoint = 0");
   const walSizeLimitBytes = options.walSizeLimitBytes ?? 4 * 1024 * 1024;
   database.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: {
-      driverUrl: pathToFileURL(createRequire(import.meta.url).resolve("better-sqlite3")).href,
-      filename: database.name,
-      walSizeLimitBytes,
-    },
-  });
+  const onError = options.onError ?? (() => {});
+  const startWorker = options.startWorker ?? ((source, settings) => new Worker(source, settings));
+  let worker: Worker;
+  try {
+    worker = startWorker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        driverUrl: pathToFileURL(createRequire(import.meta.url).resolve("better-sqlite3")).href,
+        filename: database.name,
+        walSizeLimitBytes,
+      },
+    });
+  } catch (error) {
+    // SQLite's own checkpoints (wal_autocheckpoint, left on) keep the WAL bounded.
+    onError(
+      new Error(
+        `The checkpoint worker could not start (${(error as Error).message}): the connection checkpoints inside its commits.`,
+      ),
+    );
+    return connectionCheckpoints(database);
+  }
+  const ownAutocheckpoint = Number(database.pragma("wal_autocheckpoint", { simple: true }));
+  database.pragma("wal_autocheckpoint = 0");
   // Holds the process open only while a checkpoint runs or someone waits for one: a write
   // waiting for the checkpoint to end must not see the process exit under it.
   const hold = (on: boolean) => {
@@ -141,7 +170,6 @@ export function startBackgroundCheckpoints(
   let dead = false;
   let waiters: { resolve: (result: CheckpointResult) => void; reject: (error: Error) => void }[] =
     [];
-  const onError = options.onError ?? (() => {});
   let stopping: Promise<void> | null = null;
   const done = () => {
     inProgress = null;
@@ -159,7 +187,7 @@ export function startBackgroundCheckpoints(
     for (const waiter of ready) waiter.resolve(message.result);
   });
   const exited = new Promise<void>((resolve) =>
-    worker.once("exit", () => {
+    worker.once("exit", (code) => {
       // Writes waiting for a checkpoint that will never report go ahead.
       dead = true;
       done();
@@ -168,7 +196,13 @@ export function startBackgroundCheckpoints(
       waiters = [];
       for (const waiter of lost) waiter.reject(new Error("The checkpoint worker has stopped."));
       // Without the worker, SQLite's own checkpoints keep the WAL bounded again.
-      if (!stopping && database.open) database.pragma("wal_autocheckpoint = 1000");
+      if (stopping) return resolve();
+      if (database.open) database.pragma(`wal_autocheckpoint = ${ownAutocheckpoint}`);
+      onError(
+        new Error(
+          `The checkpoint worker exited (code ${code}): the connection checkpoints inside its commits.`,
+        ),
+      );
       resolve();
     }),
   );
@@ -183,8 +217,11 @@ export function startBackgroundCheckpoints(
   }, options.intervalMs ?? 250);
   timer.unref();
   running.set(database, () => inProgress);
+  const fallback = connectionCheckpoints(database);
   return {
+    runsIn: () => (dead ? "connection" : "worker"),
     nextCheckpoint() {
+      if (dead) return fallback.nextCheckpoint();
       // Someone waits for it: the process lives until it comes.
       timer.ref();
       hold(true);
@@ -202,6 +239,26 @@ export function startBackgroundCheckpoints(
         if (database.open) database.pragma("wal_checkpoint(TRUNCATE)");
       })();
       return stopping;
+    },
+  };
+}
+
+/**
+ * Checkpoints without a worker: the connection's own, inside its commits. `nextCheckpoint`
+ * runs one PASSIVE checkpoint on the connection; `stop` leaves an empty WAL.
+ */
+function connectionCheckpoints(database: Database.Database): BackgroundCheckpoints {
+  let stopped = false;
+  return {
+    runsIn: () => "connection",
+    async nextCheckpoint() {
+      const [result] = database.pragma("wal_checkpoint(PASSIVE)") as CheckpointResult[];
+      return result as CheckpointResult;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (database.open) database.pragma("wal_checkpoint(TRUNCATE)");
     },
   };
 }

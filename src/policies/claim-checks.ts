@@ -1,3 +1,5 @@
+import { canonicalDomain, canonicalEmail } from "./email-address.js";
+
 /** A claim value a requirement may list. */
 export type ClaimValue = string | number | boolean;
 
@@ -27,56 +29,67 @@ export function claimIssue(
   return null;
 }
 
-// One e-mail address (no spaces, commas or angle brackets), and an `@domain` allow entry.
-const EMAIL = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
-const AT_DOMAIN = /^@[a-z0-9-]+(\.[a-z0-9-]+)*$/i;
+/** An allow entry as compared: `@` and a canonical domain, or a canonical address. */
+function canonicalEntry(entry: string): string | null {
+  if (!entry.startsWith("@")) return canonicalEmail(entry);
+  const domain = canonicalDomain(entry.slice(1));
+  return domain === null ? null : `@${domain}`;
+}
 
 /**
  * Why an entry of a trusted-header policy's `allow` list is neither an e-mail address nor an
- * `@domain`, or null.
+ * `@domain` (internationalised ones too: `@bücher.example`, `jörg@bücher.example`), or null.
  *
  * @example
  * ```ts
  * allowEntryIssue("@acme.test"); // null
+ * allowEntryIssue("@bücher.example"); // null
  * allowEntryIssue("<script>"); // "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test)."
  * ```
  */
 export function allowEntryIssue(entry: string): string | null {
-  return EMAIL.test(entry) || AT_DOMAIN.test(entry)
+  return canonicalEntry(entry) !== null
     ? null
     : "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test).";
 }
 
 /**
- * Whether a trusted proxy's identity header names exactly one identity: one e-mail address,
- * not a list (`a@evil.test,b@acme.test`, or the header sent twice, which reads joined by
- * ", "), which a suffix match on the whole value would let through.
+ * Whether a trusted proxy's identity header (decoded as UTF-8) names exactly one identity:
+ * one e-mail address (see {@link canonicalEmail}), not a list (`a@evil.test,b@acme.test`,
+ * or the header sent twice, which reads joined by ", "), which a suffix match on the whole
+ * value would let through, and no control characters.
  *
  * @example
  * ```ts
  * isSingleIdentity("ada@acme.test"); // true
+ * isSingleIdentity("jörg@bücher.example"); // true
  * isSingleIdentity("eve@evil.test, ada@acme.test"); // false
  * ```
  */
 export function isSingleIdentity(value: string): boolean {
-  return EMAIL.test(value);
+  return canonicalEmail(value) !== null;
 }
 
 /**
  * Whether an identity (an e-mail address a trusted proxy vouches for) is allowed by a list of
  * exact addresses and `@domain` entries; an empty or absent list allows any identity.
+ * Compared as {@link canonicalEmail} writes them: case aside, and a Unicode domain the same
+ * as its `xn--` form.
  *
  * @example
  * ```ts
  * identityAllowed("ada@acme.test", ["@acme.test"]); // true
+ * identityAllowed("jörg@bücher.example", ["@xn--bcher-kva.example"]); // true
  * identityAllowed("eve@evil.test", ["ada@acme.test"]); // false
  * ```
  */
 export function identityAllowed(identity: string, allow: readonly string[] | undefined): boolean {
   if (!allow || allow.length === 0) return true;
-  const lower = identity.toLowerCase();
+  const address = canonicalEmail(identity);
+  if (address === null) return false;
   return allow.some((entry) => {
-    const rule = entry.toLowerCase();
-    return rule.startsWith("@") ? lower.endsWith(rule) : lower === rule;
+    const rule = canonicalEntry(entry);
+    // The address holds one "@": ending with "@domain" is being at exactly that domain.
+    return rule !== null && (rule.startsWith("@") ? address.endsWith(rule) : address === rule);
   });
 }

@@ -174,6 +174,51 @@ describe("access-proxy policy", () => {
       expect((await acquire({ "x-auth-request-email": "ada@acme.test" })).status).toBe(200);
     });
 
+    it("takes an internationalised address as the UTF-8 bytes oauth2-proxy sends, its domain Unicode or xn-- alike", async () => {
+      await setUp({
+        preset: "trusted-header",
+        header: "x-auth-request-email",
+        trustedProxies: ["127.0.0.1/32"],
+        allow: ["@xn--bcher-kva.example", "zoë@münchen.example", "@voilà.example"],
+      });
+      // A header's bytes, as a Go proxy writes the string: one latin1 character per byte.
+      const utf8 = (text: string) => Buffer.from(text, "utf8").toString("latin1");
+      expect((await acquire({ "x-auth-request-email": utf8("jörg@bücher.example") })).status).toBe(
+        200,
+      );
+      expect((await proxied({ "x-auth-request-email": utf8("JÖRG@BÜCHER.example") })).status).toBe(
+        200,
+      );
+      expect((await acquire({ "x-auth-request-email": "ada@xn--bcher-kva.example" })).status).toBe(
+        200,
+      );
+      expect(
+        (await acquire({ "x-auth-request-email": utf8("ZOË@xn--mnchen-3ya.example") })).status,
+      ).toBe(200);
+      // "à" ends in byte 0xa0, a latin1 no-break space: the value is decoded before any trim.
+      expect((await acquire({ "x-auth-request-email": utf8("ada@voilà.example") })).status).toBe(
+        200,
+      );
+      expect(upstream.hits).toBe(1);
+      for (const identity of [
+        // Another domain, another person at an allowed address's domain.
+        utf8("eve@evil.example"),
+        utf8("eve@münchen.example"),
+        // The same characters in latin1: not UTF-8, so no identity.
+        "jörg@bücher.example",
+        // Two identities, a C1 control, a bidi override, a full-width look-alike of the domain.
+        utf8("eve@evil.example, jörg@bücher.example"),
+        utf8("jörg\u0085@bücher.example"),
+        utf8("eve\u202e@bücher.example"),
+        utf8("eve@ｂücher.example"),
+        utf8("jörg@bücher.example\u00a0"),
+      ]) {
+        await expectRefused(await acquire({ "x-auth-request-email": identity }));
+        expect((await proxied({ "x-auth-request-email": identity })).status).toBe(401);
+      }
+      expect(upstream.hits).toBe(1);
+    });
+
     it("refuses allow entries that are neither an address nor an @domain", () => {
       const allow = (entries: string[]) =>
         v
@@ -185,11 +230,31 @@ describe("access-proxy policy", () => {
             },
           })
           .issues?.map((issue) => [v.getDotPath(issue), issue.message]) ?? [];
-      expect(allow(["ada@acme.test", "@acme.test", "ops+llm@eu.acme.test"])).toEqual([]);
-      const wrong = "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test).";
       expect(
-        allow(["not an email", "@", "<script>", "a@b@acme.test", "a@evil.test,b@acme.test"]),
-      ).toEqual([0, 1, 2, 3, 4].map((index) => [`accessProxy.allow.${index}`, wrong]));
+        allow([
+          "ada@acme.test",
+          "@acme.test",
+          "ops+llm@eu.acme.test",
+          "@bücher.example",
+          "@xn--bcher-kva.example",
+          "jörg@Bücher.example",
+        ]),
+      ).toEqual([]);
+      const wrong = "Must be an e-mail address (ada@acme.test) or an @domain (@acme.test).";
+      const refused = [
+        "not an email",
+        "@",
+        "<script>",
+        "a@b@acme.test",
+        "a@evil.test,b@acme.test",
+        "@xn--zz.example",
+        "@ｂücher.example",
+        "jörg\u0085@bücher.example",
+        "@bücher..example",
+      ];
+      expect(allow(refused)).toEqual(
+        refused.map((_, index) => [`accessProxy.allow.${index}`, wrong]),
+      );
     });
 
     it("refuses the header from any other peer, whatever X-Forwarded-For claims", async () => {

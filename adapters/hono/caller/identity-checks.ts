@@ -79,6 +79,26 @@ export function accessProxyCheck(
 
 const BEARER = /^bearer[ \t]+(\S+)$/i;
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A header value as the proxy wrote it. oauth2-proxy sends an internationalised address as
+ * raw UTF-8 bytes, and HTTP header values reach us one latin1 character per byte (Node and a
+ * web `Headers` alike): decode them. null when they are not UTF-8 (a latin1 proxy, or bytes
+ * that are no text), which then names no identity.
+ */
+function utf8HeaderValue(value: string): string | null {
+  let highest = 0;
+  for (let i = 0; i < value.length; i++) highest = Math.max(highest, value.charCodeAt(i));
+  // ASCII reads the same either way; characters past one byte: a runtime decoded it already.
+  if (highest < 0x80 || highest > 0xff) return value;
+  try {
+    return UTF8.decode(Uint8Array.from(value, (char) => char.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Verifies the token a check reads (401 `PolicyUnauthorizedError` naming `policy` when it is
  * missing, invalid or its claims miss a requirement).
@@ -145,18 +165,20 @@ export async function checkIdentity(
       "This pool admits only requests through its access proxy.",
     );
   }
-  const identity = request.headers.get(check.header);
-  if (!identity) {
+  const raw = request.headers.get(check.header);
+  if (!raw) {
     throw new PolicyUnauthorizedError("access_proxy", `The access proxy sent no ${check.header}.`);
   }
-  if (!isSingleIdentity(identity.trim())) {
+  // Decoded before anything else: trimming the latin1 reading would cut a UTF-8 byte (0xa0).
+  const identity = utf8HeaderValue(raw);
+  if (identity === null || !isSingleIdentity(identity)) {
     // A list (or the header sent twice) is not one identity: never match its tail.
     throw new PolicyUnauthorizedError(
       "access_proxy",
-      `The access proxy's ${check.header} must name exactly one identity.`,
+      `The access proxy's ${check.header} must name exactly one identity, one e-mail address.`,
     );
   }
-  if (!identityAllowed(identity.trim(), check.allow)) {
+  if (!identityAllowed(identity, check.allow)) {
     throw new PolicyUnauthorizedError(
       "access_proxy",
       "The identity the access proxy vouches for is not allowed on this pool.",
