@@ -21,7 +21,7 @@
  * ```
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -37,6 +37,9 @@ function installSuite(dir: string): { node: string; cli: string } {
   const node = join(dir, "node_modules", ".bin", "node");
   const cli = join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
   if (!existsSync(node) || !existsSync(cli)) {
+    // A half-made install (scripts skipped, an interrupted download) is started over: npm would
+    // not run the `node` package's install script again for a package already there.
+    rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, "package.json"),
@@ -51,8 +54,13 @@ function installSuite(dir: string): { node: string; cli: string } {
         `node@${NODE_MAJOR}`,
         `@modelcontextprotocol/conformance@${SUITE_VERSION}`,
       ],
-      { cwd: dir, stdio: "inherit" },
+      // The `node` package fetches its binary in an install script: `npm run … --ignore-scripts`
+      // (as CI calls this) passes npm_config_ignore_scripts down, which would skip it.
+      { cwd: dir, stdio: "inherit", env: { ...process.env, npm_config_ignore_scripts: "false" } },
     );
+    if (!existsSync(node)) {
+      throw new Error(`npm installed node@${NODE_MAJOR} without its binary (${node})`);
+    }
   }
   return { node, cli };
 }
