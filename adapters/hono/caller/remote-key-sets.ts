@@ -28,8 +28,9 @@ export interface KeySetOptions {
 
 /**
  * A JWKS URL that could not be fetched (timeout, refused connection, not 200, a redirect, a
- * private address on a public-only server, too large, not a key set). The token is refused (401, fail closed); the operator is told once per outage.
- * The message names the URL without its query and the cause, never a token.
+ * private address on a public-only server, too large, not a key set). The token is refused
+ * (401, fail closed); the operator is told once per outage. The message names the URL
+ * without its query and the cause, never a token.
  *
  * @example
  * ```ts
@@ -76,8 +77,9 @@ const entries = new Map<string, Entry>();
 /**
  * The keys of a JWKS URL for jose's `jwtVerify`: fetched with a timeout through
  * `keySetFetch` (no private addresses unless `options.network` is `private`, no redirects,
- * at most `JWKS_MAX_BYTES`), cached for {@link JWKS_CACHE_MS}. A failed fetch rejects with {@link KeySetUnavailableError} and is
- * reported to `options.onUnavailable` once until the set is fetched again.
+ * at most `JWKS_MAX_BYTES`), cached for {@link JWKS_CACHE_MS}. A failed fetch rejects with
+ * {@link KeySetUnavailableError} and is reported to `options.onUnavailable` once until the
+ * set is fetched again.
  *
  * @example
  * ```ts
