@@ -1,61 +1,8 @@
-import { type LookupAddress, lookup } from "node:dns";
-import { BlockList, isIP } from "node:net";
-import { Agent, fetch } from "undici";
+import { fetch } from "undici";
+import { BodyTooLargeError, readCappedBody } from "../net/capped-body.js";
+import { createGuardedAgent } from "../net/guarded-agent.js";
+import { isPrivateLiteralHost } from "../net/private-addresses.js";
 import { OAuthProtocolError } from "./oauth-error.js";
-
-/**
- * Addresses a server-side fetch of a client's metadata must never reach unless the operator
- * allows it: loopback, private networks, link-local (cloud metadata services), carrier-grade
- * NAT, multicast and reserved ranges, in IPv4 and IPv6 (IPv4-mapped ones too).
- */
-const PRIVATE_RANGES = (() => {
-  const list = new BlockList();
-  for (const [network, prefix] of [
-    ["0.0.0.0", 8],
-    ["10.0.0.0", 8],
-    ["100.64.0.0", 10],
-    ["127.0.0.0", 8],
-    ["169.254.0.0", 16],
-    ["172.16.0.0", 12],
-    ["192.0.0.0", 24],
-    ["192.168.0.0", 16],
-    ["198.18.0.0", 15],
-    ["224.0.0.0", 4],
-    ["240.0.0.0", 4],
-  ] as const) {
-    list.addSubnet(network, prefix, "ipv4");
-  }
-  for (const [network, prefix] of [
-    ["::", 128],
-    ["::1", 128],
-    ["fc00::", 7],
-    ["fe80::", 10],
-    ["ff00::", 8],
-    ["64:ff9b::", 96],
-    ["2001:db8::", 32],
-  ] as const) {
-    list.addSubnet(network, prefix, "ipv6");
-  }
-  return list;
-})();
-
-/**
- * Whether an IP address is loopback, private, link-local or otherwise not a public address.
- *
- * @example
- * ```ts
- * isPrivateAddress("169.254.169.254"); // true
- * isPrivateAddress("::ffff:10.0.0.1"); // true
- * ```
- */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE_RANGES.check(address, "ipv4");
-  if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return PRIVATE_RANGES.check(mapped[1], "ipv4");
-  return PRIVATE_RANGES.check(address, "ipv6");
-}
 
 /** Options of {@link createSafeJsonFetcher}. */
 export interface SafeFetchOptions {
@@ -68,12 +15,6 @@ export interface SafeFetchOptions {
   /** Default 5 KiB: a metadata document is small. */
   maxBytes?: number;
 }
-
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
 
 /**
  * A fetcher of small JSON documents from URLs a client names (its Client ID Metadata
@@ -94,25 +35,16 @@ export function createSafeJsonFetcher(
   const allowPrivate = options.allowPrivateAddresses ?? false;
   const timeoutMs = options.timeoutMs ?? 5_000;
   const maxBytes = options.maxBytes ?? 5_120;
-  const guardedLookup = (hostname: string, lookupOptions: object, callback: LookupCallback) => {
-    lookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      if (!allowPrivate && addresses.some((entry) => isPrivateAddress(entry.address))) {
-        return callback(Object.assign(new Error("private address"), { code: "EPRIVATE" }), []);
-      }
-      if ((lookupOptions as { all?: boolean }).all) return callback(null, addresses);
-      const first = addresses[0] as LookupAddress;
-      callback(null, first.address, first.family);
-    });
-  };
-  const agent = new Agent({ connect: { lookup: guardedLookup, timeout: timeoutMs } });
+  const agent = createGuardedAgent({
+    allowPrivateAddresses: allowPrivate,
+    connectTimeoutMs: timeoutMs,
+  });
 
   return async (url) => {
     if (url.protocol !== "https:" && !(options.allowHttp && url.protocol === "http:")) {
       throw refusal("its client_id must be an https URL");
     }
-    const literal = url.hostname.replace(/^\[|\]$/g, "");
-    if (!allowPrivate && isIP(literal) !== 0 && isPrivateAddress(literal)) {
+    if (!allowPrivate && isPrivateLiteralHost(url.hostname)) {
       throw refusal("its client_id points at a private address");
     }
     let response: Awaited<ReturnType<typeof fetch>>;
@@ -143,24 +75,14 @@ async function readCapped(
   body: ReadableStream<Uint8Array> | null,
   maxBytes: number,
 ): Promise<string> {
-  if (!body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) throw refusal(`its metadata document is larger than ${maxBytes} bytes`);
-      chunks.push(value);
-    }
+    return Buffer.from(await readCappedBody(body, maxBytes)).toString("utf8");
   } catch (error) {
-    await reader.cancel().catch(() => {});
-    if (error instanceof OAuthProtocolError) throw error;
+    if (error instanceof BodyTooLargeError) {
+      throw refusal(`its metadata document is larger than ${maxBytes} bytes`);
+    }
     throw refusal("its metadata document could not be read");
   }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function refusal(why: string): OAuthProtocolError {

@@ -30,6 +30,7 @@ export const SERVER_CONFIG_DEFAULTS = {
   corsOrigins: [] as readonly string[],
   trustedProxies: [] as readonly string[],
   jwksTimeoutMs: JWKS_TIMEOUT_MS,
+  jwksNetwork: "public",
   logFormat: "text",
   logRequests: false,
   clientMetadataNetwork: "public",
@@ -227,6 +228,10 @@ const nonEmpty = (message: string) => v.pipe(v.string(), v.trim(), v.minLength(1
  *   none. (The trusted-header access-proxy preset lists its own proxies.)
  * - `jwksTimeoutMs`: how long a JWT or access-proxy policy's JWKS URL may take to answer;
  *   then the token is refused (401) and the outage logged once.
+ * - `jwksNetwork`: where those JWKS URLs may be fetched from: `public` (public addresses
+ *   only: team admins choose the URLs, and must not make the server reach cloud metadata or
+ *   its own network) or `private` (also private and loopback addresses: a key server inside
+ *   the network, development). Redirects are never followed either way.
  * - `logFormat`: `text` (readable lines) or `json` (one object a line) for the server log,
  *   access lines and error lines.
  * - `logRequests`: one access line per request (method, host, path, status, duration, pool,
@@ -312,6 +317,10 @@ export const ServerConfigSchema = v.pipe(
     corsOrigins: v.optional(corsOrigins, SERVER_CONFIG_DEFAULTS.corsOrigins),
     trustedProxies: v.optional(cidrList, SERVER_CONFIG_DEFAULTS.trustedProxies),
     jwksTimeoutMs: v.optional(wholeNumber(100, 60_000), SERVER_CONFIG_DEFAULTS.jwksTimeoutMs),
+    jwksNetwork: v.optional(
+      v.picklist(["public", "private"], 'must be "public" or "private"'),
+      SERVER_CONFIG_DEFAULTS.jwksNetwork,
+    ),
     logFormat: v.optional(
       v.picklist(["text", "json"], 'must be "text" or "json"'),
       SERVER_CONFIG_DEFAULTS.logFormat,
@@ -390,6 +399,7 @@ export const SERVER_CONFIG_SOURCES: Readonly<
   corsOrigins: { env: "SLUICE_CORS_ORIGINS", flag: "cors-origins" },
   trustedProxies: { env: "SLUICE_TRUSTED_PROXIES", flag: "trusted-proxies" },
   jwksTimeoutMs: { env: "SLUICE_JWKS_TIMEOUT_MS", flag: "jwks-timeout-ms" },
+  jwksNetwork: { env: "SLUICE_JWKS_NETWORK", flag: "jwks-network" },
   logFormat: { env: "SLUICE_LOG_FORMAT", flag: "log-format" },
   logRequests: { env: "SLUICE_LOG_REQUESTS", flag: "log-requests" },
   metricsToken: { env: "SLUICE_METRICS_TOKEN", flag: "metrics-token" },

@@ -190,7 +190,10 @@ describe("JWT policy", () => {
 
     it("verifies against keys fetched once and cached", async () => {
       const port = (keyServer.address() as AddressInfo).port;
-      await setUp({ jwks: undefined, jwksUrl: `http://127.0.0.1:${port}/certs` });
+      await setUp(
+        { jwks: undefined, jwksUrl: `http://127.0.0.1:${port}/certs` },
+        { jwksNetwork: "private" },
+      );
       expect((await acquire(await token())).status).toBe(200);
       expect((await acquire(await token())).status).toBe(200);
       expect((await proxied(await token())).status).toBe(200);
@@ -226,7 +229,10 @@ describe("JWT policy", () => {
     it("refuses with 401 once the configured timeout passes, says so without the token, and logs it once", async () => {
       const silent = await keyServerAnswering(Number.POSITIVE_INFINITY);
       try {
-        await setUp({ jwks: undefined, jwksUrl: silent.url }, { jwksTimeoutMs: 300 });
+        await setUp(
+          { jwks: undefined, jwksUrl: silent.url },
+          { jwksTimeoutMs: 300, jwksNetwork: "private" },
+        );
         const jwt = await token();
         const started = performance.now();
         const refused = await acquire(jwt);
@@ -262,7 +268,7 @@ describe("JWT policy", () => {
       try {
         const url = new URL(server.url);
         const stored = `http://svc:pw-secret-456@${url.host}/certs?token=q-secret-123`;
-        await setUp({ jwks: undefined, jwksUrl: stored });
+        await setUp({ jwks: undefined, jwksUrl: stored }, { jwksNetwork: "private" });
         await expectRefused(await acquire(await token()));
         const logged = unavailableLogged();
         expect(logged.map((error) => error.message)).toEqual([
@@ -280,7 +286,10 @@ describe("JWT policy", () => {
       const gone = await keyServerAnswering(0);
       const goneUrl = gone.url;
       await gone.close();
-      await setUp({ jwks: undefined, jwksUrl: goneUrl }, { jwksTimeoutMs: 2_000 });
+      await setUp(
+        { jwks: undefined, jwksUrl: goneUrl },
+        { jwksTimeoutMs: 2_000, jwksNetwork: "private" },
+      );
       const refused = await acquire(await token());
       expect(refused.status).toBe(401);
       expect(((await refused.json()) as { message: string }).message).toContain(
@@ -294,7 +303,10 @@ describe("JWT policy", () => {
 
       const slow = await keyServerAnswering(300);
       try {
-        await setUp({ jwks: undefined, jwksUrl: slow.url }, { jwksTimeoutMs: 2_000 });
+        await setUp(
+          { jwks: undefined, jwksUrl: slow.url },
+          { jwksTimeoutMs: 2_000, jwksNetwork: "private" },
+        );
         expect((await acquire(await token())).status).toBe(200);
         expect(unavailableLogged()).toHaveLength(0);
       } finally {

@@ -8,6 +8,7 @@ import { serve } from "@hono/node-server";
 import type Database from "better-sqlite3";
 import type { Hono } from "hono";
 import type { IpPolicy } from "../../adapters/hono/caller/ip-policy.js";
+import type { JwksNetwork } from "../../adapters/hono/caller/key-set-fetch.js";
 import { createLockApp } from "../../adapters/hono/lock/create-lock-app.js";
 import { createProxyApp, type ProxyApp } from "../../adapters/hono/proxy/create-proxy-app.js";
 import type { SqlServing } from "../../adapters/hono/sql/serve-sql.js";
@@ -86,6 +87,8 @@ export interface HarnessOptions {
   sql?: SqlServing;
   /** How long both apps wait for a JWKS URL (default 5 s). */
   jwksTimeoutMs?: number;
+  /** Where both apps may fetch JWKS URLs (default `public`: a key server on 127.0.0.1 is refused). */
+  jwksNetwork?: JwksNetwork;
 }
 
 /**
@@ -165,6 +168,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
     corsOrigins: options.corsOrigins,
     ...(options.jwksTimeoutMs === undefined ? {} : { jwksTimeoutMs: options.jwksTimeoutMs }),
+    ...(options.jwksNetwork === undefined ? {} : { jwksNetwork: options.jwksNetwork }),
   });
   const proxyApp = createProxyApp({
     governor,
@@ -178,6 +182,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     onOriginFailure: (_request, cause) => originFailures.push(cause),
     ...(options.sql ? { sql: options.sql } : {}),
     ...(options.jwksTimeoutMs === undefined ? {} : { jwksTimeoutMs: options.jwksTimeoutMs }),
+    ...(options.jwksNetwork === undefined ? {} : { jwksNetwork: options.jwksNetwork }),
   });
   const lock = await listen(lockApp.fetch);
   const proxy = await listen(proxyApp.fetch);

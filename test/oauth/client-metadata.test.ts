@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { isPrivateAddress } from "../../adapters/net/private-addresses.js";
 import { resolveClient } from "../../adapters/oauth/clients.js";
 import { MemoryOAuthStore } from "../../adapters/oauth/memory-oauth-store.js";
 import { OAuthProtocolError } from "../../adapters/oauth/oauth-error.js";
-import { createSafeJsonFetcher, isPrivateAddress } from "../../adapters/oauth/safe-fetch.js";
+import { createSafeJsonFetcher } from "../../adapters/oauth/safe-fetch.js";
 
 let server: Server | undefined;
 afterEach(() => server?.close());

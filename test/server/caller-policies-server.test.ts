@@ -106,6 +106,8 @@ describe.runIf(redis)("caller policies in a running server", () => {
           redisUrl: REDIS_URL,
           redisPrefix: prefix,
           jwksTimeoutMs: "300",
+          // The key server below listens on 127.0.0.1.
+          jwksNetwork: "private",
         },
       }),
       { ...DEFAULT_SERVER_APPS, log: (line) => logLines.push(line) },

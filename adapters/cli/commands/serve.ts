@@ -105,6 +105,11 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
     placeholder: "<ms>",
     description: `Time a JWT policy's JWKS URL may take to answer (then 401). Default ${SERVER_CONFIG_DEFAULTS.jwksTimeoutMs}.`,
   },
+  jwksNetwork: {
+    placeholder: "public|private",
+    description:
+      "Where JWT and access-proxy policies' JWKS URLs may be fetched from: public (public addresses) or private (also private and loopback addresses). Default public.",
+  },
   logFormat: {
     placeholder: "text|json",
     description: `Server log, access and error lines as readable text or one JSON object a line. Default ${SERVER_CONFIG_DEFAULTS.logFormat}.`,

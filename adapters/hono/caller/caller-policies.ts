@@ -27,6 +27,7 @@ import {
   type TrustedHeaderCheck,
   tokenCheck,
 } from "./identity-checks.js";
+import type { JwksNetwork } from "./key-set-fetch.js";
 import type { KeySetOptions } from "./remote-key-sets.js";
 
 /** How an app enforces pools' caller policies (see {@link callerPolicyChecks}). */
@@ -70,11 +71,11 @@ function compile(checks: CallerPolicyChecks, policies: CallerPolicies): Compiled
 /**
  * The policy checks of one app: `trustedProxies` (CIDRs, the server setting) parsed once,
  * the nonce store (Redis for several servers; default one in memory on `clock`), the JWKS fetch timeout and
- * where a key set that cannot be fetched is reported (once per outage).
+ * network, and where a key set that cannot be fetched is reported (once per outage).
  *
  * @example
  * ```ts
- * const checks = callerPolicyChecks({ trustedProxies: ["10.0.0.0/8"], nonces, directory, accessLog, clock, jwksTimeoutMs: 5000, logError });
+ * const checks = callerPolicyChecks({ trustedProxies: ["10.0.0.0/8"], nonces, directory, accessLog, clock, jwksTimeoutMs: 5000, jwksNetwork: "public", logError });
  * ```
  */
 export function callerPolicyChecks(options: {
@@ -84,15 +85,17 @@ export function callerPolicyChecks(options: {
   accessLog: AccessLog | undefined;
   clock: Clock;
   jwksTimeoutMs?: number | undefined;
+  /** Where JWKS URLs may be fetched from; default `public` (see `KeySetOptions.network`). */
+  jwksNetwork?: JwksNetwork | undefined;
   logError?: ((error: unknown) => void) | undefined;
 }): CallerPolicyChecks {
-  const { trustedProxies, jwksTimeoutMs, logError, nonces, ...rest } = options;
+  const { trustedProxies, jwksTimeoutMs, jwksNetwork, logError, nonces, ...rest } = options;
   const list = trustedProxies ?? [];
   return {
     ...rest,
     nonces: nonces ?? new MemoryNonceStore({ now: () => options.clock.now() }),
     trustedProxies: list.length > 0 ? AddressList.parse(list) : null,
-    keySets: { timeoutMs: jwksTimeoutMs, onUnavailable: logError },
+    keySets: { timeoutMs: jwksTimeoutMs, network: jwksNetwork, onUnavailable: logError },
     compiled: new WeakMap(),
   };
 }

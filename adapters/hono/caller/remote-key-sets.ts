@@ -1,3 +1,5 @@
+import { type JwksNetwork, keySetFetch } from "./key-set-fetch.js";
+
 type Jose = typeof import("jose");
 type RemoteKeySet = ReturnType<Jose["createRemoteJWKSet"]>;
 /** A key lookup for jose's `jwtVerify`. */
@@ -8,18 +10,27 @@ export const JWKS_TIMEOUT_MS = 5_000;
 /** How long fetched keys are used before they are fetched again. */
 export const JWKS_CACHE_MS = 10 * 60_000;
 
-/** How an app fetches JWKS URLs: the timeout, and where an unreachable key set is reported. */
+/**
+ * How an app fetches JWKS URLs: the timeout, which network they may be on, and where an
+ * unreachable key set is reported.
+ */
 export interface KeySetOptions {
   /** Bound on one fetch of a key set; default {@link JWKS_TIMEOUT_MS}. */
   timeoutMs?: number | undefined;
+  /**
+   * `public` (the default): a URL whose host is, or resolves to, a private, loopback or
+   * link-local address is refused like an unreachable set; `private` allows them.
+   */
+  network?: JwksNetwork | undefined;
   /** Told once when a key set stops being fetchable (again after it was fetched anew). */
   onUnavailable?: ((error: KeySetUnavailableError) => void) | undefined;
 }
 
 /**
- * A JWKS URL that could not be fetched (timeout, refused connection, not 200, not a key
- * set). The token is refused (401, fail closed); the operator is told once per outage.
- * The message names the URL without its query and the cause, never a token.
+ * A JWKS URL that could not be fetched (timeout, refused connection, not 200, a redirect, a
+ * private address on a public-only server, too large, not a key set). The token is refused
+ * (401, fail closed); the operator is told once per outage. The message names the URL
+ * without its query and the cause, never a token.
  *
  * @example
  * ```ts
@@ -64,19 +75,22 @@ interface Entry {
 const entries = new Map<string, Entry>();
 
 /**
- * The keys of a JWKS URL for jose's `jwtVerify`: fetched with a timeout, cached for
- * {@link JWKS_CACHE_MS}. A failed fetch rejects with {@link KeySetUnavailableError} and is
- * reported to `options.onUnavailable` once until the set is fetched again.
+ * The keys of a JWKS URL for jose's `jwtVerify`: fetched with a timeout through
+ * `keySetFetch` (no private addresses unless `options.network` is `private`, no redirects,
+ * at most `JWKS_MAX_BYTES`), cached for {@link JWKS_CACHE_MS}. A failed fetch rejects with
+ * {@link KeySetUnavailableError} and is reported to `options.onUnavailable` once until the
+ * set is fetched again.
  *
  * @example
  * ```ts
- * const keys = remoteKeySet(jose, "https://idp.example/jwks.json", { timeoutMs: 2000, onUnavailable: console.error });
+ * const keys = remoteKeySet(jose, "https://idp.example/jwks.json", { timeoutMs: 2000, network: "public", onUnavailable: console.error });
  * await jose.jwtVerify(token, keys, { algorithms: ["RS256"] });
  * ```
  */
 export function remoteKeySet(library: Jose, url: string, options: KeySetOptions = {}): KeyLookup {
   const timeoutMs = options.timeoutMs ?? JWKS_TIMEOUT_MS;
-  const id = `${timeoutMs} ${url}`;
+  const network = options.network ?? "public";
+  const id = `${timeoutMs} ${network} ${url}`;
   let entry = entries.get(id);
   if (!entry) {
     const where = new URL(url);
@@ -88,6 +102,7 @@ export function remoteKeySet(library: Jose, url: string, options: KeySetOptions 
         : library.createRemoteJWKSet(where, {
             timeoutDuration: timeoutMs,
             cacheMaxAge: JWKS_CACHE_MS,
+            [library.customFetch]: keySetFetch(network),
           });
     entry = { set, failing: false };
     entries.set(id, entry);

@@ -91,6 +91,7 @@ export function createLockApp(deps: LockAppDeps): Hono {
     accessLog: deps.accessLog,
     clock,
     jwksTimeoutMs: deps.jwksTimeoutMs,
+    jwksNetwork: deps.jwksNetwork,
     logError,
   });
   const parts = { governor, clock, deps, bodyLimits };

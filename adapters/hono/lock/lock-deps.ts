@@ -3,6 +3,7 @@ import type { Clock } from "../../../src/clock/clock.js";
 import type { Governor } from "../../../src/governor/types.js";
 import type { NonceStore } from "../../../src/policies/nonce-store.js";
 import type { IpPolicy } from "../caller/ip-policy.js";
+import type { JwksNetwork } from "../caller/key-set-fetch.js";
 import type { PoolDirectory, TrafficCatalog } from "./pool-directory.js";
 
 export type { IpPolicy } from "../caller/ip-policy.js";
@@ -42,6 +43,20 @@ export interface LockAppDeps {
    * default 5 s.
    */
   jwksTimeoutMs?: number;
+  /**
+   * Where JWT and access-proxy policies' JWKS URLs may be fetched from. `public` (the
+   * default) refuses a URL whose host is, or resolves to, a loopback, private or link-local
+   * address (cloud metadata), like an unreachable key set (401, logged once): pool settings
+   * come from team admins, who must not make the server reach its own network. `private`
+   * allows them (a key server inside your network, development). Redirects are never
+   * followed and a key set is read up to 512 KiB either way.
+   *
+   * @example
+   * ```ts
+   * createLockApp({ governor, catalog, jwksNetwork: "private" }); // JWKS on 10.0.0.5
+   * ```
+   */
+  jwksNetwork?: JwksNetwork;
   /**
    * Receives unexpected errors (answered with a bare 500) and their request, and a JWKS URL
    * that cannot be fetched (once per outage); default `console.error`.

@@ -75,6 +75,7 @@ export function lockAppForServer(deps: TrafficServerDeps): FetchApp {
     corsOrigins: webOrigins(deps),
     trustedProxies: deps.config.trustedProxies,
     jwksTimeoutMs: deps.config.jwksTimeoutMs,
+    jwksNetwork: deps.config.jwksNetwork,
     nonces: sharedNonces(deps),
     ...failureReporting(deps),
   });
@@ -100,6 +101,7 @@ export function proxyAppForServer(deps: TrafficServerDeps): FetchApp {
     directory: sharedDirectory(deps),
     trustedProxies: deps.config.trustedProxies,
     jwksTimeoutMs: deps.config.jwksTimeoutMs,
+    jwksNetwork: deps.config.jwksNetwork,
     nonces: sharedNonces(deps),
     sql: { runner: lazyPostgresPools(), corsOrigins: webOrigins(deps) },
     ...failureReporting(deps),

@@ -72,6 +72,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
     accessLog: deps.accessLog,
     clock,
     jwksTimeoutMs: deps.jwksTimeoutMs,
+    jwksNetwork: deps.jwksNetwork,
     logError,
   });
   const sql =
