@@ -1,5 +1,6 @@
 import { type LookupAddress, lookup } from "node:dns";
-import { Agent } from "undici";
+import type { Agent } from "undici";
+import { optionalPackage } from "../packages/optional-package.js";
 import { isPrivateAddress } from "./private-addresses.js";
 
 /** The `code` of the connection error when a host name resolves to a private address. */
@@ -48,7 +49,9 @@ export function createGuardedAgent(options: GuardedAgentOptions = {}): Agent {
       callback(null, first.address, first.family);
     });
   };
-  return new Agent({
+  // Loaded on first use: the CLI and a core-only install import this without the HTTP stack.
+  const undici = optionalPackage<typeof import("undici")>("undici", "Fetching URLs a user names");
+  return new undici.Agent({
     connect: {
       lookup: guardedLookup,
       ...(options.connectTimeoutMs === undefined ? {} : { timeout: options.connectTimeoutMs }),

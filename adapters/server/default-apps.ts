@@ -1,12 +1,12 @@
 import { dashboardSessions } from "../dashboard/oauth-sessions.js";
 import { dashboardAppForServer } from "../dashboard/server-app.js";
-import { lockAppForServer, proxyAppForServer } from "../hono/lock/server-apps.js";
 import { assistantAppForServer } from "./assistant-app.js";
 import type { SluiceServerOptions } from "./create-server.js";
+import { lockAppForServer, proxyAppForServer } from "./traffic-apps.js";
 
 /**
  * The Lock API, pool proxy and dashboard apps `sluice serve` mounts (the lock and proxy
- * apps share one access log and one catalog cache; see `adapters/hono/lock/server-apps.ts`).
+ * apps share one access log and one catalog cache; see `traffic-apps.ts`).
  *
  * @example
  * ```ts

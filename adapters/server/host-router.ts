@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { hostWithoutPort } from "../hono/host-name.js";
 import { continueIfExpected } from "../hono/lock/expect-continue.js";
 
 /** Anything with a Fetch-style handler: a Hono app, or a hand-written `{ fetch }`. */
@@ -28,28 +29,6 @@ export type RouteTarget = "control" | "lock" | "proxy" | "none";
 const HOSTLESS_PATHS = new Set(["/healthz", "/readyz"]);
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1"]);
 const POOL_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-
-/**
- * Host name of a `Host` header value without the port, lower-cased; IPv6 brackets removed.
- *
- * @example
- * ```ts
- * hostWithoutPort("Chat.Pools.Localhost:8080"); // "chat.pools.localhost"
- * hostWithoutPort("[::1]:8080"); // "::1"
- * ```
- */
-export function hostWithoutPort(hostHeader: string): string {
-  const host = hostHeader.trim().toLowerCase();
-  if (host.startsWith("[")) {
-    const end = host.indexOf("]");
-    return end > 0 ? host.slice(1, end) : host;
-  }
-  const colon = host.indexOf(":");
-  // A bare IPv6 address has several colons and no port.
-  const name = colon >= 0 && host.indexOf(":", colon + 1) < 0 ? host.slice(0, colon) : host;
-  // "example.com." is the same name as "example.com".
-  return name.endsWith(".") ? name.slice(0, -1) : name;
-}
 
 /** Loopback names are interchangeable, so `curl http://127.0.0.1:8080` reaches a `localhost` base URL. */
 function sameHost(requestHost: string, configuredHost: string): boolean {

@@ -41,6 +41,7 @@ export {
   signInUrl,
 } from "../dashboard/index.js";
 export { dashboardAppForServer } from "../dashboard/server-app.js";
+export { hostWithoutPort } from "../hono/host-name.js";
 export type { OAuthSessions, SessionUser } from "../oauth/session.js";
 export type { AssistantAppOptions } from "./assistant-app.js";
 export { assistantAppForServer, NO_SESSIONS } from "./assistant-app.js";
@@ -70,7 +71,7 @@ export { createSluiceServer } from "./create-server.js";
 export type { OpenDataDir } from "./data-dir.js";
 export { DATABASE_FILE, openDataDir, resolveDataDir } from "./data-dir.js";
 export type { FetchApp, HostRouterOptions, RouteTarget } from "./host-router.js";
-export { createHostRouter, createRouteResolver, hostWithoutPort } from "./host-router.js";
+export { createHostRouter, createRouteResolver } from "./host-router.js";
 export type { HttpListener } from "./http-listener.js";
 export { listenHttp } from "./http-listener.js";
 export type { MetricsPersistence, MetricsPersistenceOptions } from "./metrics-persistence.js";
@@ -79,3 +80,5 @@ export type { ServerAccessLog, ServerAccessLogOptions } from "./server-access-lo
 export { createServerAccessLog } from "./server-access-log.js";
 export type { FirstSignInLink } from "./sign-in-links.js";
 export { firstSignInLinks } from "./sign-in-links.js";
+export type { TrafficServerDeps } from "./traffic-apps.js";
+export { lockAppForServer, proxyAppForServer } from "./traffic-apps.js";

@@ -1,5 +1,3 @@
-import { domainToASCII, domainToUnicode } from "node:url";
-
 // RFC 5322 atext plus the letters, marks and digits of any script (RFC 6531's UTF-8 local
 // parts). No spaces, controls, format characters (bidi overrides), commas, quotes or brackets:
 // a list or a display name is not one address.
@@ -23,16 +21,18 @@ const DOMAIN = /^[\p{L}\p{M}\p{N}-]+(?:\.[\p{L}\p{M}\p{N}-]+)*$/u;
 export function canonicalDomain(domain: string): string | null {
   const written = domain.normalize("NFC").toLowerCase();
   if (!DOMAIN.test(written)) return null;
-  const ascii = domainToASCII(written);
-  if (ascii === "") return null;
-  const labels = written.split(".");
-  const asciiLabels = ascii.split(".");
-  if (asciiLabels.length !== labels.length) return null;
-  const asWritten = asciiLabels.every((label, i) => {
-    const mine = labels[i];
-    return mine === label || mine === domainToUnicode(label);
-  });
-  return asWritten ? ascii : null;
+  // IDNA maps compatibility spellings (full-width letters, ligatures) onto other names: a
+  // domain is matched only as written, never through a look-alike.
+  if (written.normalize("NFKC").toLowerCase() !== written) return null;
+  let ascii: string;
+  try {
+    // The WHATWG URL parser applies IDNA (UTS 46) as browsers do; no node:url in the core.
+    ascii = new URL(`http://${written}/`).hostname;
+  } catch {
+    return null;
+  }
+  // A host the parser read as something else (a numeric IPv4 spelling) is no domain.
+  return ascii.split(".").length === written.split(".").length ? ascii : null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { createHostRouter, hostWithoutPort } from "../../adapters/server/host-router.js";
+import { hostWithoutPort } from "../../adapters/hono/host-name.js";
+import { createHostRouter } from "../../adapters/server/host-router.js";
 
 /** An app that says which app it is, and the path it saw (to prove paths are not rewritten). */
 function namedApp(name: string): Hono {

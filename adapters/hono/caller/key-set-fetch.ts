@@ -1,7 +1,8 @@
-import { type Agent, fetch } from "undici";
+import type { Agent } from "undici";
 import { BodyTooLargeError, readCappedBody } from "../../net/capped-body.js";
 import { createGuardedAgent, isPrivateAddressRefusal } from "../../net/guarded-agent.js";
 import { isPrivateLiteralHost } from "../../net/private-addresses.js";
+import { optionalPackage } from "../../packages/optional-package.js";
 
 /**
  * Where JWKS URLs may be fetched from: `public` addresses only (the default: a team admin
@@ -51,8 +52,9 @@ export function keySetFetch(network: JwksNetwork, maxBytes = JWKS_MAX_BYTES): Ke
     if (network === "public" && isPrivateLiteralHost(new URL(url).hostname)) {
       throw privateAddress();
     }
-    let response: Awaited<ReturnType<typeof fetch>>;
+    let response: Awaited<ReturnType<typeof import("undici").fetch>>;
     try {
+      const { fetch } = optionalPackage<typeof import("undici")>("undici", "JWKS URLs");
       response = await fetch(url, {
         method: init.method,
         headers: [...init.headers],

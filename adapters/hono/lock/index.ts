@@ -21,8 +21,6 @@ export {
   parseOptionalJsonObject,
   readBodyLimited,
 } from "./request-body.js";
-export type { TrafficServerDeps } from "./server-apps.js";
-export { lockAppForServer, proxyAppForServer } from "./server-apps.js";
 export type { WaitRequest } from "./wait-options.js";
 export {
   NO_QUEUE_HEADER,

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { pathAndQueryOf } from "../../../src/signing/canonical-request.js";
-import { hostWithoutPort } from "../../server/host-router.js";
+import { hostWithoutPort } from "../host-name.js";
 import { receivedPathProblem } from "../received-path.js";
 
 /** A pool's origin, split for the upstream client. */

@@ -1,10 +1,10 @@
-import { MemoryNonceStore, type NonceStore } from "../../../src/policies/nonce-store.js";
-import { lazyPostgresPools } from "../../postgres-pool/lazy-postgres-pools.js";
-import type { ServerAppDeps } from "../../server/create-server.js";
-import type { FetchApp } from "../../server/host-router.js";
-import { createProxyApp } from "../proxy/create-proxy-app.js";
-import { createLockApp } from "./create-lock-app.js";
-import { CatalogPoolDirectory, type PoolDirectory } from "./pool-directory.js";
+import { MemoryNonceStore, type NonceStore } from "../../src/policies/nonce-store.js";
+import { createLockApp } from "../hono/lock/create-lock-app.js";
+import { CatalogPoolDirectory, type PoolDirectory } from "../hono/lock/pool-directory.js";
+import { createProxyApp } from "../hono/proxy/create-proxy-app.js";
+import { lazyPostgresPools } from "../postgres-pool/lazy-postgres-pools.js";
+import type { ServerAppDeps } from "./create-server.js";
+import type { FetchApp } from "./host-router.js";
 
 /** What the server gives the factories (the server owns and closes the access log). */
 export type TrafficServerDeps = ServerAppDeps;
