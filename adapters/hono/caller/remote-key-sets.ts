@@ -9,6 +9,12 @@ export type KeyLookup = (...args: Parameters<RemoteKeySet>) => ReturnType<Remote
 export const JWKS_TIMEOUT_MS = 5_000;
 /** How long fetched keys are used before they are fetched again. */
 export const JWKS_CACHE_MS = 10 * 60_000;
+/**
+ * After a failed fetch, how long tokens of that key set are refused at once, without a new
+ * fetch: during an identity provider's outage callers get their 401 without each waiting out
+ * the timeout, and the provider is asked once per interval, not once per request.
+ */
+export const JWKS_RETRY_AFTER_FAILURE_MS = 5_000;
 
 /**
  * How an app fetches JWKS URLs: the timeout, which network they may be on, and where an
@@ -22,6 +28,8 @@ export interface KeySetOptions {
    * link-local address is refused like an unreachable set; `private` allows them.
    */
   network?: JwksNetwork | undefined;
+  /** Refusals without a fetch after a failed one; default {@link JWKS_RETRY_AFTER_FAILURE_MS}. */
+  retryAfterFailureMs?: number | undefined;
   /** Told once when a key set stops being fetchable (again after it was fetched anew). */
   onUnavailable?: ((error: KeySetUnavailableError) => void) | undefined;
 }
@@ -68,6 +76,9 @@ interface Entry {
   set: RemoteKeySet;
   /** The last fetch failed and was reported: later failures of this outage are not. */
   failing: boolean;
+  /** Until when (ms since the epoch) the last failure answers without a new fetch. */
+  retryAt: number;
+  lastFailure: KeySetUnavailableError | null;
 }
 
 // One fetched key set per URL and timeout per process: pools (and the Lock API and proxy
@@ -79,7 +90,8 @@ const entries = new Map<string, Entry>();
  * `keySetFetch` (no private addresses unless `options.network` is `private`, no redirects,
  * at most `JWKS_MAX_BYTES`), cached for {@link JWKS_CACHE_MS}. A failed fetch rejects with
  * {@link KeySetUnavailableError} and is reported to `options.onUnavailable` once until the
- * set is fetched again.
+ * set is fetched again; for `options.retryAfterFailureMs` after it, lookups reject with the
+ * same error at once instead of fetching again.
  *
  * @example
  * ```ts
@@ -90,7 +102,8 @@ const entries = new Map<string, Entry>();
 export function remoteKeySet(library: Jose, url: string, options: KeySetOptions = {}): KeyLookup {
   const timeoutMs = options.timeoutMs ?? JWKS_TIMEOUT_MS;
   const network = options.network ?? "public";
-  const id = `${timeoutMs} ${network} ${url}`;
+  const retryAfterFailureMs = options.retryAfterFailureMs ?? JWKS_RETRY_AFTER_FAILURE_MS;
+  const id = `${timeoutMs} ${network} ${retryAfterFailureMs} ${url}`;
   let entry = entries.get(id);
   if (!entry) {
     const where = new URL(url);
@@ -104,21 +117,26 @@ export function remoteKeySet(library: Jose, url: string, options: KeySetOptions 
             cacheMaxAge: JWKS_CACHE_MS,
             [library.customFetch]: keySetFetch(network),
           });
-    entry = { set, failing: false };
+    entry = { set, failing: false, retryAt: 0, lastFailure: null };
     entries.set(id, entry);
   }
   const found = entry;
   return async (...args) => {
+    if (found.lastFailure && Date.now() < found.retryAt) throw found.lastFailure;
     try {
       const key = await found.set(...args);
       found.failing = false;
+      found.lastFailure = null;
       return key;
     } catch (error) {
       if (TOKEN_KEY_ERRORS.has(String((error as { code?: unknown } | null)?.code))) {
         found.failing = false;
+        found.lastFailure = null;
         throw error;
       }
       const unavailable = new KeySetUnavailableError(url, error);
+      found.lastFailure = unavailable;
+      found.retryAt = Date.now() + retryAfterFailureMs;
       if (!found.failing) {
         found.failing = true;
         options.onUnavailable?.(unavailable);
