@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { survivesLostConnections } from "../../adapters/postgres/survive-lost-connections.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
 
 /** A test database with a table of rows and a login role that may only read it. */
@@ -29,7 +30,9 @@ export interface ReadRoleDatabase {
 export async function createReadRoleDatabase(suite: string): Promise<ReadRoleDatabase> {
   const database = await createTestDatabase(suite);
   const role = `sluice_reader_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  const admin = new pg.Pool({ connectionString: database.url, max: 1 });
+  // pool.end() resolves before its connection has closed: the DROP … WITH (FORCE) that follows
+  // may end that session, whose error then reaches the pool (an uncaught one without this).
+  const admin = survivesLostConnections(new pg.Pool({ connectionString: database.url, max: 1 }));
   const run = (sql: string, params?: unknown[]) => admin.query(sql, params);
   await run(`CREATE ROLE ${role} LOGIN PASSWORD 'reader-secret-pw'`);
   await run(`REVOKE ALL ON DATABASE ${database.name} FROM PUBLIC`);
