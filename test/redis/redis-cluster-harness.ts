@@ -1,9 +1,14 @@
 import { type ChildProcess, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { tempDir } from "../cli/cli-process.js";
-import { answering, redisServerProcess, startRedisServer } from "./redis-server-process.js";
+import {
+  answering,
+  redisServerProcess,
+  startRedisServer,
+  withNode,
+} from "./redis-server-process.js";
 
 /** One redis-server of the test cluster. */
 export interface ClusterServer {
@@ -150,24 +155,6 @@ export async function startTestCluster(options: {
   };
   await cluster.settled();
   return cluster;
-}
-
-async function withNode<T>(server: { port: number }, use: (redis: Redis) => Promise<T>) {
-  const redis = new Redis({
-    port: server.port,
-    host: "127.0.0.1",
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: 1_000,
-  });
-  redis.on("error", () => {});
-  try {
-    await redis.connect();
-    return await use(redis);
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** `CLUSTER SHARDS` flattened: each shard's live master as `host:port`, and its slot ranges. */

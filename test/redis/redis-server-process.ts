@@ -71,9 +71,25 @@ export async function answering(port: number, server: RedisServerProcess): Promi
   throw new Error(`redis-server on port ${port} ${why}`);
 }
 
-async function pongs(port: number): Promise<boolean> {
+function pongs(port: number): Promise<boolean> {
+  return withNode({ port }, async (redis) => (await redis.ping()) === "PONG").catch(() => false);
+}
+
+/**
+ * Runs `use` on a fresh connection to one loopback server (no retries, no redirects; a
+ * cluster node answers for itself), disconnected afterwards.
+ *
+ * @example
+ * ```ts
+ * const info = await withNode({ port }, (redis) => redis.cluster("INFO"));
+ * ```
+ */
+export async function withNode<T>(
+  server: { port: number },
+  use: (redis: Redis) => Promise<T>,
+): Promise<T> {
   const redis = new Redis({
-    port,
+    port: server.port,
     host: "127.0.0.1",
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -83,9 +99,7 @@ async function pongs(port: number): Promise<boolean> {
   redis.on("error", () => {});
   try {
     await redis.connect();
-    return (await redis.ping()) === "PONG";
-  } catch {
-    return false;
+    return await use(redis);
   } finally {
     redis.disconnect();
   }

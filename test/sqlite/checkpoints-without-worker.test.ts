@@ -1,35 +1,16 @@
-import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SqliteAccessLogStore } from "../../adapters/sqlite/access-log-store.js";
 import {
   type BackgroundCheckpointOptions,
-  type BackgroundCheckpoints,
   startBackgroundCheckpoints,
 } from "../../adapters/sqlite/background-checkpoints.js";
 import { openSluiceDatabase } from "../../adapters/sqlite/database.js";
 import { accessLogEntry } from "../lock-api/access-log-entry.js";
-import { tempDirs } from "./temp-dir.js";
+import { useWalDatabases } from "./wal-databases.js";
 
-const dirs = tempDirs();
-const open: Database.Database[] = [];
-const started: BackgroundCheckpoints[] = [];
-afterEach(async () => {
-  for (const checkpoints of started.splice(0)) await checkpoints.stop();
-  for (const db of open.splice(0)) if (db.open) db.close();
-  dirs.cleanup();
-});
-
-function database(): { db: Database.Database; wal: string } {
-  const filename = join(dirs.make(), "sluice.db");
-  const db = openSluiceDatabase(filename);
-  open.push(db);
-  return { db, wal: `${filename}-wal` };
-}
-
-const walBytes = (wal: string) => (existsSync(wal) ? statSync(wal).size : 0);
+const { open, started, database, walBytes } = useWalDatabases();
 
 /** Node itself refuses to start the thread: the Worker constructor throws. */
 const refusedWorker: BackgroundCheckpointOptions["startWorker"] = (source, options) =>
