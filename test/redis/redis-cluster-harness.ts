@@ -187,7 +187,9 @@ async function ownerOf(redis: Redis, key: string): Promise<string | null> {
 }
 
 async function masterAddresses(redis: Redis): Promise<string[]> {
+  // A node joined as a replica shows as a master of no slots until its role has spread.
   return (await shards(redis))
+    .filter((shard) => shard.ranges.length > 0)
     .map((shard) => shard.master)
     .filter((master): master is string => master !== null);
 }
