@@ -274,7 +274,9 @@ describe("sluice token", () => {
     );
     expect(ability).toMatchObject({
       code: 2,
-      stderr: 'Error: --abilities: Unknown ability "pools:delete".\n',
+      // The choices, so a mistyped ability is fixed without opening --help.
+      stderr:
+        'Error: --abilities: Unknown ability "pools:delete"; the abilities are budgets:read, pools:read, pools:write, keys:write, metrics:read.\n',
     });
     const allAndMore = await sluice(
       ...base,
