@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -51,11 +52,30 @@ describe("sluice team create", () => {
       code: 0,
       stdout:
         "Created team acme (id 1) with owner ada@example.com.\n" +
-        "Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com\n",
+        "A dashboard sign-in link for the owner, any time: sluice user sign-in-link --email ada@example.com\n",
       stderr: "",
     });
     expect(existsSync(join(dir, "sluice.db"))).toBe(true);
     expect(existsSync(join(dir, "secret.key"))).toBe(true);
+  });
+
+  it("prints a sign-in command that pastes as it is, a data directory with spaces quoted", async () => {
+    const spaced = join(dir, "Ada's data dir");
+    const { code, stdout } = await sluice(...CREATE_ACME, "--data-dir", spaced);
+    expect(code).toBe(0);
+    const command = stdout.slice(stdout.indexOf("sluice user sign-in-link")).trim();
+    // bash reads the printed line back into the very words the command needs.
+    const words = execFileSync("bash", ["-c", `sluice() { printf '%s\\n' "$@"; }; ${command}`], {
+      encoding: "utf8",
+    });
+    expect(words.split("\n").slice(0, -1)).toEqual([
+      "user",
+      "sign-in-link",
+      "--email",
+      "ada@example.com",
+      "--data-dir",
+      spaced,
+    ]);
   });
 
   it("--data-dir wins over SLUICE_DATA_DIR", async () => {

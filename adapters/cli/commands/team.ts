@@ -8,6 +8,11 @@ const TEAM_FLAGS = {
   ownerEmail: "owner-email",
 };
 
+/** `value` as one shell word, so the printed command can be pasted as it is (a path with spaces). */
+function shellWord(value: string): string {
+  return /^[\w./:@%+=,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
 /**
  * `sluice team create`: creates a team and its owner (an existing user is matched by email).
  *
@@ -67,7 +72,7 @@ export const teamCreateCommand: CommandSpec = {
         // A running server needs no restart: the link goes into the shared database.
         const dataDir = optionalString(args, "data-dir");
         io.out(
-          `Dashboard sign-in link for them: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${dataDir}` : ""}`,
+          `A dashboard sign-in link for the owner, any time: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${shellWord(dataDir)}` : ""}`,
         );
         return 0;
       },
