@@ -178,10 +178,10 @@ describe("sluice user add", () => {
   });
 
   it("refuses an unknown team and an unknown role", async () => {
+    await createAcme();
     expect((await addUser("nope", "Bo", "bo@example.com")).stderr).toContain(
       'No team with slug "nope"',
     );
-    await createAcme();
     const badRole = await addBo("--role", "king");
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toContain("--role: Must be one of owner, admin, member.");
@@ -413,6 +413,35 @@ describe("commands that only read", () => {
       });
     }
     expect(existsSync(missing)).toBe(false);
+  });
+
+  it("and so do those that work on a team, pool or user there: only team create starts a catalog", async () => {
+    const missing = join(dir, "typo");
+    writeFileSync(join(dir, "acme.json"), JSON.stringify({ team: "acme", pools: [] }));
+    for (const args of [
+      ["apply", join(dir, "acme.json")],
+      ["key", "create", "--pool", "chat"],
+      ["key", "revoke", "--pool", "chat", "--id", "1"],
+      ["token", "create", "--team", "acme", "--user", "ada@example.com", "--name", "ci"].concat([
+        "--abilities",
+        "all",
+        "--lifetime",
+        "1mo",
+      ]),
+      ["token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "1"],
+      ["user", "add", "--team", "acme", "--name", "Grace", "--email", "grace@example.com"],
+      ["user", "sign-in-link", "--email", "ada@example.com"],
+    ]) {
+      const result = await sluice(...args, "--data-dir", missing);
+      expect(result, args.join(" ")).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `Error: No Sluice data in ${missing} (no sluice.db there). Check --data-dir or SLUICE_DATA_DIR, or create a team first with "sluice team create".\n`,
+      });
+    }
+    expect(existsSync(missing)).toBe(false);
+    expect((await sluice(...CREATE_ACME, "--data-dir", missing)).code).toBe(0);
+    expect(existsSync(join(missing, "sluice.db"))).toBe(true);
   });
 
   it("name a data directory that is a file as such", async () => {

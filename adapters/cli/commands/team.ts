@@ -1,4 +1,4 @@
-import { DATA_DIR_OPTION, NO_SECRETS, withCatalog } from "../catalog-session.js";
+import { CREATES_CATALOG, DATA_DIR_OPTION, NO_SECRETS, withCatalog } from "../catalog-session.js";
 import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
 
 const TEAM_FLAGS = {
@@ -76,6 +76,6 @@ export const teamCreateCommand: CommandSpec = {
         );
         return 0;
       },
-      NO_SECRETS,
+      { ...NO_SECRETS, ...CREATES_CATALOG },
     ),
 };
