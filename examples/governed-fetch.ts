@@ -7,7 +7,8 @@
  * without crowding the upstream again.
  *
  * It imports `sluice` as an app of yours would: inside this repository the name resolves to the
- * package's own build (`dist/`, made by `npm install`; run `npm run build` after changing `src/`).
+ * package's own build (`dist/`: `npm run example` builds it first; run `npm run build` before
+ * `npx tsx examples/governed-fetch.ts`, which does not).
  */
 
 import { pathToFileURL } from "node:url";

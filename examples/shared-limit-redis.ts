@@ -9,7 +9,8 @@
  * processes call it, and every call gets through (the rest wait in one FIFO queue in Redis).
  *
  * It imports `sluice` as an app of yours would: inside this repository the name resolves to the
- * package's own build (`dist/`, made by `npm install`; run `npm run build` after changing `src/`).
+ * package's own build (`dist/`: `npm run example:redis` builds it first; run `npm run build` before
+ * `npx tsx examples/shared-limit-redis.ts`, which does not).
  */
 
 import { fork } from "node:child_process";

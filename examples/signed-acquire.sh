@@ -3,6 +3,17 @@
 # openssl only (docs/caller-policies.md). Set SLUICE_LOCK_URL, POOL, KEY, KEY_ID and SECRET.
 set -euo pipefail
 
+missing=()
+for name in SLUICE_LOCK_URL POOL KEY KEY_ID SECRET; do
+  [[ -n "${!name:-}" ]] || missing+=("$name")
+done
+if ((${#missing[@]})); then
+  echo "Set ${missing[*]}. SLUICE_LOCK_URL: the server's lock URL (http://localhost:8080);" \
+    "POOL: the pool's subdomain; KEY, KEY_ID and SECRET: the key, its id and its request-signing" \
+    "secret (slc_req_...), as sluice key create prints them." >&2
+  exit 2
+fi
+
 path="/pools/${POOL}/lock/acquire"
 body='{"waitMs":2000}'
 timestamp=$(( $(date +%s) * 1000 ))

@@ -3,7 +3,7 @@ import { normalizeEmail } from "../../src/catalog/teams.js";
 import type { TeamRecord, UserRecord } from "../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { type CatalogDatabase, openCatalogDatabase } from "../server/catalog-database.js";
-import { resolveDataDir } from "../server/data-dir.js";
+import { requireCatalogIn, resolveDataDir } from "../server/data-dir.js";
 import { type CliIo, type OptionSpec, optionalString, type ParsedCommand } from "./command.js";
 
 /** The `--data-dir` and `--database-url` flags shared by every command that touches the catalog. */
@@ -36,12 +36,18 @@ export const NO_SECRETS: Readonly<{ needsSecretKey: false }> = Object.freeze({
   needsSecretKey: false,
 });
 
+/** {@link withCatalog} option of `sluice team create`, the one command that starts a catalog. */
+export const CREATES_CATALOG: Readonly<{ createsCatalog: true }> = Object.freeze({
+  createsCatalog: true,
+});
+
 /**
  * Opens the command's catalog (`--database-url` / `SLUICE_DATABASE_URL`, else the data
  * directory), runs `work`, and closes it again. `work` also gets the whole database, for what
- * lives beside the catalog (dashboard sign-in: `authServiceFor(database)`). `readOnly`: the
- * directory must hold a catalog already; nothing is created. A PostgreSQL catalog needs
- * `SLUICE_SECRET_KEY` for a command that writes, unless it says it needs none ({@link NO_SECRETS}).
+ * lives beside the catalog (dashboard sign-in: `authServiceFor(database)`). The directory must
+ * hold a catalog already, unless the command starts one ({@link CREATES_CATALOG}); `readOnly`:
+ * nothing is created, `secret.key` included. A PostgreSQL catalog needs `SLUICE_SECRET_KEY`
+ * for a command that writes, unless it says it needs none ({@link NO_SECRETS}).
  *
  * @example
  * ```ts
@@ -52,11 +58,16 @@ export async function withCatalog(
   args: ParsedCommand,
   io: CliIo,
   work: (catalog: CatalogService, database: CatalogDatabase) => number | Promise<number>,
-  options: { readOnly?: boolean; needsSecretKey?: boolean } = {},
+  options: { readOnly?: boolean; needsSecretKey?: boolean; createsCatalog?: boolean } = {},
 ): Promise<number> {
+  const dataDir = resolveDataDir(optionalString(args, "data-dir"), io.env);
+  const databaseUrl = databaseUrlOf(args, io);
+  // Run in the wrong directory, a command would make an empty catalog there, then say that
+  // the team or pool does not exist: the directory is the mistake to name.
+  if (databaseUrl === undefined && options.createsCatalog !== true) requireCatalogIn(dataDir);
   const data = await openCatalogDatabase({
-    dataDir: resolveDataDir(optionalString(args, "data-dir"), io.env),
-    databaseUrl: databaseUrlOf(args, io),
+    dataDir,
+    databaseUrl,
     secretKey: io.env.SLUICE_SECRET_KEY || undefined,
     // A command that only reads never leaves a fresh directory behind (a mistyped --data-dir).
     create: options.readOnly !== true,

@@ -59,7 +59,8 @@ export function renderMainHelp(): string {
     ...commandList(COMMANDS),
     "",
     'Run "sluice <command> --help" for the options of a command, "sluice --version" for the version.',
-    "Commands use the data directory ./.sluice-data unless --data-dir or SLUICE_DATA_DIR says otherwise.",
+    "Commands use the data directory ./.sluice-data unless --data-dir or SLUICE_DATA_DIR says otherwise,",
+    "or keep the catalog in PostgreSQL with --database-url or SLUICE_DATABASE_URL.",
   ].join("\n");
 }
 

@@ -135,6 +135,20 @@ function secretKeyOf(dataDir: string, secretKey: string | undefined, create: boo
   return loadOrCreateSecretKey({ env, dataDir });
 }
 
+/**
+ * Refuses a data directory that holds no catalog yet, naming the flags to check: for a command
+ * that works on a team, pool or user there, whose own "no such team" would hide a mistyped
+ * `--data-dir`, and which must not leave a fresh empty catalog behind.
+ *
+ * @example
+ * ```ts
+ * requireCatalogIn("./.sluice-data"); // throws InvalidArgumentError when there is no sluice.db
+ * ```
+ */
+export function requireCatalogIn(dataDir: string): void {
+  checkDataDir(resolve(dataDir), false);
+}
+
 /** Names the real problem before any file in the directory is blamed for it. */
 function checkDataDir(dataDir: string, create: boolean): void {
   if (existsSync(dataDir) && !statSync(dataDir).isDirectory()) {

@@ -72,7 +72,12 @@ function tokenIssues(input: NewApiToken): string[] {
   } else {
     for (const ability of input.abilities) {
       if (!(ABILITIES as readonly unknown[]).includes(ability)) {
-        issues.push(fieldIssue("abilities", `Unknown ability "${String(ability)}".`));
+        issues.push(
+          fieldIssue(
+            "abilities",
+            `Unknown ability "${String(ability)}"; the abilities are ${ABILITIES.join(", ")}.`,
+          ),
+        );
       }
     }
   }

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, type RunningSluice, startSluice } from "../cli/cli-process.js";
+import { CHROMIUM, chromiumAvailable } from "../support/chromium.js";
 
-/** Debian's chromium package (`.ci/run` installs it). */
-const CHROMIUM = "/usr/lib/chromium/chromium";
+const HAS_CHROMIUM = chromiumAvailable("the dashboard browser test");
 const FLAGS = [
   "--headless",
   "--no-sandbox",
@@ -40,7 +40,7 @@ async function waitForHeld(page: Page, pool: string, held: number): Promise<void
   );
 }
 
-describe("dashboard in a real browser", () => {
+describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
   let dataDir: string;
   let profileDir: string;
   let shotDir: string;

@@ -106,7 +106,7 @@ describe("API tokens", () => {
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect((error as InvalidArgumentError).issues).toEqual([
         "name: Required.",
-        'abilities: Unknown ability "pools:delete".',
+        'abilities: Unknown ability "pools:delete"; the abilities are budgets:read, pools:read, pools:write, keys:write, metrics:read.',
         "lifetime: Must be one of 1m, 6m, 1y.",
       ]);
     }

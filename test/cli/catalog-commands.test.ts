@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -51,11 +52,30 @@ describe("sluice team create", () => {
       code: 0,
       stdout:
         "Created team acme (id 1) with owner ada@example.com.\n" +
-        "Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com\n",
+        "A dashboard sign-in link for the owner, any time: sluice user sign-in-link --email ada@example.com\n",
       stderr: "",
     });
     expect(existsSync(join(dir, "sluice.db"))).toBe(true);
     expect(existsSync(join(dir, "secret.key"))).toBe(true);
+  });
+
+  it("prints a sign-in command that pastes as it is, a data directory with spaces quoted", async () => {
+    const spaced = join(dir, "Ada's data dir");
+    const { code, stdout } = await sluice(...CREATE_ACME, "--data-dir", spaced);
+    expect(code).toBe(0);
+    const command = stdout.slice(stdout.indexOf("sluice user sign-in-link")).trim();
+    // bash reads the printed line back into the very words the command needs.
+    const words = execFileSync("bash", ["-c", `sluice() { printf '%s\\n' "$@"; }; ${command}`], {
+      encoding: "utf8",
+    });
+    expect(words.split("\n").slice(0, -1)).toEqual([
+      "user",
+      "sign-in-link",
+      "--email",
+      "ada@example.com",
+      "--data-dir",
+      spaced,
+    ]);
   });
 
   it("--data-dir wins over SLUICE_DATA_DIR", async () => {
@@ -158,10 +178,10 @@ describe("sluice user add", () => {
   });
 
   it("refuses an unknown team and an unknown role", async () => {
+    await createAcme();
     expect((await addUser("nope", "Bo", "bo@example.com")).stderr).toContain(
       'No team with slug "nope"',
     );
-    await createAcme();
     const badRole = await addBo("--role", "king");
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toContain("--role: Must be one of owner, admin, member.");
@@ -274,7 +294,9 @@ describe("sluice token", () => {
     );
     expect(ability).toMatchObject({
       code: 2,
-      stderr: 'Error: --abilities: Unknown ability "pools:delete".\n',
+      // The choices, so a mistyped ability is fixed without opening --help.
+      stderr:
+        'Error: --abilities: Unknown ability "pools:delete"; the abilities are budgets:read, pools:read, pools:write, keys:write, metrics:read.\n',
     });
     const allAndMore = await sluice(
       ...base,
@@ -391,6 +413,35 @@ describe("commands that only read", () => {
       });
     }
     expect(existsSync(missing)).toBe(false);
+  });
+
+  it("and so do those that work on a team, pool or user there: only team create starts a catalog", async () => {
+    const missing = join(dir, "typo");
+    writeFileSync(join(dir, "acme.json"), JSON.stringify({ team: "acme", pools: [] }));
+    for (const args of [
+      ["apply", join(dir, "acme.json")],
+      ["key", "create", "--pool", "chat"],
+      ["key", "revoke", "--pool", "chat", "--id", "1"],
+      ["token", "create", "--team", "acme", "--user", "ada@example.com", "--name", "ci"].concat([
+        "--abilities",
+        "all",
+        "--lifetime",
+        "1mo",
+      ]),
+      ["token", "revoke", "--team", "acme", "--user", "ada@example.com", "--id", "1"],
+      ["user", "add", "--team", "acme", "--name", "Grace", "--email", "grace@example.com"],
+      ["user", "sign-in-link", "--email", "ada@example.com"],
+    ]) {
+      const result = await sluice(...args, "--data-dir", missing);
+      expect(result, args.join(" ")).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `Error: No Sluice data in ${missing} (no sluice.db there). Check --data-dir or SLUICE_DATA_DIR, or create a team first with "sluice team create".\n`,
+      });
+    }
+    expect(existsSync(missing)).toBe(false);
+    expect((await sluice(...CREATE_ACME, "--data-dir", missing)).code).toBe(0);
+    expect(existsSync(join(missing, "sluice.db"))).toBe(true);
   });
 
   it("name a data directory that is a file as such", async () => {

@@ -44,7 +44,7 @@ describe("headless path: CLI and server as real processes", { timeout: 90_000 },
     expect(team).toMatchObject({ code: 0, stderr: "" });
     expect(team.stdout).toBe(
       "Created team acme (id 1) with owner ada@example.com.\n" +
-        "Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com\n",
+        "A dashboard sign-in link for the owner, any time: sluice user sign-in-link --email ada@example.com\n",
     );
 
     const minted = await sluice(

@@ -14,6 +14,9 @@ describe.concurrent("sluice --help (real processes)", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("Usage: sluice <command> [options]");
     for (const command of COMMANDS) expect(stdout).toContain(command.name);
+    // Where the commands find the catalog: a directory, or PostgreSQL.
+    expect(stdout).toContain("--data-dir or SLUICE_DATA_DIR");
+    expect(stdout).toContain("--database-url or SLUICE_DATABASE_URL");
   });
 
   it("--version prints the package's version and exits 0", async () => {

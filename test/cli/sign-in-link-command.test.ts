@@ -38,7 +38,7 @@ describe("first run and sluice user sign-in-link against a running sluice serve"
     const created = await runSluice([...CREATE_ACME, "--data-dir", dir]);
     expect(created.code).toBe(0);
     expect(created.stdout).toContain(
-      `Dashboard sign-in link for them: sluice user sign-in-link --email ada@example.com --data-dir ${dir}`,
+      `A dashboard sign-in link for the owner, any time: sluice user sign-in-link --email ada@example.com --data-dir ${dir}`,
     );
     // A team exists now: the setup link no longer creates one.
     expect((await fetch(setupUrl!)).status).toBe(409);

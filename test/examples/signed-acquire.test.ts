@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock/clock.js";
@@ -32,5 +33,24 @@ describe("examples/signed-acquire.sh", () => {
       env: { ...env, SECRET: "slc_req_wrong" },
     });
     expect(JSON.parse(wrong.stdout)).toMatchObject({ error: "unauthorized" });
+  });
+
+  it("names every variable left unset, with exit code 2, before calling anything", async () => {
+    // POOL and SECRET unset, whatever the shell running the tests has.
+    const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_LOCK_URL: h.lock.url };
+    Object.assign(env, { KEY: "slc_key_x", KEY_ID: "1" });
+    delete env.POOL;
+    delete env.SECRET;
+    const failed = await run("bash", ["examples/signed-acquire.sh"], { env }).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(failed).toMatchObject({ code: 2, stdout: "" });
+    expect((failed as { stderr: string }).stderr).toMatch(/^Set POOL SECRET\. /);
+  });
+
+  it("is the script docs/caller-policies.md prints", () => {
+    const doc = readFileSync("docs/caller-policies.md", "utf8");
+    const script = readFileSync("examples/signed-acquire.sh", "utf8");
+    expect(doc).toContain(`\`\`\`sh\n${script}\`\`\``);
   });
 });

@@ -1,12 +1,13 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oauth from "oauth4webapi";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, chromiumAvailable } from "../support/chromium.js";
 import { type AssistantServer, discover, INSECURE, startAssistantServer } from "./harness.js";
 
-const CHROMIUM = "/usr/lib/chromium/chromium";
+const HAS_CHROMIUM = chromiumAvailable("the MCP consent browser test");
 
 let env: AssistantServer;
 let browser: Browser;
@@ -14,6 +15,7 @@ let callback: Server;
 let callbackUrl: string;
 
 beforeAll(async () => {
+  if (!HAS_CHROMIUM) return;
   env = await startAssistantServer();
   browser = await chromium.launch({ executablePath: CHROMIUM });
   // Where the browser lands after consent, as a desktop client's loopback listener would.
@@ -27,7 +29,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-describe.skipIf(!existsSync(CHROMIUM))("the consent page in a browser", () => {
+describe.skipIf(!HAS_CHROMIUM)("the consent page in a browser", () => {
   it("names the client, its redirect host and the scopes, and Allow sends a code back", async () => {
     const { as } = await discover(env.resource);
     const client = await oauth.processDynamicClientRegistrationResponse(

@@ -187,15 +187,17 @@ describe.skipIf(!built)("the built package", () => {
     expect(staticDependencies("sqlite.js").has("better-sqlite3")).toBe(false);
   });
 
-  it("serves database pools from sluice/postgres, and loads pg only there", () => {
+  it("serves database pools and the PostgreSQL catalog from sluice/postgres, and loads pg only there", () => {
     const answer = node(
       `import { createRequire } from "node:module";
        const esm = await import("sluice/postgres");
        const cjs = createRequire(import.meta.url)("sluice/postgres");
-       console.log(JSON.stringify([typeof esm.PostgresPools, typeof esm.lazyPostgresPools, typeof cjs.PostgresPools]));`,
+       console.log(JSON.stringify([typeof esm.PostgresPools, typeof esm.lazyPostgresPools, typeof cjs.PostgresPools,
+         typeof esm.openPostgresCatalog, typeof cjs.openPostgresCatalog, typeof esm.PostgresCatalogStore]));`,
       "module",
     );
-    expect(JSON.parse(answer)).toEqual(["function", "function", "function"]);
+    // The pools and, as docs/postgres.md imports it, the fleet's PostgreSQL catalog.
+    expect(JSON.parse(answer)).toEqual(Array(6).fill("function"));
     expect(staticDependencies("postgres.js").has("pg")).toBe(true);
     for (const entry of ["index.js", "hono.js", "server.js"]) {
       expect(staticDependencies(entry).has("pg")).toBe(false);

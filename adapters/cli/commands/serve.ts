@@ -36,7 +36,8 @@ const FLAG_HELP: Record<FlagField, { placeholder?: string; description: string }
   },
   baseUrl: {
     placeholder: "<url>",
-    description: "Public Control API URL; its host routes to it. Default http://localhost:<port>.",
+    description:
+      "The server's public URL, scheme and host only: requests naming its host get the dashboard, Control API and MCP server. Default http://localhost:<port>.",
   },
   lockUrl: {
     placeholder: "<url>",

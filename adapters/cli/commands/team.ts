@@ -1,4 +1,4 @@
-import { DATA_DIR_OPTION, NO_SECRETS, withCatalog } from "../catalog-session.js";
+import { CREATES_CATALOG, DATA_DIR_OPTION, NO_SECRETS, withCatalog } from "../catalog-session.js";
 import { type CommandSpec, optionalString, requiredString, withFlagNames } from "../command.js";
 
 const TEAM_FLAGS = {
@@ -7,6 +7,11 @@ const TEAM_FLAGS = {
   ownerName: "owner-name",
   ownerEmail: "owner-email",
 };
+
+/** `value` as one shell word, so the printed command can be pasted as it is (a path with spaces). */
+function shellWord(value: string): string {
+  return /^[\w./:@%+=,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
 
 /**
  * `sluice team create`: creates a team and its owner (an existing user is matched by email).
@@ -67,10 +72,10 @@ export const teamCreateCommand: CommandSpec = {
         // A running server needs no restart: the link goes into the shared database.
         const dataDir = optionalString(args, "data-dir");
         io.out(
-          `Dashboard sign-in link for them: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${dataDir}` : ""}`,
+          `A dashboard sign-in link for the owner, any time: sluice user sign-in-link --email ${owner.email}${dataDir ? ` --data-dir ${shellWord(dataDir)}` : ""}`,
         );
         return 0;
       },
-      NO_SECRETS,
+      { ...NO_SECRETS, ...CREATES_CATALOG },
     ),
 };

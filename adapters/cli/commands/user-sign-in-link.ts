@@ -58,7 +58,7 @@ export const userSignInLinkCommand: CommandSpec = {
       type: "string",
       placeholder: "<url>",
       description:
-        "The server's public URL, as given to sluice serve. Default: $SLUICE_BASE_URL or http://localhost:<port>.",
+        "The server's public URL, as given to sluice serve. Default: $SLUICE_BASE_URL, else http://localhost:$SLUICE_PORT (8080); a server started with --port 8081 needs --base-url http://localhost:8081 here.",
     },
     ...DATA_DIR_OPTION,
   },
