@@ -52,6 +52,23 @@ describe("sluice user set-password", () => {
     expect(unknown.stderr).toContain("No user with email nobody@example.com");
   });
 
+  it("names an unknown user before asking for a password", async () => {
+    expect(await runCli([...CREATE_ACME, "--data-dir", dir], captureIo().io)).toBe(0);
+    const prompts: string[] = [];
+    const asked = captureIo({ SLUICE_DATA_DIR: dir });
+    const io = {
+      ...asked.io,
+      readSecret: async (prompt: string) => {
+        prompts.push(prompt);
+        return "correct horse battery staple";
+      },
+    };
+    const code = await runCli(["user", "set-password", "--email", "nobody@example.com"], io);
+    expect(code).toBe(2);
+    expect(asked.stderr()).toContain("No user with email nobody@example.com");
+    expect(prompts).toEqual([]);
+  });
+
   it("takes no password option on the command line", async () => {
     const result = await runSluice(["user", "set-password", "--email", "a@b.c", "--password", "x"]);
     expect(result.code).toBe(2);

@@ -48,7 +48,6 @@ export const userSetPasswordCommand: CommandSpec = {
   ],
   run: async (args, io) => {
     const email = requiredString(args, "email");
-    const password = await readNewPassword(io);
     return withCatalog(
       args,
       io,
@@ -59,6 +58,8 @@ export const userSetPasswordCommand: CommandSpec = {
             `No user with email ${email}. Add them with "sluice user add".`,
           );
         }
+        // Asked only once the user is known: nobody types a password for a typo.
+        const password = await readNewPassword(io);
         const auth = authServiceFor(database);
         try {
           await auth.setPassword(user.id, password);
