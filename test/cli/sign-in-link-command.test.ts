@@ -58,6 +58,20 @@ describe("first run and sluice user sign-in-link against a running sluice serve"
     expect(first.headers.get("set-cookie")).toMatch(/^sluice_session=slc_ses_/);
     expect((await postForm(base, "/sign-in/link", { token })).status).toBe(401);
 
+    // Without SLUICE_BASE_URL: the link points at the port the server on this directory took.
+    const recorded = await runSluice([
+      "user",
+      "sign-in-link",
+      "--email",
+      "ada@example.com",
+      "--data-dir",
+      dir,
+    ]);
+    expect(recorded.code).toBe(0);
+    const recordedLink = recorded.stdout.match(/^\s+(\S+)\/sign-in\/link\?token=(slc_sil_\S+)$/m);
+    expect(recordedLink?.[1]).toBe(base);
+    expect((await postForm(base, "/sign-in/link", { token: recordedLink![2]! })).status).toBe(303);
+
     const flag = await runSluice([
       "user",
       "sign-in-link",

@@ -9,6 +9,7 @@ import {
 } from "../../server/config.js";
 import type { ListenResult, SluiceServer } from "../../server/create-server.js";
 import { createServerLog, type ServerLog } from "../../server/server-log.js";
+import { recordServerUrl } from "../../server/server-url-file.js";
 import {
   type CliIo,
   type CommandSpec,
@@ -277,6 +278,8 @@ export const serveCommand: CommandSpec = {
       throw error;
     }
     printEndpoints(say, listening, config.poolDomain);
+    // `sluice user sign-in-link` on this directory then prints links to this server's port.
+    if (config.databaseUrl === undefined) recordServerUrl(config.dataDir, listening.url);
     // Signals are handled from here on, also while the sign-in links are made.
     const stopped = runUntilStopped(server, io.signals ?? PROCESS_SIGNALS, io, say);
     try {

@@ -3,6 +3,8 @@ import { normalizeEmail } from "../../../src/catalog/teams.js";
 import type { TeamRecord } from "../../../src/catalog/types.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { loadServerConfig } from "../../server/config.js";
+import { resolveDataDir } from "../../server/data-dir.js";
+import { recordedServerUrl } from "../../server/server-url-file.js";
 import {
   DATA_DIR_OPTION,
   NO_SECRETS,
@@ -11,7 +13,13 @@ import {
   withCatalog,
 } from "../catalog-session.js";
 import { authServiceFor } from "../cli-auth.js";
-import { type CommandSpec, optionalString, requiredString } from "../command.js";
+import {
+  type CliIo,
+  type CommandSpec,
+  optionalString,
+  type ParsedCommand,
+  requiredString,
+} from "../command.js";
 
 /** The team the link signs into: `--team`, else the user's first team (as a password sign-in). */
 async function teamFor(
@@ -27,6 +35,17 @@ async function teamFor(
   throw new InvalidArgumentError(
     `${email} is in no team. Add them with "sluice user add", or create one with "sluice team create".`,
   );
+}
+
+/**
+ * Where the last `sluice serve` on the data directory answered, unless SLUICE_BASE_URL says
+ * where the server is or the catalog is in PostgreSQL (a fleet has no one directory).
+ */
+function recordedBaseUrl(args: ParsedCommand, env: CliIo["env"]): string | undefined {
+  if (env.SLUICE_BASE_URL || optionalString(args, "database-url") || env.SLUICE_DATABASE_URL) {
+    return undefined;
+  }
+  return recordedServerUrl(resolveDataDir(optionalString(args, "data-dir"), env)) ?? undefined;
 }
 
 /**
@@ -58,7 +77,7 @@ export const userSignInLinkCommand: CommandSpec = {
       type: "string",
       placeholder: "<url>",
       description:
-        "The server's public URL, as given to sluice serve. Default: $SLUICE_BASE_URL, else http://localhost:$SLUICE_PORT (8080); a server started with --port 8081 needs --base-url http://localhost:8081 here.",
+        "The server's public URL, as given to sluice serve. Default: $SLUICE_BASE_URL, else the URL the last sluice serve on the data directory answered at, else http://localhost:$SLUICE_PORT (8080).",
     },
     ...DATA_DIR_OPTION,
   },
@@ -73,7 +92,7 @@ export const userSignInLinkCommand: CommandSpec = {
   ],
   run: (args, io) => {
     const email = requiredString(args, "email");
-    const baseUrl = optionalString(args, "base-url");
+    const baseUrl = optionalString(args, "base-url") ?? recordedBaseUrl(args, io.env);
     // The same rules and default as sluice serve's own base URL.
     const config = loadServerConfig({ flags: baseUrl ? { baseUrl } : {}, env: io.env });
     return withCatalog(
