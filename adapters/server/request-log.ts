@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { nodeBindings } from "../hono/lock/node-bindings.js";
 import type { FetchApp } from "./host-router.js";
+import { RepeatLimiter } from "./repeat-limiter.js";
 import { type LogFields, type ServerLog, scrubSecrets } from "./server-log.js";
 
 /** Options of {@link observeRequests}. */
@@ -12,8 +13,16 @@ export interface RequestLogOptions {
   poolOf: (request: Request) => string | null;
   /** Called for each 401 and 403 Sluice answers (the metrics count refusals by reason). */
   onAuthRefusal?: (request: Request, status: 401 | 403, response: Response) => void;
+  /**
+   * Failure lines written per pool and status in a window; the rest are counted and reported
+   * in one line when the window ends. Default {@link FAILURE_LINES}.
+   */
+  failureLines?: { burst: number; windowMs: number };
   now?: () => number;
 }
+
+/** Default of {@link RequestLogOptions.failureLines}: 5 lines per pool and status every 10 s. */
+export const FAILURE_LINES = { burst: 5, windowMs: 10_000 } as const;
 
 /** What {@link observeRequests} gives the server. */
 export interface RequestLog {
@@ -47,7 +56,8 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * Wraps the server's app so that every 5xx and every reported failure leaves an error line
  * (method, host, path without its query, pool, request id, status, cause: never a header,
- * a query string or a secret), and with `logRequests` every request an access line once its
+ * a query string or a secret), a flood of them per pool and status cut short by
+ * `failureLines` and reported as a count, and with `logRequests` every request an access line once its
  * response ended. The request id is the client's `X-Request-Id` when it is a plain token,
  * else a fresh UUID, made only when a line is written.
  *
@@ -62,6 +72,20 @@ export function observeRequests(options: RequestLogOptions): RequestLog {
   const now = options.now ?? Date.now;
   // Each wrap has its own key, so two observers of one request keep their own state.
   const STATE = Symbol("request log state");
+  const { burst, windowMs } = options.failureLines ?? FAILURE_LINES;
+  const failures = new RepeatLimiter({
+    burst,
+    windowMs,
+    onHeldBack(key, count) {
+      const [pool, status] = JSON.parse(key) as [string | null, number];
+      log.warn("Similar request failures not logged", {
+        pool,
+        status,
+        notLogged: count,
+        withinSeconds: windowMs / 1_000,
+      });
+    },
+  });
 
   function fieldsOf(request: Request, state: RequestState, status: number | null): LogFields {
     state.id ??= clientRequestId(request) ?? randomUUID();
@@ -78,6 +102,7 @@ export function observeRequests(options: RequestLogOptions): RequestLog {
 
   function logFailure(request: Request, state: RequestState, status: number, body?: Response) {
     const fields = fieldsOf(request, state, status);
+    if (!failures.allow(JSON.stringify([fields.pool, status]))) return;
     if (state.cause !== undefined) {
       // A 500 is a fault of Sluice's: where it happened is worth the line's length.
       const stack = status === 500 && state.cause instanceof Error ? state.cause.stack : undefined;
