@@ -296,7 +296,7 @@ describe("sluice token", () => {
       code: 2,
       // The choices, so a mistyped ability is fixed without opening --help.
       stderr:
-        'Error: --abilities: Unknown ability "pools:delete"; the abilities are budgets:read, pools:read, pools:write, keys:write, metrics:read.\n',
+        'Error: --abilities: Unknown ability "pools:delete"; the abilities are budgets:read, pools:read, pools:write, keys:write, metrics:read, or all of them as "all".\n',
     });
     const allAndMore = await sluice(
       ...base,

@@ -29,14 +29,21 @@ function parseAbilities(text: string): string[] {
     .split(",")
     .map((ability) => ability.trim())
     .filter((ability) => ability !== "");
-  // "all" saves typing the five names for a personal admin token.
-  if (!abilities.includes("all")) return abilities;
-  if (abilities.length > 1) {
+  if (abilities.includes("all") && abilities.length > 1) {
     throw new InvalidArgumentError(
       `--abilities all stands alone: it already grants ${ABILITIES.join(", ")}.`,
     );
   }
-  return [...ABILITIES];
+  const unknown = abilities.find(
+    (ability) => ability !== "all" && !(ABILITIES as readonly string[]).includes(ability),
+  );
+  if (unknown !== undefined) {
+    throw new InvalidArgumentError(
+      `--abilities: Unknown ability "${unknown}"; the abilities are ${ABILITIES.join(", ")}, or all of them as "all".`,
+    );
+  }
+  // "all" saves typing the five names for a personal admin token.
+  return abilities.includes("all") ? [...ABILITIES] : abilities;
 }
 
 /**
