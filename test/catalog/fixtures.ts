@@ -36,3 +36,24 @@ export function poolInput(overrides: Partial<PoolInput> = {}): PoolInput {
 export function testSecretKey(): Buffer {
   return randomBytes(32);
 }
+
+/**
+ * A pool "tokens" that admits only bearer JWTs (RS256, issuer `https://idp.example`, audience
+ * `sluice`) checked against the key set at `jwksUrl`, without a pool key.
+ */
+export function jwtTokensPool(jwksUrl: string): PoolInput {
+  return poolInput({
+    subdomain: "tokens",
+    requireKey: false,
+    callerPolicies: {
+      jwt: {
+        header: "authorization",
+        algorithms: ["RS256"],
+        issuer: "https://idp.example",
+        audience: "sluice",
+        clockToleranceSeconds: 30,
+        jwksUrl,
+      },
+    },
+  });
+}

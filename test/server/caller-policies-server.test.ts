@@ -9,7 +9,7 @@ import { createSluiceServer, type SluiceServer } from "../../adapters/server/cre
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
 import { signLockRequest } from "../../src/policies/request-signing.js";
-import { poolInput } from "../catalog/fixtures.js";
+import { jwtTokensPool, poolInput } from "../catalog/fixtures.js";
 import {
   deleteKeys,
   keysUnder,
@@ -71,20 +71,7 @@ describe.runIf(redis)("caller policies in a running server", () => {
       );
       await data.catalog.store.upsertPool(
         team.id,
-        poolInput({
-          subdomain: "tokens",
-          requireKey: false,
-          callerPolicies: {
-            jwt: {
-              header: "authorization",
-              algorithms: ["RS256"],
-              issuer: "https://idp.example",
-              audience: "sluice",
-              clockToleranceSeconds: 30,
-              jwksUrl: `http://127.0.0.1:${jwksPort}/jwks`,
-            },
-          },
-        }),
+        jwtTokensPool(`http://127.0.0.1:${jwksPort}/jwks`),
       );
       key = (await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "walled" })).plaintext;
       const minted = await data.catalog.mintPoolKey({ teamId: team.id, subdomain: "signed" });

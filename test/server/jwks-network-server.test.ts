@@ -9,7 +9,7 @@ import { loadServerConfig } from "../../adapters/server/config.js";
 import { createSluiceServer } from "../../adapters/server/create-server.js";
 import { openDataDir } from "../../adapters/server/data-dir.js";
 import { DEFAULT_SERVER_APPS } from "../../adapters/server/default-apps.js";
-import { poolInput } from "../catalog/fixtures.js";
+import { jwtTokensPool } from "../catalog/fixtures.js";
 import { httpRequest } from "./http-client.js";
 
 /**
@@ -50,20 +50,7 @@ describe("--jwks-network in a running server", () => {
       });
       await data.catalog.store.upsertPool(
         team.id,
-        poolInput({
-          subdomain: "tokens",
-          requireKey: false,
-          callerPolicies: {
-            jwt: {
-              header: "authorization",
-              algorithms: ["RS256"],
-              issuer: "https://idp.example",
-              audience: "sluice",
-              clockToleranceSeconds: 30,
-              jwksUrl: `http://127.0.0.1:${jwksPort}/jwks`,
-            },
-          },
-        }),
+        jwtTokensPool(`http://127.0.0.1:${jwksPort}/jwks`),
       );
     } finally {
       await data.close();
