@@ -11,7 +11,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { GrantService } from "../oauth/grant-service.js";
 import { protectedResourceMetadata } from "../oauth/metadata.js";
-import { OAuthProtocolError } from "../oauth/oauth-error.js";
+import { metadataMethodNotAllowed, OAuthProtocolError } from "../oauth/oauth-error.js";
 import { registerSluiceTools, type ToolDeps, toolAccessOf } from "./tool-kit.js";
 import { SLUICE_TOOLS } from "./tools/index.js";
 
@@ -106,6 +106,8 @@ export function createMcpApp(deps: McpAppDeps): Hono {
   );
   for (const path of METADATA_PATHS) {
     app.get(path, (c) => c.json(protectedResourceMetadata(deps.resource, deps.issuer)));
+    // Without this a POST here fell through to Hono's plain-text "404 Not Found".
+    app.all(path, (c) => metadataMethodNotAllowed(c.req.path));
   }
   app.all("/mcp", async (c) => {
     const authorization = c.req.header("authorization");

@@ -13,7 +13,7 @@ import { connectedAppsRoutes } from "./connected-apps-routes.js";
 import { ConsentTickets } from "./consent-ticket.js";
 import { GrantService } from "./grant-service.js";
 import { authorizationServerMetadata } from "./metadata.js";
-import { NO_STORE, oauthErrorResponse } from "./oauth-error.js";
+import { metadataMethodNotAllowed, NO_STORE, oauthErrorResponse } from "./oauth-error.js";
 import {
   REGISTRATION_LIMITS,
   RegistrationGuard,
@@ -79,6 +79,7 @@ export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
     cors({ origin: "*", allowMethods: ["GET"] }),
     (c) => c.json(authorizationServerMetadata(issuer)),
   );
+  app.all("/.well-known/oauth-authorization-server", (c) => metadataMethodNotAllowed(c.req.path));
   // Forms of the pages here post back to this server only (the consent page's origin).
   const sameOrigin = csrf({
     origin: (origin, c) => origin === issuerOrigin || origin === new URL(c.req.url).origin,

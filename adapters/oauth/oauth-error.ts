@@ -49,3 +49,20 @@ export function oauthErrorResponse(error: unknown, logError: (error: unknown) =>
   }
   return Response.json(known.toJSON(), { status: known.status, headers });
 }
+
+/**
+ * The answer to a method a metadata document is not served with (`POST` at a
+ * `/.well-known/` document, say): 405 naming the methods it is, in the RFCs' error shape,
+ * as `/oauth/token` answers a `GET`.
+ *
+ * @example
+ * ```ts
+ * app.all("/.well-known/oauth-authorization-server", (c) => metadataMethodNotAllowed(c.req.path));
+ * ```
+ */
+export function metadataMethodNotAllowed(path: string): Response {
+  return Response.json(
+    { error: "invalid_request", error_description: `Use GET for ${path}.` },
+    { status: 405, headers: { ...NO_STORE, Allow: "GET, HEAD" } },
+  );
+}

@@ -49,6 +49,25 @@ describe("OAuth endpoints on a real server", () => {
     }
   });
 
+  it("a method other than GET at a metadata document is 405 with Allow and an OAuth error", async () => {
+    for (const path of [
+      "/.well-known/oauth-authorization-server",
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-protected-resource/mcp",
+    ]) {
+      for (const method of ["POST", "PUT", "DELETE"]) {
+        const response = await fetch(`${env.baseUrl}${path}`, { method, body: "{}" });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.get("allow")).toBe("GET, HEAD");
+        expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+        expect(await response.json()).toEqual({
+          error: "invalid_request",
+          error_description: `Use GET for ${path}.`,
+        });
+      }
+    }
+  });
+
   it("a registration body that is no object, or lacks redirect_uris, is told so plainly", async () => {
     const cases: [string, string][] = [
       ["[]", "The body must be a JSON object."],
