@@ -145,7 +145,15 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
     "it is not a well-formed HTTP/1.1 request",
   ];
   const body = JSON.stringify({ error: code, message: `The request cannot be served: ${why}.` });
-  endWithRefusal(socket, status, body);
+  // An answer to HEAD has no body (RFC 9110 §9.3.2): a client reading one would take the
+  // body for the start of a next answer and fail on it.
+  endWithRefusal(socket, status, isHeadRequest(error) ? "" : body, "", Buffer.byteLength(body));
+}
+
+/** Whether the bytes Node failed on start with a HEAD request line. */
+function isHeadRequest(error: NodeJS.ErrnoException): boolean {
+  const packet = (error as { rawPacket?: unknown }).rawPacket;
+  return Buffer.isBuffer(packet) && packet.subarray(0, 5).toString("latin1") === "HEAD ";
 }
 
 const CONNECT_REFUSAL = JSON.stringify({
@@ -153,13 +161,22 @@ const CONNECT_REFUSAL = JSON.stringify({
   message: "CONNECT is not served: Sluice is a gateway to each pool's origin, not a tunnel.",
 });
 
-/** Writes a whole answer in the error shape straight to a socket Node gave up on, and closes it. */
-function endWithRefusal(socket: Socket, status: string, body: string, extraHeaders = ""): void {
+/**
+ * Writes a whole answer in the error shape straight to a socket Node gave up on, and closes
+ * it; `length` is the Content-Length (the body's, or for HEAD the body a GET would get).
+ */
+function endWithRefusal(
+  socket: Socket,
+  status: string,
+  body: string,
+  extraHeaders = "",
+  length = Buffer.byteLength(body),
+): void {
   socket.end(
     `HTTP/1.1 ${status}\r\n${extraHeaders}` +
       "content-type: application/json\r\n" +
       "x-svc-rejected-by: sluice\r\n" +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `content-length: ${length}\r\n` +
       `connection: close\r\n\r\n${body}`,
   );
 }

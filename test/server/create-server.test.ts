@@ -217,6 +217,27 @@ describe("createSluiceServer over a real socket", () => {
     expect(hugeHeader).toContain("x-svc-rejected-by: sluice");
   });
 
+  it("answers a HEAD whose headers are too large with a 431 and no body", async () => {
+    await seedCatalog([]);
+    const { port } = await start();
+    // Node's client, as the fuzz pass sent it: a body after a HEAD answer is a parse error.
+    const answer = await httpRequest({
+      port,
+      path: "/api/v1/me",
+      host: "localhost",
+      method: "HEAD",
+      headers: { "x-big": "a".repeat(20_000) },
+    });
+    expect(answer.status).toBe(431);
+    expect(answer.headers["x-svc-rejected-by"]).toBe("sluice");
+    const raw = await rawExchange(
+      port,
+      `HEAD /api/v1/me HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 431 /);
+    expect(raw.endsWith("\r\n\r\n")).toBe(true);
+  });
+
   it("answers a request without Host in the error shape", async () => {
     await seedCatalog([]);
     const { port } = await start();
