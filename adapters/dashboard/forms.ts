@@ -14,7 +14,16 @@ export type FormBody = Record<string, string | string[]>;
  * ```
  */
 export async function readForm(c: Context): Promise<FormBody> {
-  const parsed = await c.req.parseBody({ all: true });
+  let parsed: Awaited<ReturnType<typeof c.req.parseBody>>;
+  try {
+    parsed = await c.req.parseBody({ all: true });
+  } catch {
+    // A multipart body without its boundary, or broken framing: the sender's fault, a 400
+    // (it was a 500 and an error in the server log).
+    throw new InvalidArgumentError(
+      "The form could not be read: send it as the dashboard's own page does (application/x-www-form-urlencoded).",
+    );
+  }
   const form: FormBody = {};
   for (const [name, value] of Object.entries(parsed)) {
     if (typeof value === "string") form[name] = value;

@@ -97,7 +97,10 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
 
   routes.post("/authorize", async (c) => {
     const user = await deps.sessions.currentUser(c);
-    const form = await c.req.parseBody();
+    const form = await c.req.parseBody().catch(() => {
+      // Broken multipart framing is the sender's fault: no bug to log.
+      throw new OAuthProtocolError("invalid_request", "The consent form could not be read.");
+    });
     const ticket = typeof form.ticket === "string" ? form.ticket : "";
     const request = user ? deps.tickets.open(ticket, user, deps.clock.now()) : null;
     if (!user || !request) {

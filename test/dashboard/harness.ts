@@ -33,6 +33,8 @@ export interface PageOptions {
   form?: Record<string, string | string[]>;
   headers?: Record<string, string>;
   method?: string;
+  /** Sent verbatim (with the `headers` given), instead of `form`. */
+  body?: string;
 }
 
 /** Options of the dashboard harnesses. */
@@ -83,7 +85,7 @@ export async function startEmptyDashboard(options: DashboardHarnessOptions = {})
   async function request(path: string, options: PageOptions = {}): Promise<PageResponse> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.cookie) headers.cookie = options.cookie;
-    let body: string | undefined;
+    let body: string | undefined = options.body;
     if (options.form) {
       const params = new URLSearchParams();
       for (const [name, value] of Object.entries(options.form)) {

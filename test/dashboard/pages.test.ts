@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { poolInputOf } from "../../adapters/dashboard/catalog-writes.js";
 import { CHANGED_SINCE_OPENED } from "../../adapters/dashboard/routes/pool-routes.js";
 import { accessLogEntry } from "../lock-api/access-log-entry.js";
-import { type DashboardHarness, startDashboard } from "./harness.js";
+import { BASE_URL, type DashboardHarness, startDashboard } from "./harness.js";
 
 /** Every form a new pool needs, with the defaults a person would leave alone. */
 function poolForm(overrides: Record<string, string> = {}): Record<string, string> {
@@ -49,6 +49,20 @@ describe("dashboard pages", () => {
     member = await d.signInAs(d.acme.member.id);
   });
   afterEach(async () => d.close());
+
+  it("refuses a form it cannot read (multipart without a boundary) with 400 or 422, not 500", async () => {
+    for (const path of ["/settings/tokens", "/pool", "/budget", "/sign-in"]) {
+      const page = await d.request(path, {
+        method: "POST",
+        cookie: owner,
+        headers: { origin: BASE_URL, "content-type": "multipart/form-data" },
+        body: "name=x",
+      });
+      // 422 where the page re-renders the form with the error on it, else a 400 page.
+      expect([400, 422], path).toContain(page.status);
+      expect(page.text, path).toContain("The form could not be read");
+    }
+  });
 
   describe("overview", () => {
     it("shows budgets with unallocated and their pools, with live figures that the fragment refreshes", async () => {

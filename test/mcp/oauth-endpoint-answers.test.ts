@@ -68,6 +68,21 @@ describe("OAuth endpoints on a real server", () => {
     }
   });
 
+  it("a consent answer whose form cannot be read is a 400 invalid_request naming it, not a logged bug", async () => {
+    const cookie = env.sessions.signIn(env.seeded.adaId, env.seeded.acmeId, "owner");
+    const response = await fetch(`${env.baseUrl}/oauth/authorize`, {
+      method: "POST",
+      headers: { cookie, origin: env.baseUrl, "content-type": "multipart/form-data" },
+      body: "ticket=x&decision=approve",
+      redirect: "manual",
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: "invalid_request",
+      error_description: "The consent form could not be read.",
+    });
+  });
+
   it("a registration body that is no object, or lacks redirect_uris, is told so plainly", async () => {
     const cases: [string, string][] = [
       ["[]", "The body must be a JSON object."],
