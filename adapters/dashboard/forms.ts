@@ -19,9 +19,10 @@ export async function readForm(c: Context): Promise<FormBody> {
     parsed = await c.req.parseBody({ all: true });
   } catch {
     // A multipart body without its boundary, or broken framing: the sender's fault, a 400
-    // (it was a 500 and an error in the server log).
+    // (it was a 500 and an error in the server log). No "field: " prefix: the message
+    // belongs to the whole form, and a form page shows it above its fields.
     throw new InvalidArgumentError(
-      "The form could not be read: send it as the dashboard's own page does (application/x-www-form-urlencoded).",
+      "The form could not be read. Send it as the dashboard's own page does (application/x-www-form-urlencoded).",
     );
   }
   const form: FormBody = {};
