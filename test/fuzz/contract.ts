@@ -57,3 +57,11 @@ export function fuzzOptions(defaultRuns: number, seed: number) {
     interruptAfterTimeLimit: 40_000,
   };
 }
+
+/** Progress lines the server logs at start-up and on syncs; anything else is a fault report. */
+const PROGRESS = /^(Catalog|Governor|Listening|Redis|Metrics)\b/;
+
+/** The server log lines that report a fault (a 5xx, an error a handler did not expect). */
+export function faultLines(logs: readonly string[]): string[] {
+  return logs.filter((line) => !PROGRESS.test(line));
+}

@@ -8,7 +8,7 @@ import {
   pathSegment,
   queryString,
 } from "./arbitraries.js";
-import { expectContractAnswer, fuzzOptions } from "./contract.js";
+import { expectContractAnswer, faultLines, fuzzOptions } from "./contract.js";
 import { type FuzzServer, type RawRequest, rawRequest, startFuzzServer } from "./harness.js";
 
 let env: FuzzServer;
@@ -98,5 +98,9 @@ describe("Control API under malformed input (property, real socket)", () => {
       headers: { authorization: `Bearer ${env.apiToken}` },
     });
     expect(me.status).toBe(200);
+  });
+
+  it("logged no fault while answering all of it", () => {
+    expect(faultLines(env.logs)).toEqual([]);
   });
 });

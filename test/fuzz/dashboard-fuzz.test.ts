@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extraHeaders, method, oddNumberText, pathSegment, queryString } from "./arbitraries.js";
-import { describeRequest, expectContractAnswer, fuzzOptions } from "./contract.js";
+import { describeRequest, expectContractAnswer, faultLines, fuzzOptions } from "./contract.js";
 import { type FuzzServer, type RawRequest, rawRequest, startFuzzServer } from "./harness.js";
 
 let env: FuzzServer;
@@ -252,5 +252,9 @@ describe("Dashboard under malformed input (property, real socket)", () => {
       headers: { cookie: env.cookie },
     });
     expect(overview.status).toBe(200);
+  });
+
+  it("logged no fault while answering all of it", () => {
+    expect(faultLines(env.logs)).toEqual([]);
   });
 });

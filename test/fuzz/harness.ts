@@ -104,6 +104,8 @@ export interface FuzzServer {
   hasPostgres: boolean;
   /** A key of pool `warehouse`, when it exists. */
   warehouseKey?: string;
+  /** The server's log lines so far (start-up, and an error line for every 5xx or fault). */
+  logs: string[];
   close(): Promise<void>;
 }
 
@@ -207,11 +209,12 @@ export async function startFuzzServer(
   }
   const port = await portOutsideEphemeralRange();
   const baseUrl = `http://127.0.0.1:${port}`;
+  const logs: string[] = [];
   const server = await createSluiceServer(
     loadServerConfig({
       flags: { port: String(port), host: "127.0.0.1", dataDir: dir, baseUrl },
     }),
-    { ...DEFAULT_SERVER_APPS, log: () => {} },
+    { ...DEFAULT_SERVER_APPS, log: (line) => logs.push(line) },
   );
   await server.listen();
   const { token } = await server.auth.createSignInLink(seeded.teamId, seeded.ownerId);
@@ -247,6 +250,7 @@ export async function startFuzzServer(
     budgetId: seeded.budgetId,
     mcpToken,
     hasPostgres: postgres !== null,
+    logs,
     warehouseKey: seeded.warehouseKey,
     async close() {
       await server.close();

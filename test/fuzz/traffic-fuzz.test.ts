@@ -10,7 +10,7 @@ import {
   queryString,
   rawJsonValue,
 } from "./arbitraries.js";
-import { describeRequest, expectContractAnswer, fuzzOptions } from "./contract.js";
+import { describeRequest, expectContractAnswer, faultLines, fuzzOptions } from "./contract.js";
 import { type FuzzServer, type RawRequest, rawRequest, startFuzzServer } from "./harness.js";
 
 let env: FuzzServer;
@@ -23,7 +23,7 @@ const RELEASE_FIELDS = ["waitMs", "status", "throttled", "retryAfterMs", "rate",
 
 /** A pool key where the Lock API and the proxy take one, or a wrong one, or none. */
 function keyHeaders(key: string): fc.Arbitrary<Record<string, string>> {
-  return fc.constantFrom(
+  return fc.constantFrom<Record<string, string>>(
     { authorization: `Bearer ${key}` },
     { authorization: `Bearer ${key}` },
     { "x-svc-key": key },
@@ -264,5 +264,9 @@ describe("Lock API, POST /sql and the pool proxy under malformed input (property
     );
     expect((await env.server.governor.status("chat")).held).toBe(0);
     expect(statuses.count(200)).toBeGreaterThan(20);
+  });
+
+  it("logged no fault while answering all of it", () => {
+    expect(faultLines(env.logs)).toEqual([]);
   });
 });
