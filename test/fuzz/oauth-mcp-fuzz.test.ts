@@ -189,7 +189,9 @@ const toolCall = fc
     extra: fc.boolean(),
   })
   .map(({ tool, pairs, extra }) => {
-    const names = Object.hasOwn(TOOL_ARGUMENTS, tool) ? (TOOL_ARGUMENTS[tool] as readonly string[]) : ["x"];
+    const names = Object.hasOwn(TOOL_ARGUMENTS, tool)
+      ? (TOOL_ARGUMENTS[tool] as readonly string[])
+      : ["x"];
     const fields = new Map<string, string>();
     if (names.includes("pool")) fields.set("pool", '"chat"');
     for (const [index, value] of pairs)
