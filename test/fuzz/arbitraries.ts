@@ -99,7 +99,7 @@ export function bodyText(fields: readonly string[]): fc.Arbitrary<string | undef
       weight: 1,
       arbitrary: fc
         .integer({ min: 100, max: 5_000 })
-        .map((depth) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth)),
+        .map((depth) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`),
     },
     { weight: 1, arbitrary: rawJsonObject(fields).map((text) => text.slice(0, -1)) },
     {

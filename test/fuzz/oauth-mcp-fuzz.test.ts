@@ -334,9 +334,10 @@ describe("OAuth endpoints and the MCP server under malformed input (property, re
       body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
     });
     const [message] = rpcMessages(answer.text);
-    const tools = (
-      message?.result as { tools: { name: string; inputSchema: { properties: object } }[] }
-    ).tools;
+    const result = message?.result as {
+      tools: { name: string; inputSchema: { properties: object } }[];
+    };
+    const tools = result.tools;
     expect(
       Object.fromEntries(
         tools.map((tool) => [tool.name, Object.keys(tool.inputSchema.properties)]),
