@@ -114,7 +114,7 @@ function JwtFields(props: { values: Values; errors: FieldErrorMap | undefined })
         type="url"
         value={values[F.jwtJwksUrl]}
         errors={errors}
-        hint="https (http only on localhost), without user:password@ or #fragment; fetched with a timeout and cached. A query is shown as ?… and kept."
+        hint="https (http only on localhost), without user:password@ or #fragment; fetched with a timeout and cached, from public addresses only unless the server runs with --jwks-network private. A query is shown as ?… and kept."
       />
     </fieldset>
   );
