@@ -193,6 +193,22 @@ export function clusterReady(client: RedisClient, timeoutMs: number): Promise<vo
 }
 
 /**
+ * Asks a cluster client for its slot map now rather than at its periodic refresh (every 5 s):
+ * a probe of a shard whose master died finds the promoted replica as soon as it is promoted.
+ * Resolves either way (a failed refresh leaves the old map; the command after it fails and the
+ * probe tries again). A single Redis has no slot map: nothing to do.
+ *
+ * @example
+ * ```ts
+ * await refreshSlotMap(client);
+ * ```
+ */
+export function refreshSlotMap(client: RedisClient): Promise<void> {
+  if (!client.isCluster) return Promise.resolve();
+  return new Promise((resolve) => (client as Cluster).refreshSlotsCache(() => resolve()));
+}
+
+/**
  * The node of a cluster that holds the group (`tag`) now, to send it a keyless command
  * (the time); the client itself for a single Redis.
  *

@@ -15,7 +15,7 @@ import type {
   StoreReleaseResult,
   StoreRenewResult,
 } from "../../src/store/types.js";
-import { clusterReady, masters, type RedisClient } from "./cluster.js";
+import { clusterReady, masters, type RedisClient, refreshSlotMap } from "./cluster.js";
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
   openConnections,
@@ -494,9 +494,17 @@ export class RedisSlotStore implements SlotStore {
     }
   }
 
-  /** A write into the shard (a key in its slots), or any for the whole store. */
+  /**
+   * A write into the shard (a key in its slots), or any for the whole store. A cluster shard's
+   * probe first refreshes both clients' slot maps, so a failover is followed when it happens.
+   */
   private async probe(shard: Shard): Promise<void> {
     await this.clusterReady();
+    if (shard.slots !== null) {
+      await Promise.all(
+        [this.connections.command, this.connections.subscriber].map(refreshSlotMap),
+      );
+    }
     const key = this.keys.probe(shard.tag);
     await this.runner.command((redis) => redis.set(key, "1", "PX", 60_000));
   }

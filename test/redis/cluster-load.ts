@@ -15,6 +15,8 @@ import type { TestCluster } from "./redis-cluster-harness.js";
 export const LONE_POOLS = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
 export const BUDGET = { id: "team", pools: ["t0", "t1"], limit: 4 };
 export const LIMIT = 3;
+/** The slot lease of the load's pools: a slot whose release was lost comes back after it. */
+export const TERM_MS = 4_000;
 const PROCESSES = 3;
 const WORKER = fileURLToPath(new URL("./cluster-load-worker.ts", import.meta.url));
 
@@ -45,7 +47,7 @@ export async function startLoad(
   const origins: Record<string, string> = {};
   for (const pool of LONE_POOLS) origins[pool] = await lone.addOrigin(pool);
   for (const pool of BUDGET.pools) origins[pool] = await team.addOrigin(pool);
-  const plan = JSON.stringify({ origins, limit: LIMIT, budget: BUDGET, termMs: 4_000 });
+  const plan = JSON.stringify({ origins, limit: LIMIT, budget: BUDGET, termMs: TERM_MS });
   const args = [WORKER, cluster.url, prefix, plan, "12", failurePolicy];
   const workers = Array.from({ length: PROCESSES }, () =>
     spawn(process.execPath, ["--import", "tsx", ...args], { stdio: ["pipe", "pipe", "inherit"] }),

@@ -86,6 +86,9 @@ export async function startTestCluster(options: {
         ...["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"],
         // A replica lagging on a loaded machine still takes over (the test wants the failover).
         ...["--cluster-replica-validity-factor", "0"],
+        // A replica gets its first copy at once (the default waits 5 s for more replicas):
+        // until it has one, a failover promotes an empty replica and the test loses its data.
+        ...["--repl-diskless-sync-delay", "0"],
         ...["--dir", dir],
       ]);
       servers.push({ port, address: `127.0.0.1:${port}`, args, process: started.process });
@@ -153,8 +156,40 @@ export async function startTestCluster(options: {
     },
     stop,
   };
-  await cluster.settled();
+  try {
+    await cluster.settled();
+    await replicasInSync(servers);
+  } catch (error) {
+    stop();
+    throw error;
+  }
   return cluster;
+}
+
+/** Waits until every replica has its master's data (the link up, the first sync done). */
+async function replicasInSync(servers: readonly ClusterServer[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const lagging = (
+      await Promise.all(
+        servers.map((server) =>
+          withNode(server, async (redis) => {
+            const info = String(await redis.info("replication"));
+            const syncing =
+              info.includes("role:slave") &&
+              (!info.includes("master_link_status:up") ||
+                info.includes("master_sync_in_progress:1"));
+            return syncing ? server.address : null;
+          }),
+        ),
+      )
+    ).filter((address) => address !== null);
+    if (lagging.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`replicas not in sync with their masters in 30 s: ${lagging.join(", ")}`);
+    }
+    await sleep(100);
+  }
 }
 
 /** `CLUSTER SHARDS` flattened: each shard's live master as `host:port`, and its slot ranges. */

@@ -14,6 +14,7 @@ import {
   poolKey,
   served,
   startLoad,
+  TERM_MS,
 } from "./cluster-load.js";
 import {
   requireClusterBinaries,
@@ -144,11 +145,16 @@ describe.skipIf(!available)("Redis Cluster (3 masters, 3 replicas)", () => {
       await cluster.settled(victimKey);
       expect(await cluster.masterOf(victimKey)).not.toBe(victim);
       const servedAtFailover = served(load.lone, onVictim);
-      await sleep(3_000);
+      // The failed shard's pools are served again by the promoted replica, which has their
+      // state (the harness waits for the replicas' first sync). Replication is asynchronous: a
+      // release the replica never got holds its slot until its lease ends, one term at most.
+      const deadline = Date.now() + TERM_MS + 5_000;
+      const servedAgain = () =>
+        served(load.lone, onVictim).every((count, i) => count > servedAtFailover[i]!);
+      while (!servedAgain() && Date.now() < deadline) await sleep(100);
       counts = await load.stop();
 
       expectWithinLimits(load);
-      // The failed shard's pools are served again by the promoted replica.
       const servedAfter = served(load.lone, onVictim);
       for (const [i, pool] of onVictim.entries()) {
         expect(servedAfter[i], pool).toBeGreaterThan(servedAtFailover[i]!);
