@@ -2,6 +2,20 @@ import type { ResolvedClient } from "./clients.js";
 import { isS256Challenge } from "./oauth-secrets.js";
 import { type OAuthScope, parseScope } from "./scopes.js";
 
+/**
+ * Parameters that may appear once (RFC 6749 §3.1); `resource` may repeat (RFC 8707). Two
+ * challenges would leave which one the code is bound to to chance.
+ */
+const SINGLE_PARAMETERS = [
+  "response_type",
+  "client_id",
+  "redirect_uri",
+  "scope",
+  "state",
+  "code_challenge",
+  "code_challenge_method",
+];
+
 /** A checked authorization request (RFC 6749 §4.1.1 with PKCE and a resource indicator). */
 export interface AuthorizationRequest {
   clientId: string;
@@ -59,7 +73,7 @@ export function checkAuthorizationRequest(
   const fail = (error: string, description: string) =>
     new AuthorizeError(error, description, { uri, state });
 
-  for (const name of ["response_type", "client_id", "redirect_uri", "scope", "state"]) {
+  for (const name of SINGLE_PARAMETERS) {
     if (params.getAll(name).length > 1) throw fail("invalid_request", `${name} is repeated.`);
   }
   if (params.get("response_type") !== "code") {

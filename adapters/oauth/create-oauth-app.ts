@@ -74,10 +74,14 @@ export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
   const issuerOrigin = new URL(issuer).origin;
 
   const app = new Hono();
-  app.get(
+  // On every method, so a browser's preflight (the MCP SDK sends MCP-Protocol-Version, a
+  // non-simple header) is answered here rather than by the 405 below, which has no CORS.
+  app.use(
     "/.well-known/oauth-authorization-server",
-    cors({ origin: "*", allowMethods: ["GET"] }),
-    (c) => c.json(authorizationServerMetadata(issuer)),
+    cors({ origin: "*", allowMethods: ["GET", "HEAD"], maxAge: 600 }),
+  );
+  app.get("/.well-known/oauth-authorization-server", (c) =>
+    c.json(authorizationServerMetadata(issuer)),
   );
   app.all("/.well-known/oauth-authorization-server", (c) => metadataMethodNotAllowed(c.req.path));
   // Forms of the pages here post back to this server only (the consent page's origin).

@@ -68,6 +68,34 @@ describe("OAuth endpoints on a real server", () => {
     }
   });
 
+  it("a browser client's CORS preflight for a metadata document is allowed (the MCP SDK sends MCP-Protocol-Version)", async () => {
+    for (const path of [
+      "/.well-known/oauth-authorization-server",
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-protected-resource/mcp",
+    ]) {
+      const preflight = await fetch(`${env.baseUrl}${path}`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "http://localhost:6274",
+          "access-control-request-method": "GET",
+          "access-control-request-headers": "mcp-protocol-version",
+        },
+      });
+      expect(preflight.status, path).toBe(204);
+      expect(preflight.headers.get("access-control-allow-origin"), path).toBe("*");
+      expect(preflight.headers.get("access-control-allow-methods"), path).toContain("GET");
+      expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase(), path).toContain(
+        "mcp-protocol-version",
+      );
+      const document = await fetch(`${env.baseUrl}${path}`, {
+        headers: { origin: "http://localhost:6274", "mcp-protocol-version": "2025-11-25" },
+      });
+      expect(document.status, path).toBe(200);
+      expect(document.headers.get("access-control-allow-origin"), path).toBe("*");
+    }
+  });
+
   it("a consent answer whose form cannot be read is a 400 invalid_request naming it, not a logged bug", async () => {
     const cookie = env.sessions.signIn(env.seeded.adaId, env.seeded.acmeId, "owner");
     const response = await fetch(`${env.baseUrl}/oauth/authorize`, {

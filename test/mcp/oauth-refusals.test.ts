@@ -166,6 +166,17 @@ describe("authorization endpoint refusals", () => {
     expect(new URL(plain.headers.get("location") as string).searchParams.get("error")).toBe(
       "invalid_request",
     );
+    // RFC 6749 §3.1: no parameter twice; two challenges (or methods) leave which one the code
+    // is bound to to chance, so the request is refused.
+    for (const name of ["code_challenge", "code_challenge_method"]) {
+      const twice = new URL(url);
+      twice.searchParams.set("code_challenge_method", "S256");
+      twice.searchParams.append(name, twice.searchParams.get(name) as string);
+      const refused = await fetch(twice, { headers: { cookie }, redirect: "manual" });
+      const location = new URL(refused.headers.get("location") as string);
+      expect(location.searchParams.get("error"), name).toBe("invalid_request");
+      expect(location.searchParams.get("error_description"), name).toBe(`${name} is repeated.`);
+    }
   });
 
   it("a denial goes back as access_denied; a forged or cross-site consent post is refused", async () => {
