@@ -11,7 +11,9 @@ import { MetricsRecorder } from "../../src/metrics/recorder.js";
 import type { NonceStore } from "../../src/policies/nonce-store.js";
 import { createControlApp } from "../hono/control/index.js";
 import { REFUSED_BY_POLICY_HEADER } from "../hono/lock/lock-responses.js";
+import { connectedAppsIn } from "../oauth/connected-apps.js";
 import type { OAuthStore } from "../oauth/types.js";
+import { SqliteOAuthStore } from "../sqlite/sqlite-oauth-store.js";
 import { pathOf, withAssistantApp } from "./assistant-routing.js";
 import { type CatalogDatabase, openCatalogDatabase } from "./catalog-database.js";
 import {
@@ -203,10 +205,16 @@ export async function createSluiceServer(
     });
     // Filled in with the bound port by listen() when the configured port is 0.
     const publicUrls = { baseUrl: config.baseUrl, lockUrl: config.lockUrl };
+    let oauthStore = data.oauth;
     const auth = new AuthService({
       store: data.auth,
       catalog: data.catalog.store,
       clock,
+      // A member removed from a team loses the MCP clients they connected there too.
+      connectedApps: connectedAppsIn(() => {
+        oauthStore ??= new SqliteOAuthStore(data.localDatabase());
+        return oauthStore;
+      }),
     });
     const deps: ServerAppDeps = {
       governor,

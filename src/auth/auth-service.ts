@@ -27,9 +27,20 @@ export interface AuthServiceDeps {
   /** Users, teams and memberships (a session ends when its membership does). */
   catalog: CatalogStore;
   clock: Clock;
+  /**
+   * The applications people connected (the MCP server's OAuth grants), ended with the
+   * membership they act through; without it (no MCP server) there are none to end.
+   */
+  connectedApps?: ConnectedApps;
   policy?: Partial<AuthPolicy>;
   /** scrypt cost of new hashes; default N=2^17, r=8, p=1. */
   passwordCost?: PasswordCost;
+}
+
+/** What a user delegated to applications in a team, as the server that keeps it can end it. */
+export interface ConnectedApps {
+  /** Revokes every grant of `userId` in `teamId` at `at`; returns how many. */
+  revokeAllOf(teamId: number, userId: number, at: number): Promise<number>;
 }
 
 /** A signed-in person: who, in which team, with which role. */
@@ -69,6 +80,7 @@ export class AuthService {
   private readonly catalog: CatalogStore;
   private readonly clock: Clock;
   private readonly cost: PasswordCost;
+  private readonly connectedApps: ConnectedApps | undefined;
   private lastDeletedExpiredAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: AuthServiceDeps) {
@@ -77,6 +89,7 @@ export class AuthService {
     this.clock = deps.clock;
     this.policy = { ...DEFAULT_AUTH_POLICY, ...deps.policy };
     this.cost = deps.passwordCost ?? DEFAULT_PASSWORD_COST;
+    this.connectedApps = deps.connectedApps;
   }
 
   /** Sets (or replaces) a user's password; InvalidArgumentError `password: …` when too weak. */
@@ -241,6 +254,14 @@ export class AuthService {
   /** Ends the user's sessions in one team (removed from it, or lowered to member). */
   endSessionsIn(teamId: number, userId: number): Promise<number> {
     return this.store.deleteUserSessions(userId, teamId);
+  }
+
+  /**
+   * Revokes the applications the user connected in one team (removed from it): they must not
+   * come back if the user rejoins. Returns how many were revoked.
+   */
+  async endConnectedAppsIn(teamId: number, userId: number): Promise<number> {
+    return (await this.connectedApps?.revokeAllOf(teamId, userId, this.clock.now())) ?? 0;
   }
 
   private async startSession(

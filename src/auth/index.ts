@@ -1,7 +1,7 @@
 export { SignInThrottledError } from "./auth-errors.js";
 export type { AuthPolicy } from "./auth-policy.js";
 export { DEFAULT_AUTH_POLICY, SESSION_TOUCH_INTERVAL_MS } from "./auth-policy.js";
-export type { AuthServiceDeps, SignedIn, StartedSession } from "./auth-service.js";
+export type { AuthServiceDeps, ConnectedApps, SignedIn, StartedSession } from "./auth-service.js";
 export { AuthService, SESSION_ID_PREFIX, SIGN_IN_LINK_PREFIX } from "./auth-service.js";
 export type { FirstTeamInput } from "./first-run-setup.js";
 export { FirstRunSetup, SETUP_LINK_REFUSED, SETUP_TOKEN_PREFIX } from "./first-run-setup.js";

@@ -4,9 +4,9 @@ import { fieldIssue, throwIfIssues } from "../catalog/validation.js";
 import { ForbiddenError, InvalidArgumentError } from "../errors.js";
 import type { AuthService } from "./auth-service.js";
 
-/** What membership changes run on: the catalog rules and the sessions to end. */
+/** What membership changes run on: the catalog rules, and the sessions and apps to end. */
 export interface MemberChangeDeps extends CatalogDeps {
-  auth: Pick<AuthService, "endSessionsIn">;
+  auth: Pick<AuthService, "endSessionsIn" | "endConnectedAppsIn">;
 }
 
 /** Who changes whose membership in which team. */
@@ -74,7 +74,8 @@ export async function endAccessInTeam(
 
 /**
  * Removes a member from the team (owners and admins; only an owner removes an owner), ending
- * their sessions and revoking their API tokens there at once. The last owner stays.
+ * their sessions and revoking their API tokens and connected apps (MCP clients) there at
+ * once: none of them comes back if they rejoin. The last owner stays.
  *
  * @example
  * ```ts
@@ -93,6 +94,8 @@ export async function removeMember(deps: MemberChangeDeps, change: MemberChange)
   }
   await deps.store.removeMembership(change.teamId, change.userId);
   await endAccessInTeam(deps, change.teamId, change.userId);
+  // Lowered to member, an app keeps the scopes a member may use; removed, it ends.
+  await deps.auth.endConnectedAppsIn(change.teamId, change.userId);
 }
 
 /**

@@ -75,4 +75,44 @@ describe("an assistant's token and its user's membership", () => {
       error: "invalid_grant",
     });
   });
+
+  it("a member removed and added back does not get the old connection back", async () => {
+    const { adaId, acmeId } = env.seeded;
+    const { catalog, auth } = env.server;
+    const { user: sam } = await catalog.addMember(
+      acmeId,
+      { name: "Sam", email: "sam@acme.test" },
+      "member",
+    );
+    const samCookie = env.sessions.signIn(sam.id, acmeId, "member");
+    const { tokens } = await signInClient({ as, client, redirectUri, cookie: samCookie });
+    expect((await postToolsCall(env.resource, tokens.access_token, "whoami")).status).toBe(200);
+
+    await removeMember(
+      { store: catalog.store, secretBox: catalog.secretBox, clock: catalog.clock, auth },
+      { teamId: acmeId, actorUserId: adaId, userId: sam.id },
+    );
+    await catalog.addMember(acmeId, { name: "Sam", email: "sam@acme.test" }, "member");
+
+    // Like their API tokens, what Sam connected before ended with the membership.
+    const after = await postToolsCall(env.resource, tokens.access_token, "whoami");
+    expect(after.status).toBe(401);
+    expect(after.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
+    const refreshed = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      tokens.refresh_token as string,
+      { ...INSECURE, additionalParameters: { resource: env.resource } },
+    );
+    await expect(oauth.processRefreshTokenResponse(as, client, refreshed)).rejects.toMatchObject({
+      error: "invalid_grant",
+    });
+    // Nor is it listed among Sam's connected apps.
+    const page = await fetch(`${env.baseUrl}/oauth/connected-apps`, {
+      headers: { cookie: samCookie },
+    });
+    expect(page.status).toBe(200);
+    expect(await page.text()).not.toContain("/revoke");
+  });
 });
