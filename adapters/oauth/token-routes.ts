@@ -42,7 +42,7 @@ export function tokenRoutes(deps: {
   }
 
   routes.post("/token", async (c) => {
-    const form = await readForm(c.req.raw);
+    const form = await readPublicClientForm(c.req.raw);
     const grantType = form.get("grant_type");
     const body =
       grantType === "authorization_code"
@@ -54,7 +54,7 @@ export function tokenRoutes(deps: {
   });
 
   routes.post("/revoke", async (c) => {
-    await deps.grants.revokeToken(await readForm(c.req.raw));
+    await deps.grants.revokeToken(await readPublicClientForm(c.req.raw));
     return c.body(null, 200, NO_STORE);
   });
 
@@ -81,6 +81,22 @@ export function tokenRoutes(deps: {
   }
 
   return routes;
+}
+
+/**
+ * The form of a token or revocation request from a public client. One that authenticates in
+ * the Authorization header instead of naming itself in the body (`client_secret_basic`) is
+ * told it cannot: RFC 6749 §5.2's 401 `invalid_client`, with the challenge.
+ */
+async function readPublicClientForm(request: Request): Promise<URLSearchParams> {
+  const form = await readForm(request);
+  if (request.headers.has("authorization") && !form.has("client_id")) {
+    throw new OAuthProtocolError(
+      "invalid_client",
+      'Clients here are public (token_endpoint_auth_method "none"): send client_id in the body.',
+    );
+  }
+  return form;
 }
 
 /** The form body of a token or revocation request (`application/x-www-form-urlencoded`). */

@@ -345,4 +345,28 @@ describe("token endpoint refusals", () => {
     expect(registration.status).toBe(400);
     expect(await registration.json()).toMatchObject({ error: "invalid_redirect_uri" });
   });
+
+  it("a client authenticating in the Authorization header is 401 invalid_client with a challenge (RFC 6749 §5.2)", async () => {
+    const { code, verifier } = await freshCode();
+    const basic = `Basic ${Buffer.from(`${client.client_id}:a-secret`).toString("base64")}`;
+    for (const path of ["/oauth/token", "/oauth/revoke"]) {
+      const response = await fetch(`${env.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code,
+          code_verifier: verifier,
+          redirect_uri: redirectUri,
+          token: code,
+        }),
+      });
+      expect(response.status, path).toBe(401);
+      expect(response.headers.get("www-authenticate"), path).toMatch(/^Basic /);
+      expect(response.headers.get("cache-control"), path).toBe("no-store");
+      expect(await response.json(), path).toMatchObject({ error: "invalid_client" });
+    }
+    // The code was not spent: the client, told to send client_id, exchanges it.
+    expect((await exchange(code, verifier)).status).toBe(200);
+  });
 });
