@@ -12,7 +12,7 @@ import type { Clock } from "../../src/clock/clock.js";
 import { SluiceError } from "../../src/errors.js";
 import type { Governor } from "../../src/governor/types.js";
 import type { MetricsRecorder } from "../../src/metrics/recorder.js";
-import type { OAuthScope } from "../oauth/scopes.js";
+import { type OAuthScope, scopesForRole } from "../oauth/scopes.js";
 
 /** What the tools read and change: the server's parts. */
 export interface ToolDeps {
@@ -125,6 +125,22 @@ function standardSchema(schema: AnySchema) {
   };
 }
 
+/**
+ * Why a scope is missing, and what helps: consent again when the user's role allows it, an
+ * owner or admin when it does not (reconnecting would not help a member).
+ */
+async function missingScopeMessage(
+  scope: OAuthScope,
+  access: ToolAccess,
+  deps: ToolDeps,
+): Promise<string> {
+  const membership = await deps.catalog.store.getMembership(access.teamId, access.userId);
+  if (membership && !scopesForRole(membership.role).includes(scope)) {
+    return `This connection lacks the "${scope}" scope: your role in this team (${membership.role}) does not allow it. An owner or admin can do this, or give you their role.`;
+  }
+  return `This connection lacks the "${scope}" scope. Reconnect the assistant and allow it on the consent page.`;
+}
+
 function textResult(text: string, isError: boolean): CallToolResult {
   return { content: [{ type: "text", text }], isError };
 }
@@ -159,9 +175,7 @@ export function registerSluiceTools(
         try {
           if (!access) throw new ToolRefusal("This call is not authenticated.");
           if (tool.scope && !access.scopes.includes(tool.scope)) {
-            throw new ToolRefusal(
-              `This connection lacks the "${tool.scope}" scope. Reconnect the assistant and allow it on the consent page.`,
-            );
+            throw new ToolRefusal(await missingScopeMessage(tool.scope, access, deps));
           }
           const result = await tool.run(args as never, access, deps);
           return {

@@ -320,7 +320,10 @@ describe("an assistant given only {base_url}/mcp", () => {
       expect((await call(mcp, "whoami")).role).toBe("member");
       const refused = await mcp.callTool({ name: "mint_pool_key", arguments: { pool: "chat" } });
       expect(refused.isError).toBe(true);
-      expect(JSON.stringify(refused.content)).toContain('lacks the \\"keys:write\\" scope');
+      // Reconnecting would not help: the refusal says the role is why.
+      expect(JSON.stringify(refused.content)).toContain(
+        'lacks the \\"keys:write\\" scope: your role in this team (member) does not allow it',
+      );
       await mcp.close();
     } finally {
       document.server.close();
