@@ -5,7 +5,7 @@ import { type OAuthScope, SCOPE_DESCRIPTIONS } from "./scopes.js";
 /** What the consent page shows besides the request. */
 export interface ConsentView {
   request: AuthorizationRequest;
-  /** Signed form token (see ConsentTickets). */
+  /** Sealed form token (see ConsentTickets). */
   ticket: string;
   userName: string;
   teamName: string;

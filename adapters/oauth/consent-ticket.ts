@@ -1,4 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { SecretBox } from "../../src/catalog/encryption.js";
+import type { EncryptedSecret } from "../../src/catalog/types.js";
 import type { AuthorizationRequest } from "./authorization-request.js";
 import type { SessionUser } from "./session.js";
 
@@ -12,21 +14,26 @@ interface TicketBody {
   expiresAt: number;
 }
 
+/** What seals a ticket: the catalog's secret box, whose key every server of a fleet shares. */
+export type TicketSealer = Pick<SecretBox, "seal" | "open">;
+
 /**
  * The consent form's token: the checked authorization request, the user it was shown to and
- * an expiry, signed with a per-process key. The form posts it back, so approving needs no
- * server-side state, cannot change what was shown, and works only for that signed-in user
- * (a cross-site form cannot produce one). A restart invalidates open consent pages.
+ * an expiry, sealed (AES-GCM) with the catalog's secret key. The form posts it back, so
+ * approving needs no server-side state, cannot change what was shown, and works only for that
+ * signed-in user (a cross-site form cannot produce one). Servers sharing a catalog share the
+ * key, so the Allow button works whichever server behind a load balancer it reaches; without
+ * a sealer the key is this process's own.
  *
  * @example
  * ```ts
- * const tickets = new ConsentTickets();
+ * const tickets = new ConsentTickets(catalog.secretBox);
  * const ticket = tickets.issue(request, user, now);
  * tickets.open(ticket, user, now); // the request, or null
  * ```
  */
 export class ConsentTickets {
-  private readonly key = randomBytes(32);
+  constructor(private readonly sealer: TicketSealer = new SecretBox(randomBytes(32))) {}
 
   issue(request: AuthorizationRequest, user: SessionUser, now: number): string {
     const body: TicketBody = {
@@ -35,23 +42,21 @@ export class ConsentTickets {
       teamId: user.teamId,
       expiresAt: now + TICKET_TTL_MS,
     };
-    const payload = Buffer.from(JSON.stringify(body)).toString("base64url");
-    return `${payload}.${this.sign(payload)}`;
+    const sealed = this.sealer.seal(JSON.stringify(body));
+    return Buffer.from(JSON.stringify(sealed)).toString("base64url");
   }
 
   /** The request of a valid, unexpired ticket issued to `user`; null otherwise. */
   open(ticket: string, user: SessionUser, now: number): AuthorizationRequest | null {
-    const [payload, signature, extra] = ticket.split(".");
-    if (payload === undefined || signature === undefined || extra !== undefined) return null;
-    const expected = Buffer.from(this.sign(payload));
-    const given = Buffer.from(signature);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-    const body = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as TicketBody;
+    let body: TicketBody;
+    try {
+      const sealed = JSON.parse(Buffer.from(ticket, "base64url").toString("utf8"));
+      body = JSON.parse(this.sealer.open(sealed as EncryptedSecret)) as TicketBody;
+    } catch {
+      // Not a ticket, altered, or sealed under another key: the same answer as an expired one.
+      return null;
+    }
     if (body.userId !== user.userId || body.teamId !== user.teamId) return null;
     return now < body.expiresAt ? body.request : null;
-  }
-
-  private sign(payload: string): string {
-    return createHmac("sha256", this.key).update(payload).digest("base64url");
   }
 }

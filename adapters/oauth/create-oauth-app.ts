@@ -10,7 +10,7 @@ import {
 } from "../hono/caller/client-address-reader.js";
 import { authorizeRoutes } from "./authorize-routes.js";
 import { connectedAppsRoutes } from "./connected-apps-routes.js";
-import { ConsentTickets } from "./consent-ticket.js";
+import { ConsentTickets, type TicketSealer } from "./consent-ticket.js";
 import { GrantService } from "./grant-service.js";
 import { authorizationServerMetadata } from "./metadata.js";
 import { metadataMethodNotAllowed, NO_STORE, oauthErrorResponse } from "./oauth-error.js";
@@ -45,6 +45,11 @@ export interface OAuthAppDeps {
   clientAddress?: ClientAddressReader;
   /** Where unexpected errors are reported (they are answered 400, never 5xx); default console. */
   logError?: (error: unknown) => void;
+  /**
+   * Seals consent forms; pass the catalog's secret box so that servers sharing the catalog
+   * accept each other's (default: a key of this process's own).
+   */
+  ticketSealer?: TicketSealer;
 }
 
 /** The authorization server app and the grant service the MCP endpoint verifies tokens with. */
@@ -97,7 +102,7 @@ export function createOAuthApp(deps: OAuthAppDeps): OAuthApp {
       clients: { store: deps.store, fetchJson: createSafeJsonFetcher(deps.clientMetadata) },
       catalog: deps.catalog,
       sessions: deps.sessions,
-      tickets: new ConsentTickets(),
+      tickets: new ConsentTickets(deps.ticketSealer),
       clock: deps.clock,
       issuer,
       resource,

@@ -6,7 +6,8 @@ import type { SafeFetchOptions } from "../oauth/safe-fetch.js";
 import type { OAuthSessions } from "../oauth/session.js";
 import { SqliteOAuthStore } from "../sqlite/sqlite-oauth-store.js";
 import { pathOf } from "./assistant-routing.js";
-import type { ServerAppFactory } from "./create-server.js";
+import type { ServerAppDeps, ServerAppFactory } from "./create-server.js";
+import type { FetchApp } from "./host-router.js";
 
 /** Options of {@link assistantAppForServer}. */
 export interface AssistantAppOptions {
@@ -36,35 +37,50 @@ export const NO_SESSIONS: OAuthSessions = {
  */
 export function assistantAppForServer(options: AssistantAppOptions): ServerAppFactory {
   return (deps) => {
-    // Faults (never tokens or request bodies) go to the server's error log.
-    const logError = (error: unknown) =>
-      deps.reportFailure ? deps.reportFailure(undefined, error) : console.error(error);
-    const oauth = createOAuthApp({
-      store: deps.oauthStore ?? new SqliteOAuthStore(deps.database),
-      catalog: deps.catalog.store,
-      sessions: options.sessions,
-      clock: deps.clock,
-      issuer: deps.config.baseUrl,
-      clientMetadata: options.clientMetadata ?? metadataPolicy(deps.config.clientMetadataNetwork),
-      clientAddress: clientAddressReader(deps.config.trustedProxies),
-      logError,
-    });
-    const mcp = createMcpApp({
-      catalog: deps.catalog,
-      governor: deps.governor,
-      metrics: deps.metrics,
-      accessLog: deps.accessLog,
-      clock: deps.clock,
-      logError,
-      grants: oauth.grants,
-      issuer: oauth.issuer,
-      resource: oauth.resource,
-      version: packageVersion(),
-    });
+    // Built at the first request, once listening: with `--port 0` the issuer and resource
+    // then carry the bound port, not 0 (requests cannot arrive any earlier).
+    let app: FetchApp | undefined;
     return {
-      fetch: (request, env) =>
-        isMcpPath(pathOf(request.url)) ? mcp.fetch(request, env) : oauth.app.fetch(request, env),
+      fetch: (request, env) => {
+        app ??= buildAssistantApp(options, deps);
+        return app.fetch(request, env);
+      },
     };
+  };
+}
+
+function buildAssistantApp(options: AssistantAppOptions, deps: ServerAppDeps): FetchApp {
+  // Faults (never tokens or request bodies) go to the server's error log.
+  const logError = (error: unknown) =>
+    deps.reportFailure ? deps.reportFailure(undefined, error) : console.error(error);
+  const oauth = createOAuthApp({
+    store: deps.oauthStore ?? new SqliteOAuthStore(deps.database),
+    catalog: deps.catalog.store,
+    sessions: options.sessions,
+    clock: deps.clock,
+    issuer: deps.publicUrls().baseUrl,
+    clientMetadata: options.clientMetadata ?? metadataPolicy(deps.config.clientMetadataNetwork),
+    clientAddress: clientAddressReader(deps.config.trustedProxies),
+    logError,
+    // The key every server on the catalog has: a consent page shown by one server may be
+    // answered through another behind the load balancer.
+    ticketSealer: deps.catalog.secretBox,
+  });
+  const mcp = createMcpApp({
+    catalog: deps.catalog,
+    governor: deps.governor,
+    metrics: deps.metrics,
+    accessLog: deps.accessLog,
+    clock: deps.clock,
+    logError,
+    grants: oauth.grants,
+    issuer: oauth.issuer,
+    resource: oauth.resource,
+    version: packageVersion(),
+  });
+  return {
+    fetch: (request, env) =>
+      isMcpPath(pathOf(request.url)) ? mcp.fetch(request, env) : oauth.app.fetch(request, env),
   };
 }
 
