@@ -1,5 +1,6 @@
 import type { ResolvedClient } from "./clients.js";
 import { isS256Challenge } from "./oauth-secrets.js";
+import { registeredRedirectUri } from "./redirect-uris.js";
 import { type OAuthScope, parseScope } from "./scopes.js";
 
 /**
@@ -46,7 +47,7 @@ export class AuthorizeError extends Error {
 
 /**
  * Checks an authorization request's parameters against its client: the redirect URI first
- * (required, and an unregistered one is never redirected to), then the code flow, PKCE S256,
+ * (required, and an unregistered one is never redirected to; a loopback one on any port), then the code flow, PKCE S256,
  * the scopes and the resource, which must be `resource` (RFC 8707) when given.
  *
  * @example
@@ -62,7 +63,7 @@ export function checkAuthorizationRequest(
   // Always required (as OAuth 2.1 has it), so the token request can always be held to it.
   const uri = params.get("redirect_uri");
   if (uri === null) throw new AuthorizeError("invalid_request", "redirect_uri is required.", null);
-  if (!client.redirectUris.includes(uri)) {
+  if (!registeredRedirectUri(uri, client.redirectUris)) {
     throw new AuthorizeError(
       "invalid_request",
       "redirect_uri is not one of the client's registered redirect URIs.",

@@ -28,6 +28,43 @@ export function redirectUriProblem(uri: unknown): string | null {
 }
 
 /**
+ * Whether a requested redirect URI is one of the registered ones: character for character,
+ * except that a loopback `http` URI may name any port (RFC 8252 §7.3, OAuth 2.1 §2.3.1): a
+ * native client listens on a port the system picks at each sign-in, which its registration
+ * (or its metadata document, written once) cannot know. Host, path and query still match
+ * exactly: `localhost` and `127.0.0.1` are not each other.
+ *
+ * @example
+ * ```ts
+ * registeredRedirectUri("http://127.0.0.1:51004/cb", ["http://127.0.0.1/cb"]); // true
+ * registeredRedirectUri("https://app.example/cb", ["https://app.example/cb/"]); // false
+ * ```
+ */
+export function registeredRedirectUri(requested: string, registered: readonly string[]): boolean {
+  if (registered.includes(requested)) return true;
+  const wanted = loopbackWithoutPort(requested);
+  return wanted !== null && registered.some((uri) => loopbackWithoutPort(uri) === wanted);
+}
+
+/** A loopback http URI as written, less its port; null for any other URI. */
+function loopbackWithoutPort(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" || !LOOPBACK_HOSTS.has(url.hostname)) return null;
+  // As written after the authority (no normalization), so only the port may differ.
+  const authority = /^http:\/\/([^/?#]*)/i.exec(uri)?.[1] ?? "";
+  const host = authority.replace(/:\d*$/, "");
+  if (host.toLowerCase() !== url.hostname || url.username !== "" || url.password !== "") {
+    return null;
+  }
+  return `http://${host}${uri.slice(`http://${authority}`.length)}`;
+}
+
+/**
  * The host a consent page names for a redirect URI (with its port when it has one).
  *
  * @example
