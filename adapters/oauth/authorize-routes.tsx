@@ -12,6 +12,7 @@ import type { ConsentTickets } from "./consent-ticket.js";
 import type { GrantService } from "./grant-service.js";
 import { OAuthProtocolError } from "./oauth-error.js";
 import { ErrorPage, htmlPage } from "./page-layout.js";
+import { isLoopbackRedirectUri, redirectHost } from "./redirect-uris.js";
 import type { OAuthSessions } from "./session.js";
 
 export interface AuthorizeRouteDeps {
@@ -67,16 +68,15 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
       if (!(error instanceof AuthorizeError)) throw error;
       if (!error.redirect) return errorPage(c, "Invalid request", error.description);
       const { uri, state } = error.redirect;
-      return c.redirect(errorUrl(deps.issuer, uri, state, error.error, error.description), 302);
+      return sendBack(c, errorUrl(deps.issuer, uri, state, error.error, error.description), uri);
     }
     if (!user) return signIn();
     const allowed = await deps.grants.allowedScopes(user.teamId, user.userId);
     const granted = request.scopes.filter((scope) => allowed.includes(scope));
     if (granted.length === 0) {
       const why = "Your role in this team allows none of the requested scopes.";
-      return c.redirect(
-        errorUrl(deps.issuer, request.redirectUri, request.state, "invalid_scope", why),
-      );
+      const url = errorUrl(deps.issuer, request.redirectUri, request.state, "invalid_scope", why);
+      return sendBack(c, url, request.redirectUri);
     }
     const [account, team] = [
       await deps.catalog.getUser(user.userId),
@@ -153,4 +153,18 @@ function errorUrl(
 
 function errorPage(c: Context, title: string, message: string) {
   return htmlPage(c, <ErrorPage title={title} message={message} />, 400);
+}
+
+/**
+ * A request refused before anyone consented goes back to its client: by itself to a loopback
+ * redirect URI, through a link to any other. Anyone may register a client with any https
+ * redirect URI, so following it unasked would make this server an open redirector (RFC 9700
+ * §4.11.2); after Allow or Deny the person has seen where they are sent.
+ */
+function sendBack(c: Context, url: string, redirectUri: string) {
+  const reason = new URL(url).searchParams.get("error_description") ?? "";
+  if (isLoopbackRedirectUri(redirectUri)) return c.redirect(url, 302);
+  const back = { url, host: redirectHost(redirectUri) };
+  const page = <ErrorPage title="Request refused" message={reason} back={back} />;
+  return htmlPage(c, page, 400);
 }

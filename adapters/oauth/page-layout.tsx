@@ -63,18 +63,30 @@ export function PageLayout(props: { title: string; children?: Child }) {
 
 /**
  * A page for an authorization request that cannot go back to its client (unknown client,
- * unregistered redirect URI): the person is told why instead of being redirected.
+ * unregistered redirect URI), or should not by itself (a refused request whose redirect URI is
+ * not on this machine, offered as a link): the person is told why instead of being redirected.
  *
  * @example
  * ```tsx
  * htmlPage(c, <ErrorPage title="Unknown application" message="…" />, 400)
  * ```
  */
-export function ErrorPage(props: { title: string; message: string }) {
+export function ErrorPage(props: {
+  title: string;
+  message: string;
+  /** The application's redirect URI with the error, offered as a link (never followed alone). */
+  back?: { url: string; host: string };
+}) {
   return (
     <PageLayout title={props.title}>
       <h1>{props.title}</h1>
       <p>{props.message}</p>
+      {props.back && (
+        <p>
+          <a href={props.back.url}>Return to {props.back.host}</a>{" "}
+          <span class="muted">(the application is told why)</span>
+        </p>
+      )}
       <p class="muted">Nothing was shared. You can close this page.</p>
     </PageLayout>
   );

@@ -46,6 +46,21 @@ export function registeredRedirectUri(requested: string, registered: readonly st
   return wanted !== null && registered.some((uri) => loopbackWithoutPort(uri) === wanted);
 }
 
+/**
+ * Whether a redirect URI leads back to the person's own machine (`http` on a loopback host):
+ * the authorization endpoint sends errors there by itself, and to any other URI only through a
+ * link the person follows, so it is no open redirector to a site a client registered.
+ *
+ * @example
+ * ```ts
+ * isLoopbackRedirectUri("http://127.0.0.1:33418/cb"); // true
+ * isLoopbackRedirectUri("https://app.example/cb"); // false
+ * ```
+ */
+export function isLoopbackRedirectUri(uri: string): boolean {
+  return loopbackWithoutPort(uri) !== null;
+}
+
 /** A loopback http URI as written, less its port; null for any other URI. */
 function loopbackWithoutPort(uri: string): string | null {
   let url: URL;

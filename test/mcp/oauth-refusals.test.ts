@@ -131,6 +131,54 @@ describe("authorization endpoint refusals", () => {
     expect(good.headers.get("location")).toMatch(/^\/sign-in\?return_to=%2Foauth%2Fauthorize%3F/);
   });
 
+  it("a refused request for a redirect URI off this machine is a page with a link back, never a redirect by itself", async () => {
+    // Anyone may register any https redirect URI; following it unasked would be an open redirect.
+    const registered = await fetch(`${env.baseUrl}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Web app", redirect_uris: ["https://phish.example/cb"] }),
+    });
+    const web = (await registered.json()) as oauth.Client;
+    const request = (fields: Record<string, string>, session?: string) => {
+      const url = new URL(as.authorization_endpoint as string);
+      url.search = new URLSearchParams({
+        response_type: "code",
+        client_id: web.client_id,
+        redirect_uri: "https://phish.example/cb",
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+        state: "s3",
+        ...fields,
+      }).toString();
+      return fetch(url, { redirect: "manual", headers: session ? { cookie: session } : {} });
+    };
+    const member = env.sessions.signIn(env.seeded.maxId, env.seeded.acmeId, "member");
+    for (const [fields, session, error] of [
+      [{ response_type: "token" }, undefined, "unsupported_response_type"],
+      [{ code_challenge_method: "plain" }, cookie, "invalid_request"],
+      [{ resource: "https://elsewhere.example/mcp" }, cookie, "invalid_target"],
+      [{ scope: "keys:write" }, member, "invalid_scope"],
+    ] as const) {
+      const refused = await request(fields, session);
+      expect(refused.status, error).toBe(400);
+      expect(refused.headers.get("location"), error).toBeNull();
+      const html = await refused.text();
+      const link = /<a href="([^"]+)">Return to phish\.example<\/a>/.exec(html)?.[1];
+      expect(link, error).toBeDefined();
+      const back = new URL((link as string).replaceAll("&amp;", "&"));
+      expect(back.origin + back.pathname).toBe("https://phish.example/cb");
+      expect(back.searchParams.get("error")).toBe(error);
+      expect(back.searchParams.get("state")).toBe("s3");
+      expect(back.searchParams.get("iss")).toBe(env.baseUrl);
+    }
+    // Once the person has seen the host on the consent page, their answer goes back by itself.
+    const consent = await request({}, cookie);
+    const ticket = /name="ticket" value="([^"]+)"/.exec(await consent.text())?.[1] as string;
+    const denied = await answerConsent(env.baseUrl, cookie, ticket, "deny");
+    expect(denied.origin + denied.pathname).toBe("https://phish.example/cb");
+    expect(denied.searchParams.get("error")).toBe("access_denied");
+  });
+
   it("another resource, no PKCE, plain PKCE or an unknown scope go back to the client as errors", async () => {
     const base = {
       as,
