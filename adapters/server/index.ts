@@ -13,6 +13,7 @@
 export type {
   AuthPolicy,
   AuthStore,
+  ConnectedApps,
   SessionRecord,
   SignedIn,
   SignInLinkRecord,
