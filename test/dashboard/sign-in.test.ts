@@ -198,6 +198,23 @@ describe("dashboard sign-in", () => {
     expect(poll.headers.get("hx-redirect")).toBe("/sign-in?next=%2Fpool%2Fllm");
   });
 
+  it("goes on to the page asked for when the sign-in page is reloaded after signing in elsewhere", async () => {
+    // A person without a password signs in with a one-time link in another tab, then reloads
+    // the sign-in page an assistant's consent request sent them to.
+    const next = "/oauth/authorize?client_id=c&state=s";
+    const signedIn = await d.request("/sign-in", {
+      form: { email: "ada@acme.test", password: PASSWORD, next: "/" },
+    });
+    const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] as string;
+    const reloaded = await d.request(`/sign-in?next=${encodeURIComponent(next)}`, { cookie });
+    expect(reloaded.status).toBe(303);
+    expect(reloaded.location).toBe(next);
+    const offsite = await d.request("/sign-in?next=//evil.test/x", { cookie });
+    expect(offsite.location).toBe("/");
+    // Signed out, the form as before.
+    expect((await d.request(`/sign-in?next=${encodeURIComponent(next)}`)).status).toBe(200);
+  });
+
   it("ends an idle session, and every session at its absolute expiry", async () => {
     const idle = await d.signInAs(d.acme.owner.id);
     await d.clock.advance(d.auth.policy.idleMs);

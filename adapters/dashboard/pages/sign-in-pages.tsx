@@ -29,7 +29,7 @@ export function SignInPage(props: { next: string; email?: string; error?: string
       <p class="muted">
         No password yet? Use a one-time link: <code>sluice serve</code> prints one for a team
         without passwords, and <code>sluice user sign-in-link --email you@example.com</code> prints
-        one any time. Or set a password with{" "}
+        one any time (once signed in with it, reload this page to go on). Or set a password with{" "}
         <code>sluice user set-password --email you@example.com</code>.
       </p>
     </Layout>

@@ -6,7 +6,7 @@ import { clientAddressReader } from "../../hono/caller/client-address-reader.js"
 import type { DashboardDeps } from "../dashboard-env.js";
 import { formText, readForm } from "../forms.js";
 import { SignInLinkPage, SignInPage } from "../pages/sign-in-pages.js";
-import { type SessionCookie, writeSessionCookie } from "../session-cookie.js";
+import { readSessionCookie, type SessionCookie, writeSessionCookie } from "../session-cookie.js";
 import { safeNext } from "../session-middleware.js";
 
 /**
@@ -27,7 +27,13 @@ export function signInRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
     return c.redirect(to, 303);
   }
 
-  routes.get("/sign-in", (c) => c.html(<SignInPage next={safeNext(c.req.query("next"))} />));
+  routes.get("/sign-in", async (c) => {
+    const next = safeNext(c.req.query("next"));
+    // Signed in meanwhile (a one-time link opened in another tab): reloading this page goes on
+    // to the page asked for (a consent page, say) instead of asking again.
+    if (await deps.auth.authenticate(readSessionCookie(c, cookie))) return c.redirect(next, 303);
+    return c.html(<SignInPage next={next} />);
+  });
 
   routes.post("/sign-in", async (c) => {
     const form = await readForm(c);
