@@ -88,19 +88,13 @@ export function createMcpApp(deps: McpAppDeps): Hono {
 
   const app = new Hono();
   // Browser-based clients (the MCP inspector) call from other origins with bearer tokens,
-  // never cookies, so any origin may. DNS rebinding cannot reach this app: the host router
-  // serves only the configured host names.
+  // never cookies, so any origin may, with any request header: 2026-07-28 clients add
+  // Mcp-Method and Mcp-Name (SEP-2243), and a fixed list would refuse the next such header.
+  // DNS rebinding cannot reach this app: the host router serves only the configured host names.
   app.use(
     "*",
     cors({
       origin: "*",
-      allowHeaders: [
-        "Authorization",
-        "Content-Type",
-        "Mcp-Protocol-Version",
-        "Mcp-Session-Id",
-        "Last-Event-Id",
-      ],
       exposeHeaders: ["WWW-Authenticate", "Mcp-Session-Id", "Mcp-Protocol-Version"],
     }),
   );

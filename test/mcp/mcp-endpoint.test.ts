@@ -125,14 +125,17 @@ describe("browser-based clients", () => {
       headers: {
         origin: "http://localhost:6274",
         "access-control-request-method": "POST",
-        "access-control-request-headers": "authorization, content-type, mcp-protocol-version",
+        // A 2026-07-28 client's request also names its method and target (SEP-2243).
+        "access-control-request-headers":
+          "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name",
       },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
-    expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase()).toContain(
-      "authorization",
-    );
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    for (const header of ["authorization", "mcp-protocol-version", "mcp-method", "mcp-name"]) {
+      expect(allowed.split(/\s*,\s*/), header).toContain(header);
+    }
     const challenge = await fetch(env.resource, {
       method: "POST",
       headers: { origin: "http://localhost:6274", "content-type": "application/json" },
