@@ -20,6 +20,12 @@ import type { OAuthGrantRecord, OAuthStore } from "./types.js";
 export const CODE_TTL_MS = 60_000;
 export const ACCESS_TOKEN_TTL_MS = 3_600_000;
 export const REFRESH_TOKEN_TTL_MS = 30 * 86_400_000;
+/**
+ * How old a grant with no code or token left must be to go: its code is written just after
+ * it, so a younger one may be a consent still on its way (servers of a fleet whose clocks
+ * differ a little included).
+ */
+const DEAD_GRANT_MIN_AGE_MS = 2 * CODE_TTL_MS;
 /** lastUsedAt of a grant is informational: written at most once a minute. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -198,7 +204,9 @@ export class GrantService {
   }
 
   /** The user's connected apps in the team. */
-  listGrants(user: SessionUser): Promise<OAuthGrantRecord[]> {
+  async listGrants(user: SessionUser): Promise<OAuthGrantRecord[]> {
+    // Grants nothing can use any more are not shown as connected apps.
+    await this.pruneNow(this.deps.clock.now());
     return this.deps.store.listGrants(user.teamId, user.userId);
   }
 
@@ -261,11 +269,15 @@ export class GrantService {
     return response;
   }
 
-  /** Expired codes and tokens go at most once a minute, on the way of an issue. */
+  /**
+   * Expired codes and tokens, then the grants left with none, go at most once a minute, on the
+   * way of an issue or of the connected apps' list.
+   */
   private async pruneNow(now: number): Promise<void> {
     if (now - this.lastPrune < 60_000) return;
     this.lastPrune = now;
     await this.deps.store.pruneExpired(now);
+    await this.deps.store.pruneDeadGrants(now - DEAD_GRANT_MIN_AGE_MS);
   }
 }
 

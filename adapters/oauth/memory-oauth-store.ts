@@ -118,6 +118,18 @@ export class MemoryOAuthStore implements OAuthStore {
     }
     return pruned;
   }
+
+  async pruneDeadGrants(createdBefore: number): Promise<number> {
+    const named = new Set([...this.codes.values(), ...this.tokens.values()].map((r) => r.grantId));
+    let pruned = 0;
+    for (const [id, grant] of this.grants) {
+      if (grant.createdAt < createdBefore && !named.has(id)) {
+        this.grants.delete(id);
+        pruned++;
+      }
+    }
+    return pruned;
+  }
 }
 
 function copyGrant(grant: OAuthGrantRecord): OAuthGrantRecord {

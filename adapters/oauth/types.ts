@@ -97,4 +97,11 @@ export interface OAuthStore {
   useToken(tokenHash: string, at: number): Promise<boolean>;
   /** Deletes codes and tokens that expired before `now`; returns how many went. */
   pruneExpired(now: number): Promise<number>;
+  /**
+   * Deletes grants created before `createdBefore` that no code or token names any more: a
+   * consent whose code expired unused (Allow clicked twice, a client that crashed), one whose
+   * tokens all expired, a revoked one. None can be used again, so "Connected apps" stops
+   * listing them. Returns how many went.
+   */
+  pruneDeadGrants(createdBefore: number): Promise<number>;
 }

@@ -9,6 +9,7 @@ import type {
 import {
   type CodeRow,
   codeFromRow,
+  DELETE_DEAD_GRANTS,
   type GrantRow,
   grantFromRow,
   type TokenRow,
@@ -202,6 +203,11 @@ export class PostgresOAuthStore implements OAuthStore {
       const tokens = await client.query("DELETE FROM oauth_tokens WHERE expires_at < $1", [now]);
       return (codes.rowCount ?? 0) + (tokens.rowCount ?? 0);
     });
+  }
+
+  async pruneDeadGrants(createdBefore: number): Promise<number> {
+    const result = await this.query("OAuth grant", DELETE_DEAD_GRANTS, [createdBefore]);
+    return result.rowCount ?? 0;
   }
 
   private query<R extends pg.QueryResultRow = pg.QueryResultRow>(

@@ -108,3 +108,11 @@ export function tokenFromRow(row: TokenRow): OAuthTokenRecord {
     usedAt: row.used_at,
   };
 }
+
+/**
+ * Deletes the grants created before `$1` that no code or token names any more (see
+ * `OAuthStore.pruneDeadGrants`), in both SQL stores (SQLite binds `?` in place of `$1`).
+ */
+export const DELETE_DEAD_GRANTS = `DELETE FROM oauth_grants WHERE created_at < $1
+  AND NOT EXISTS (SELECT 1 FROM oauth_codes WHERE oauth_codes.grant_id = oauth_grants.id)
+  AND NOT EXISTS (SELECT 1 FROM oauth_tokens WHERE oauth_tokens.grant_id = oauth_grants.id)`;

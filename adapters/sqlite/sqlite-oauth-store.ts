@@ -10,6 +10,7 @@ import type {
 import {
   type CodeRow,
   codeFromRow,
+  DELETE_DEAD_GRANTS,
   type GrantRow,
   grantFromRow,
   type TokenRow,
@@ -206,6 +207,13 @@ export class SqliteOAuthStore implements OAuthStore {
           this.sql("DELETE FROM oauth_codes WHERE expires_at < ?").run(now).changes +
           this.sql("DELETE FROM oauth_tokens WHERE expires_at < ?").run(now).changes,
       )(),
+    );
+  }
+
+  async pruneDeadGrants(createdBefore: number): Promise<number> {
+    return guardedWrite(
+      "OAuth grant",
+      () => this.sql(DELETE_DEAD_GRANTS.replace("$1", "?")).run(createdBefore).changes,
     );
   }
 

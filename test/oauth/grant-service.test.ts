@@ -99,6 +99,20 @@ describe("grant lifetimes (ManualClock)", () => {
     expect(refreshed.scope).toBe("budgets:read pools:read metrics:read");
   });
 
+  it("connected apps stop listing a consent that can no longer be used", async () => {
+    // Allow clicked twice: two grants, the client exchanges one code.
+    await exchange(await grants.approve(request(), user));
+    await grants.approve(request(), user);
+    const [unexchanged, exchanged] = (await grants.listGrants(user)).map((grant) => grant.id);
+    // Its code expired unused: nothing can use that grant any more.
+    clock.advanceSync(2 * CODE_TTL_MS + 1);
+    expect((await grants.listGrants(user)).map((grant) => grant.id)).toEqual([exchanged]);
+    expect(unexchanged).toBeGreaterThan(exchanged!);
+    // Once its refresh token expired too, the other one goes as well.
+    clock.advanceSync(REFRESH_TOKEN_TTL_MS);
+    expect(await grants.listGrants(user)).toEqual([]);
+  });
+
   it("a refresh may narrow the scopes, never widen them", async () => {
     const tokens = await exchange(
       await grants.approve({ ...request(), scopes: ["pools:read"] }, user),

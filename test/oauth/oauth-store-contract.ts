@@ -160,5 +160,33 @@ export function describeOAuthStoreContract(
       expect(await store.findToken("old")).toBeUndefined();
       expect(await store.findToken("new")).toBeDefined();
     });
+
+    it("prunes grants older than the cutoff that no code or token names", async () => {
+      const grant = async (clientId: string, createdAt = 1_000) =>
+        (await store.insertGrant({ ...grantFields(clientId), createdAt })).id;
+      const unexchanged = await grant("code-expired-unused");
+      await store.insertCode(code(unexchanged, "u".repeat(64)));
+      const inUse = await grant("refresh-token-live");
+      await store.insertToken({ ...token(inUse, "live"), expiresAt: 90_000 });
+      const codePending = await grant("code-live");
+      await store.insertCode({ ...code(codePending, "p".repeat(64)), expiresAt: 90_000 });
+      const revoked = await grant("revoked");
+      await store.insertToken({ ...token(revoked, "cut"), expiresAt: 90_000 });
+      await store.revokeGrant(revoked, 2_000);
+      const young = await grant("consent-on-its-way", 60_000);
+
+      await store.pruneExpired(70_000);
+      expect(await store.pruneDeadGrants(50_000)).toBe(2);
+      expect(await store.getGrant(unexchanged)).toBeUndefined();
+      expect(await store.getGrant(revoked)).toBeUndefined();
+      for (const kept of [inUse, codePending, young]) {
+        expect(await store.getGrant(kept)).toBeDefined();
+      }
+      expect((await store.listGrants(fixture.teamId, fixture.userId)).map((g) => g.id)).toEqual([
+        young,
+        codePending,
+        inUse,
+      ]);
+    });
   });
 }
