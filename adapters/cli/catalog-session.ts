@@ -82,11 +82,21 @@ export async function withCatalog(
 }
 
 function databaseUrlOf(args: ParsedCommand, io: CliIo): string | undefined {
-  const url = optionalString(args, "database-url") ?? (io.env.SLUICE_DATABASE_URL || undefined);
-  if (url !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(url.trim())) {
-    throw new InvalidArgumentError("--database-url must be a postgres:// or postgresql:// URL.");
+  const flag = optionalString(args, "database-url");
+  const url = (flag ?? (io.env.SLUICE_DATABASE_URL || undefined))?.trim();
+  if (url === undefined) return undefined;
+  const source = flag === undefined ? "SLUICE_DATABASE_URL" : "--database-url";
+  if (!/^postgres(ql)?:\/\/\S+$/.test(url)) {
+    throw new InvalidArgumentError(`${source} must be a postgres:// or postgresql:// URL.`);
   }
-  return url?.trim();
+  // As `sluice serve` checks it: a port out of range or a broken host is named at once, not
+  // found by the driver ten seconds of retries later as a bare "Invalid URL".
+  if (!URL.canParse(url)) {
+    throw new InvalidArgumentError(
+      `${source} is not a valid URL: check its host and its port (1 to 65535).`,
+    );
+  }
+  return url;
 }
 
 /**

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { StoreUnavailableError } from "../../src/errors.js";
 import { survivesLostConnections } from "./survive-lost-connections.js";
 
 /** BIGINT (int8) as a JS number: ids and epoch-ms times stay far below 2^53. */
@@ -53,17 +54,55 @@ export async function connectPostgres(
       client.release();
       return pool;
     } catch (error) {
+      const reason = (error as Error).message;
+      // A wrong password or a missing database stays wrong: saying "does not answer" and
+      // retrying forever would hide the one thing the operator must fix.
+      if (isLastingRefusal(error)) {
+        await pool.end().catch(() => {});
+        throw new StoreUnavailableError(
+          `PostgreSQL at ${describePostgresUrl(url)} refused the connection: ${reason}`,
+          { cause: error },
+        );
+      }
       if (Date.now() + retryDelayMs > deadline) {
         await pool.end().catch(() => {});
-        throw error;
+        throw new StoreUnavailableError(
+          `PostgreSQL at ${describePostgresUrl(url)} does not answer (${reason}); gave up after ${attempt} ${attempt === 1 ? "attempt" : "attempts"}`,
+          { cause: error },
+        );
       }
       log(
-        `PostgreSQL at ${describePostgresUrl(url)} does not answer (${(error as Error).message}); ` +
+        `PostgreSQL at ${describePostgresUrl(url)} does not answer (${reason}); ` +
           `retrying in ${retryDelayMs} ms (attempt ${attempt})`,
       );
       await new Promise((resolve) => setTimeout(resolve, retryDelayMs));
     }
   }
+}
+
+/**
+ * SQLSTATEs of a refusal that waiting does not cure: class 28 (wrong password, unknown role,
+ * no `pg_hba.conf` entry), 3D000 (no such database), 42501 (no CONNECT privilege). A server
+ * that is starting up (57P03) or full (53300) is worth waiting for.
+ */
+const LASTING_CODES = /^(28...|3D000|42501)$/;
+
+/**
+ * Whether a failed connection attempt would fail the same way on every retry: a refusal by
+ * the server (see {@link LASTING_CODES}), a URL the driver cannot use (`Invalid URL`, a
+ * malformed percent-encoding, `sslmode` against a server without TLS, a password the
+ * authentication method needs but the URL lacks) or a certificate that does not verify.
+ */
+function isLastingRefusal(error: unknown): boolean {
+  if (error instanceof TypeError || error instanceof URIError) return true;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && (LASTING_CODES.test(code) || /CERT|ERR_TLS_/.test(code))) {
+    return true;
+  }
+  return (
+    typeof message === "string" &&
+    /does not support SSL|^SASL: |password must be a string/.test(message)
+  );
 }
 
 /**
