@@ -9,6 +9,13 @@ const DAY_MS = 86_400_000;
 const DEFAULT_RETENTION_DAYS = 30;
 /** Pruning deletes rows; once an hour keeps it off the flush path. */
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * How far back each flush reads the stored buckets for other servers' counts: the minutes
+ * they still write into (a flush every few seconds, a slot held for minutes counts at its
+ * release). Counts a server writes later than that into older minutes (after a long database
+ * outage) reach the others' figures at their next start.
+ */
+export const FOLD_LOOKBACK_MS = 15 * 60_000;
 
 /**
  * Moves metrics between the in-memory recorder and the database on a schedule. Operations
@@ -22,7 +29,12 @@ export interface MetricsPersistence {
    * belonged to a deleted pool (maybe another team's) whose history is not the new pool's.
    */
   load(): Promise<number>;
-  /** Saves every bucket changed since the last flush; returns how many were written. */
+  /**
+   * Saves every bucket changed since the last flush, then adds to the recorder what other
+   * servers on the same database stored meanwhile in the last {@link FOLD_LOOKBACK_MS} (so
+   * every server's metrics API and dashboard show the fleet's counts); returns how many
+   * buckets were written.
+   */
   flush(): Promise<number>;
   /**
    * Drops buckets older than the longest pool retention, in memory and on disk, and on disk
@@ -99,11 +111,34 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
       const waiting = pending.get(key);
       pending.set(key, waiting ? sum(waiting, delta) : delta);
     }
-    if (pending.size === 0) return 0;
     const deltas = [...pending.values()];
-    await store.addBuckets(deltas);
-    pending.clear();
+    if (deltas.length > 0) {
+      await store.addBuckets(deltas);
+      pending.clear();
+    }
+    await foldOthers();
     return deltas.length;
+  }
+
+  /**
+   * Adds to the recorder what the stored buckets hold beyond what this process wrote or
+   * loaded: other servers' counts. Stored minus known, where known is `saved` less what is
+   * still `pending` (not in the database yet).
+   */
+  async function foldOthers(): Promise<void> {
+    const stored = await store.loadBuckets(bucketStart(clock.now() - FOLD_LOOKBACK_MS));
+    for (const bucket of stored) {
+      const key = bucketKey(bucket);
+      const known = saved.get(key);
+      const waiting = pending.get(key);
+      const others = difference(waiting ? sum(bucket, waiting) : bucket, known);
+      const counts = METRIC_COUNT_FIELDS.map((name) => others[name]);
+      // Nothing new, or less than this process wrote: rows deleted or pruned meanwhile (a
+      // pool removed through another server), which the catalog sync handles here too.
+      if (counts.every((count) => count === 0) || counts.some((count) => count < 0)) continue;
+      if (!recorder.addCounts(others)) continue;
+      saved.set(key, known ? sum(known, others) : others);
+    }
   }
 
   const persistence: MetricsPersistence = {

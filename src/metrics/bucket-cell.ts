@@ -59,6 +59,19 @@ export class BucketCell implements MetricsBucket {
     this.holdMs = counts.holdMs;
   }
 
+  /** Adds `counts` to this cell's (counts another process recorded for the same minute). */
+  add(counts: MetricCounts): void {
+    this.requests += counts.requests;
+    this.admitted += counts.admitted;
+    this.queued += counts.queued;
+    this.rejected += counts.rejected;
+    this.timedOut += counts.timedOut;
+    this.throttled += counts.throttled;
+    this.released += counts.released;
+    this.queueWaitMs += counts.queueWaitMs;
+    this.holdMs += counts.holdMs;
+  }
+
   addTo(sum: MetricCounts): void {
     sum.requests += this.requests;
     sum.admitted += this.admitted;

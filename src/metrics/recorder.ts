@@ -126,6 +126,26 @@ export class MetricsRecorder {
   }
 
   /**
+   * Adds counts other processes recorded (read back from a store they share with this one)
+   * to the bucket of `bucket.pool` and `bucket.start`, creating it when missing, so readers
+   * see the whole fleet's figures. Not marked dirty: those counts are stored already, and a
+   * later drain hands back the cumulative bucket, from which the persistence adapter
+   * subtracts what it knows is stored. Returns false, adding nothing, for a pool this
+   * recorder has no meter or history for (one not defined here yet, or removed). Throws
+   * `InvalidArgumentError` as {@link MetricsRecorder.load} does for a bad bucket.
+   */
+  addCounts(bucket: MetricsBucket): boolean {
+    const issues = this.bucketIssues(bucket, 0);
+    if (issues.length > 0) {
+      throw new InvalidArgumentError(`Cannot add metrics: ${issues[0]}`, issues);
+    }
+    const entry = this.entries.get(bucket.pool);
+    if (entry === undefined) return false;
+    entry.series.cellAt(bucket.start).add(bucket);
+    return true;
+  }
+
+  /**
    * Drops every bucket that ends at or before `beforeMs` (start + bucketMs ≤ beforeMs), in all
    * pools, and forgets them in the dirty log. Returns how many were dropped.
    */

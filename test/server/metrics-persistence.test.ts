@@ -68,6 +68,44 @@ describe("metrics persistence (real SQLite)", () => {
     expect((await new SqliteMetricsStore(database).loadBuckets(0))[0]?.requests).toBe(61);
   });
 
+  it("each server's figures show the whole fleet's counts after its flush, which never writes them back", async () => {
+    const [a, b] = await Promise.all(
+      [0, 1].map(async () => {
+        const recorder = new MetricsRecorder();
+        const persistence = persistenceOf(recorder);
+        await persistence.load();
+        return { recorder, meter: recorder.forPool("chat"), persistence };
+      }),
+    );
+    const requests = (server: typeof a) =>
+      server!.recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests;
+    const stored = async () =>
+      (await new SqliteMetricsStore(database).loadBuckets(0))
+        .filter((bucket) => bucket.pool === "chat")
+        .reduce((total, bucket) => total + bucket.requests, 0);
+    for (let n = 0; n < 3; n++) a!.meter.request(clock.now());
+    for (let n = 0; n < 5; n++) b!.meter.request(clock.now());
+    // A minute only b served, and a pool a does not know (not defined on a: not folded there).
+    b!.meter.request(clock.now() - 60_000);
+    b!.recorder.forPool("embed").request(clock.now());
+    await a!.persistence.flush();
+    await b!.persistence.flush();
+    await a!.persistence.flush();
+    expect([requests(a), requests(b), await stored()]).toEqual([9, 9, 9]);
+    expect(a!.recorder.buckets("chat", 0, Number.POSITIVE_INFINITY)).toHaveLength(2);
+    expect(a!.recorder.totals("embed", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
+
+    // Counts learned from the other server are not its own: the next flushes write only new events.
+    a!.meter.request(clock.now());
+    await a!.persistence.flush();
+    await b!.persistence.flush();
+    expect([requests(a), requests(b), await stored()]).toEqual([10, 10, 10]);
+    await clock.advance(20 * 60_000);
+    await a!.persistence.flush();
+    await b!.persistence.flush();
+    expect([requests(a), requests(b)]).toEqual([10, 10]);
+  });
+
   it("saves what the recorder counted, and a new recorder loads it back", async () => {
     const recorder = new MetricsRecorder();
     const persistence = persistenceOf(recorder);
