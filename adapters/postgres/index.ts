@@ -21,3 +21,5 @@ export { PostgresAuthStore } from "./postgres-auth-store.js";
 export { PostgresCatalogStore } from "./postgres-catalog-store.js";
 export { PostgresMetricsStore } from "./postgres-metrics-store.js";
 export { PostgresOAuthStore } from "./postgres-oauth-store.js";
+export type { SecretSealer } from "./secret-key-check.js";
+export { holdsFleetSecretKey } from "./secret-key-check.js";

@@ -265,6 +265,19 @@ ALTER TABLE access_log ADD COLUMN upstream_status INTEGER
   CHECK (upstream_status IS NULL OR upstream_status BETWEEN 100 AND 599);
 `;
 
+/**
+ * A fixed text sealed with the first `SLUICE_SECRET_KEY` that opened the database, so a
+ * server or command with another key is refused at once (see `holdsFleetSecretKey`). Not a
+ * catalog table: no change marker moves.
+ */
+const SECRET_KEY_CHECK = `
+CREATE TABLE secret_key_check (
+  id SMALLINT PRIMARY KEY CHECK (id = 1),
+  sealed TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+`;
+
 /** The schema history, oldest first. Append only; never edit a shipped entry. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "catalog", sql: CATALOG_SCHEMA },
@@ -273,6 +286,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 4, name: "caller policies", sql: CALLER_POLICIES },
   { version: 5, name: "dashboard sign-in", sql: SIGN_IN_SCHEMA },
   { version: 6, name: "access log upstream status", sql: ACCESS_LOG_UPSTREAM_STATUS },
+  { version: 7, name: "secret key check", sql: SECRET_KEY_CHECK },
 ];
 
 /** Any fixed number: every Sluice server migrating one database takes this same lock. */

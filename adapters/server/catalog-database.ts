@@ -43,6 +43,13 @@ export interface CatalogDatabase {
    * (PostgreSQL's NOTIFY); absent where only polling the change marker can (SQLite).
    */
   readonly onChange?: (listener: () => void) => () => void;
+  /**
+   * One round trip to the database, for `/readyz`, where reading the change marker makes none
+   * (PostgreSQL: the marker is the version this process last saw, kept without I/O for the
+   * request path, so it reads fine while the database is down); absent for SQLite, whose
+   * marker is read from the file.
+   */
+  readonly ping?: () => Promise<void>;
   /** Closes the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -126,10 +133,13 @@ async function openPostgres(
         "the same on every server of the fleet (create one with `openssl rand -base64 32`).",
     );
   }
-  const secretBox = options.secretKey
+  const keyBox = options.secretKey
     ? new SecretBox(decodeSecretKey(options.secretKey, SECRET_KEY_ENV))
-    : new KeylessSecretBox(SECRET_KEY_ENV);
-  const { openPostgresCatalog, describePostgresUrl } = await import("../postgres/index.js");
+    : null;
+  const secretBox = keyBox ?? new KeylessSecretBox(SECRET_KEY_ENV);
+  const { openPostgresCatalog, describePostgresUrl, holdsFleetSecretKey } = await import(
+    "../postgres/index.js"
+  );
   const clock = options.clock ?? systemClock;
   const opened = await openPostgresCatalog({
     url,
@@ -139,7 +149,17 @@ async function openPostgres(
   });
   const catalog = new CatalogService({ store: opened.store, secretBox, clock });
   try {
-    if (options.secretKey) await checkSecretKey(catalog, SECRET_KEY_ENV, "this database");
+    if (keyBox) {
+      await checkSecretKey(catalog, SECRET_KEY_ENV, "this database");
+      const record = options.create !== false;
+      if (!(await holdsFleetSecretKey(opened.pool, keyBox, { record }))) {
+        throw new InvalidArgumentError(
+          `${SECRET_KEY_ENV} is not the key of this database's fleet: it cannot open the key ` +
+            "check sealed by the first server or command that used the database. Give every " +
+            `server and command of the fleet the same ${SECRET_KEY_ENV}.`,
+        );
+      }
+    }
   } catch (error) {
     await opened.close();
     throw error;
@@ -154,6 +174,9 @@ async function openPostgres(
     dataDir: null,
     description: `PostgreSQL ${describePostgresUrl(url)}`,
     onChange: (listener) => opened.onChange(listener),
+    async ping() {
+      await opened.pool.query("SELECT 1");
+    },
     localDatabase() {
       local ??= openSluiceDatabase(join(options.dataDir, DATABASE_FILE));
       return local;

@@ -252,6 +252,7 @@ export async function createSluiceServer(
       readiness: () =>
         checkReadiness({
           catalog: data.catalog.store,
+          ...(data.ping ? { pingCatalog: data.ping } : {}),
           slotStore: governor.store,
           sync,
           stopping: () => stopping.now,

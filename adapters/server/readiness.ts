@@ -6,10 +6,35 @@ import type { ReadinessChecks } from "./ops-routes.js";
 /** What {@link checkReadiness} looks at. */
 export interface ReadinessParts {
   catalog: Pick<CatalogStore, "changeMarker">;
+  /**
+   * A round trip to the catalog database where `changeMarker` makes none (PostgreSQL keeps
+   * the version it last saw); checked instead of the marker.
+   */
+  pingCatalog?: () => Promise<void>;
   slotStore: SlotStore;
   sync: Pick<CatalogSync, "lastFailure">;
   /** True once shutdown began: the server finishes its requests and takes no new work. */
   stopping: () => boolean;
+}
+
+/**
+ * How long the catalog check waits: a database that stalls (a dead host, a full network
+ * buffer) leaves a query open for minutes, and a load balancer's probe should hear "not
+ * ready" well within its own timeout.
+ */
+const CATALOG_CHECK_MS = 2_000;
+
+/** `work`, or a rejection once `ms` passed without an answer. */
+async function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A slot store that reports its connection state (the Redis store does). */
@@ -36,7 +61,10 @@ export const PARTIAL_REDIS =
 export async function checkReadiness(parts: ReadinessParts): Promise<ReadinessChecks> {
   const checks: Record<string, string> = {};
   try {
-    await parts.catalog.changeMarker();
+    await withinTime<unknown>(
+      parts.pingCatalog ? parts.pingCatalog() : parts.catalog.changeMarker(),
+      CATALOG_CHECK_MS,
+    );
     checks.catalog = "ok";
   } catch {
     checks.catalog = "unreachable";

@@ -1,0 +1,207 @@
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  CREATE_ACME,
+  cliEnv,
+  type RunningSluice,
+  runSluice,
+  startSluice,
+  tempDir,
+} from "../cli/cli-process.js";
+import { TcpProxy } from "../redis/tcp-proxy.js";
+import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
+
+const available = await requirePostgres("a PostgreSQL fleet as an operator runs it");
+const databases: TestDatabase[] = [];
+const running: RunningSluice[] = [];
+const dirs = tempDir("sluice-pg-operator-");
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.stop()));
+});
+afterAll(async () => {
+  for (const database of databases) await database.drop();
+  dirs.cleanup();
+});
+
+const KEY = randomBytes(32).toString("base64");
+const OTHER_KEY = randomBytes(32).toString("base64");
+
+async function database(): Promise<TestDatabase> {
+  const created = await createTestDatabase("pg_operator");
+  databases.push(created);
+  return created;
+}
+
+/** A server of the fleet on `url`, each with a data directory of its own, as on its own machine. */
+async function serve(
+  url: string,
+  extra: string[] = [],
+): Promise<{ server: RunningSluice; base: string }> {
+  const server = startSluice(
+    [
+      "serve",
+      "--port",
+      "0",
+      "--data-dir",
+      join(dirs.dir, randomBytes(4).toString("hex")),
+      ...extra,
+    ],
+    cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url }),
+  );
+  running.push(server);
+  const [, port] = await server.waitFor(/Listening on 127\.0\.0\.1:(\d+)/);
+  return { server, base: `http://localhost:${port}` };
+}
+
+describe.runIf(available)("a PostgreSQL fleet as an operator runs it", () => {
+  it("refuses a server or command with another SLUICE_SECRET_KEY before anything is sealed", async () => {
+    const { url } = await database();
+    // Nothing sealed yet: no credential, no signing secret, no database URL.
+    expect(
+      (await runSluice(CREATE_ACME, cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url })))
+        .code,
+    ).toBe(0);
+    await serve(url);
+
+    const other = cliEnv({ SLUICE_SECRET_KEY: OTHER_KEY, SLUICE_DATABASE_URL: url });
+    const server = await runSluice(["serve", "--port", "0", "--data-dir", dirs.dir], other);
+    expect(server.code).toBe(2);
+    expect(server.stderr.trim()).toBe(
+      "Error: SLUICE_SECRET_KEY is not the key of this database's fleet: it cannot open the key check " +
+        "sealed by the first server or command that used the database. Give every server and command " +
+        "of the fleet the same SLUICE_SECRET_KEY.",
+    );
+    expect(server.stdout).not.toMatch(/Listening on/);
+    // Nor may a command seal a credential the fleet could not open.
+    const file = join(dirs.dir, "chat.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        team: "acme",
+        pools: [
+          {
+            name: "Chat",
+            subdomain: "chat",
+            origin: "http://127.0.0.1:9",
+            maxConcurrent: 1,
+            credential: { header: "authorization", valueFromEnv: "CHAT_AUTH" },
+          },
+        ],
+      }),
+    );
+    const applied = await runSluice(["apply", file], { ...other, CHAT_AUTH: "Bearer sk-x" });
+    expect(applied.code).toBe(2);
+    expect(applied.stderr).toMatch(/is not the key of this database's fleet/);
+    // The fleet's key still works.
+    expect(
+      (
+        await runSluice(["apply", file], {
+          ...other,
+          SLUICE_SECRET_KEY: KEY,
+          CHAT_AUTH: "Bearer sk-x",
+        })
+      ).code,
+    ).toBe(0);
+  });
+
+  it("answers /readyz 503 catalog unreachable while PostgreSQL is, and ready once it is back", async () => {
+    const { url } = await database();
+    const proxy = await TcpProxy.start(new URL(url));
+    const through = new URL(url);
+    through.port = String(proxy.port);
+    try {
+      const { base } = await serve(through.toString());
+      const readiness = async () => {
+        const response = await fetch(`${base}/readyz`);
+        return {
+          status: response.status,
+          body: (await response.json()) as { checks: Record<string, string> },
+        };
+      };
+      expect(await readiness()).toMatchObject({ status: 200, body: { checks: { catalog: "ok" } } });
+      await proxy.stop();
+      expect(await readiness()).toMatchObject({
+        status: 503,
+        body: { checks: { catalog: "unreachable" } },
+      });
+      await proxy.resume();
+      expect(await readiness()).toMatchObject({ status: 200, body: { checks: { catalog: "ok" } } });
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it("answers a pool's metrics with the counts of every server, on every server", async () => {
+    const { url } = await database();
+    const env = cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url });
+    expect((await runSluice(CREATE_ACME, env)).code).toBe(0);
+    const file = join(dirs.dir, "metrics.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        team: "acme",
+        pools: [
+          { name: "Chat", subdomain: "chat", origin: "http://127.0.0.1:9", maxConcurrent: 4 },
+        ],
+      }),
+    );
+    expect((await runSluice(["apply", file], env)).code).toBe(0);
+    const token = JSON.parse(
+      (
+        await runSluice(
+          [
+            "token",
+            "create",
+            "--team",
+            "acme",
+            "--user",
+            "ada@example.com",
+            "--name",
+            "ops",
+          ].concat(["--abilities", "all", "--lifetime", "1mo", "--json"]),
+          env,
+        )
+      ).stdout,
+    ).token as string;
+    const poolKey = JSON.parse(
+      (await runSluice(["key", "create", "--pool", "chat", "--json"], env)).stdout,
+    ).key as string;
+    const servers = await Promise.all(
+      [0, 1, 2].map(() => serve(url, ["--metrics-flush-ms", "200"])),
+    );
+
+    // 1, 2 and 3 calls through the Lock API of the three servers.
+    for (const [index, { base }] of servers.entries()) {
+      for (let call = 0; call <= index; call++) {
+        const acquired = await fetch(`${base}/pools/chat/lock/acquire`, {
+          method: "POST",
+          headers: { "x-svc-key": poolKey },
+        });
+        expect(acquired.status).toBe(200);
+        const { slotId } = (await acquired.json()) as { slotId: string };
+        const released = await fetch(`${base}/pools/chat/lock/${slotId}/release`, {
+          method: "POST",
+          headers: { "x-svc-key": poolKey },
+        });
+        expect(released.status).toBe(200);
+      }
+    }
+    const requestsSeenBy = async (base: string) => {
+      const response = await fetch(`${base}/api/v1/pools/chat/metrics`, {
+        headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+      });
+      return ((await response.json()) as { requests: number }).requests;
+    };
+    const deadline = Date.now() + 5_000;
+    let seen: number[] = [];
+    while (Date.now() < deadline) {
+      seen = await Promise.all(servers.map(({ base }) => requestsSeenBy(base)));
+      if (seen.every((requests) => requests === 6)) break;
+      await sleep(100);
+    }
+    expect(seen).toEqual([6, 6, 6]);
+  });
+});
