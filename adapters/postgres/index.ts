@@ -12,6 +12,8 @@ export type { PostgresChangeWatchOptions } from "./change-watch.js";
 export { PostgresChangeWatch } from "./change-watch.js";
 export type { ConnectPostgresOptions } from "./connect.js";
 export { connectPostgres, describePostgresUrl } from "./connect.js";
+export type { FleetServingLock, LockPostgresFleetOptions } from "./fleet-slot-lock.js";
+export { lockPostgresFleet } from "./fleet-slot-lock.js";
 export type { PostgresMigration } from "./migrations.js";
 export { migratePostgres, POSTGRES_MIGRATIONS } from "./migrations.js";
 export type { OpenPostgresCatalogOptions, PostgresCatalog } from "./open-postgres-catalog.js";

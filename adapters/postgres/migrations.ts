@@ -278,6 +278,18 @@ CREATE TABLE secret_key_check (
 );
 `;
 
+/**
+ * Where the serving Redis servers of the fleet keep their slots, so one with another Redis
+ * target is refused (see `lockPostgresFleet`). Not a catalog table: no change marker moves.
+ */
+const FLEET_SLOT_STORE = `
+CREATE TABLE fleet_slot_store (
+  id SMALLINT PRIMARY KEY CHECK (id = 1),
+  target TEXT NOT NULL,
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+`;
+
 /** The schema history, oldest first. Append only; never edit a shipped entry. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "catalog", sql: CATALOG_SCHEMA },
@@ -287,6 +299,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 5, name: "dashboard sign-in", sql: SIGN_IN_SCHEMA },
   { version: 6, name: "access log upstream status", sql: ACCESS_LOG_UPSTREAM_STATUS },
   { version: 7, name: "secret key check", sql: SECRET_KEY_CHECK },
+  { version: 8, name: "fleet slot store", sql: FLEET_SLOT_STORE },
 ];
 
 /** Any fixed number: every Sluice server migrating one database takes this same lock. */

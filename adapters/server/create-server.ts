@@ -155,7 +155,7 @@ export async function createSluiceServer(
   });
   const cleanups: (() => unknown)[] = [() => data.close()];
   try {
-    const servingLock = servingLockOf(config, data, log);
+    const servingLock = await servingLockOf(config, data, log);
     cleanups.push(() => servingLock.release());
     log(`Catalog: ${data.description}`);
     const prometheus = createPrometheusMetrics(() => governor);
@@ -436,11 +436,11 @@ function withActualPort(baseUrl: string, port: number): string {
  * The data directory's serving lock (see {@link lockForServing}). A PostgreSQL catalog has no
  * directory to lock: an in-memory server on it is only warned about.
  */
-function servingLockOf(
+async function servingLockOf(
   config: ServerConfig,
   data: CatalogDatabase,
   log: (line: string) => void,
-): ServingLock {
+): Promise<ServingLock> {
   const redisTarget = slotTargetOf(config);
   if (data.dataDir !== null) return lockForServing(data.dataDir, redisTarget);
   if (redisTarget === null) {
@@ -448,6 +448,9 @@ function servingLockOf(
       "Warning: slots are kept in memory, so every server on this PostgreSQL catalog admits each " +
         "pool's full limit; give every server the same --redis-url (or --redis-cluster-nodes) to share one limit.",
     );
+    return { release() {} };
   }
-  return { release() {} };
+  // A PostgreSQL catalog has no directory to lock: the fleet's Redis servers meet there.
+  const { lockPostgresFleet } = await import("../postgres/index.js");
+  return lockPostgresFleet(config.databaseUrl!, redisTarget, { log });
 }

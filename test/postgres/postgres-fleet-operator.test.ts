@@ -11,6 +11,7 @@ import {
   startSluice,
   tempDir,
 } from "../cli/cli-process.js";
+import { deleteKeys, REDIS_URL, uniquePrefix } from "../redis/redis-harness.js";
 import { TcpProxy } from "../redis/tcp-proxy.js";
 import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
 
@@ -105,6 +106,34 @@ describe.runIf(available)("a PostgreSQL fleet as an operator runs it", () => {
         })
       ).code,
     ).toBe(0);
+  });
+
+  it("refuses a server whose Redis target differs from the serving fleet's, and takes it once they stopped", async () => {
+    const { url } = await database();
+    const [ours, theirs] = [uniquePrefix("pg_operator_a"), uniquePrefix("pg_operator_b")];
+    try {
+      const redis = (prefix: string) => ["--redis-url", REDIS_URL, "--redis-prefix", prefix];
+      const first = await serve(url, redis(ours));
+      await serve(url, redis(ours));
+      const other = await runSluice(
+        ["serve", "--port", "0", "--data-dir", dirs.dir, ...redis(theirs)],
+        cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url }),
+      );
+      expect(other.code).toBe(1);
+      expect(other.stderr).toMatch(
+        new RegExp(
+          `^Error: Sluice servers sharing their slots through redis://127\\.0\\.0\\.1:6379/0 prefix ${ours} already serve this PostgreSQL catalog; this one uses redis://127\\.0\\.0\\.1:6379/0 prefix ${theirs}, so it would not share their limits`,
+        ),
+      );
+      expect(other.stdout).not.toMatch(/Listening on/);
+      // Once the fleet stopped (a kill -9 too ends its sessions), the new target is taken.
+      for (const server of running.splice(0))
+        await server.stop(server === first.server ? "SIGKILL" : "SIGTERM");
+      await serve(url, redis(theirs));
+    } finally {
+      await deleteKeys(ours);
+      await deleteKeys(theirs);
+    }
   });
 
   it("answers /readyz 503 catalog unreachable while PostgreSQL is, and ready once it is back", async () => {
