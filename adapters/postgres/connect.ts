@@ -106,18 +106,22 @@ function isLastingRefusal(error: unknown): boolean {
 }
 
 /**
- * The URL without its password, for logs.
+ * The URL without its password, for logs and errors. The query goes too: the driver takes
+ * any parameter from it, `?password=…` (and `sslpassword`, `sslkey`) included.
  *
  * @example
  * ```ts
  * describePostgresUrl("postgres://sluice:s3cret@db:5432/sluice"); // "postgres://sluice:***@db:5432/sluice"
+ * describePostgresUrl("postgres://sluice@db/sluice?password=s3cret"); // "postgres://sluice@db/sluice?***"
  * ```
  */
 export function describePostgresUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
-    return parsed.toString();
+    const query = parsed.search ? "?***" : "";
+    parsed.search = "";
+    return `${parsed.toString()}${query}`;
   } catch {
     return "(an unparsable PostgreSQL URL)";
   }

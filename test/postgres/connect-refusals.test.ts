@@ -100,6 +100,19 @@ describe.runIf(available)(
       expect(lines).toEqual([]);
     });
 
+    it("a password in the query (?password=) is never shown either", async () => {
+      const url = new URL(missingDatabaseUrl());
+      url.password = "";
+      url.search = "?password=hunter2-not-shown&sslmode=disable";
+      const error = await connectPostgres(url.toString())
+        .then(() => null)
+        .catch((caught: Error) => caught);
+      expect(error?.message).toMatch(
+        /^PostgreSQL at postgres:\/\/\S+\/sluice_test_no_such_database\?\*\*\* refused the connection/,
+      );
+      expect(error?.message).not.toContain("hunter2");
+    });
+
     it("a server that does not answer: retried, then a message that says so and for how long", async () => {
       const port = await portOutsideEphemeralRange();
       const lines: string[] = [];
