@@ -30,6 +30,8 @@ export class PostgresChangeWatch {
   private pollTimer: NodeJS.Timeout | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** The listening connection is down: its loss was logged, the attempts since are not. */
+  private down = false;
   private readonly listeners = new Set<() => void>();
   private readonly pollMs: number;
   private readonly log: (line: string) => void;
@@ -99,10 +101,23 @@ export class PostgresChangeWatch {
       if (this.stopped || this.listener !== client) return;
       this.listener = null;
       client.end().catch(() => {});
-      this.log(`Catalog change notifications lost (${reason}); reconnecting`);
+      // Once per outage: a database down for ten minutes would otherwise log 600 lines.
+      if (!this.down) {
+        this.down = true;
+        this.log(
+          `Catalog change notifications lost (${reason}); reconnecting every second ` +
+            "(changes are still read every second)",
+        );
+      }
       this.reconnectTimer = setTimeout(() => {
         this.listen()
-          .then(() => this.refresh())
+          .then(() => {
+            if (this.down && !this.stopped) {
+              this.down = false;
+              this.log("Catalog change notifications are back");
+            }
+            return this.refresh();
+          })
           .catch((error: Error) => retry(error.message));
       }, 1_000).unref();
     };
