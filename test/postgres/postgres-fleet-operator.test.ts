@@ -136,6 +136,22 @@ describe.runIf(available)("a PostgreSQL fleet as an operator runs it", () => {
     }
   });
 
+  it("says a fleet's sign-in link needs the fleet's URL when none was given", async () => {
+    const { url } = await database();
+    const env = cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url });
+    expect((await runSluice(CREATE_ACME, env)).code).toBe(0);
+    const link = ["user", "sign-in-link", "--email", "ada@example.com"];
+    const bare = await runSluice(link, env);
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toMatch(/^ {2}http:\/\/localhost:8080\/sign-in\/link\?token=slc_sil_/m);
+    expect(bare.stderr.trim()).toBe(
+      "Note: the link starts with http://localhost:8080, the default; give the fleet's URL with --base-url or SLUICE_BASE_URL.",
+    );
+    const given = await runSluice([...link, "--base-url", "https://sluice.example.com"], env);
+    expect(given.stdout).toMatch(/^ {2}https:\/\/sluice\.example\.com\/sign-in\/link\?token=/m);
+    expect(given.stderr).toBe("");
+  });
+
   it("answers /readyz 503 catalog unreachable while PostgreSQL is, and ready once it is back", async () => {
     const { url } = await database();
     const proxy = await TcpProxy.start(new URL(url));

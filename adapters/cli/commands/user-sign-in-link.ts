@@ -108,6 +108,12 @@ export const userSignInLinkCommand: CommandSpec = {
           `Sign in to team ${team.slug} as ${user.email} (works once, within ${minutes} minutes):`,
         );
         io.out(`  ${config.baseUrl.replace(/\/$/, "")}/sign-in/link?token=${token}`);
+        if (database.dataDir === null && !baseUrl && !io.env.SLUICE_BASE_URL) {
+          // A fleet's URL is recorded nowhere: a link to localhost would reach no server of it.
+          io.err(
+            `Note: the link starts with ${config.baseUrl}, the default; give the fleet's URL with --base-url or SLUICE_BASE_URL.`,
+          );
+        }
         return 0;
       },
       NO_SECRETS,
