@@ -36,8 +36,17 @@ export function translatePostgresError(error: unknown, what: string): unknown {
     code === "57P01" ||
     /Connection terminated|connection timeout/i.test((error as Error | null)?.message ?? "");
   if (unavailable) {
+    // The message reaches callers of the Lock API and the proxy, before any key is checked:
+    // the driver's own ("connect ECONNREFUSED 10.0.0.7:5432") would name the database's
+    // address to anyone. The code says enough; the cause, kept for the server log, says all.
+    const reason =
+      typeof code === "string"
+        ? code
+        : /timeout/i.test((error as Error).message)
+          ? "connection timeout"
+          : "connection lost";
     return new StoreUnavailableError(
-      `${what}: the PostgreSQL catalog database is unavailable (${(error as Error).message}).`,
+      `${what}: the PostgreSQL catalog database is unavailable (${reason}).`,
       { cause: error },
     );
   }

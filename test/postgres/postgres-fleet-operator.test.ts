@@ -172,6 +172,17 @@ describe.runIf(available)("a PostgreSQL fleet as an operator runs it", () => {
         status: 503,
         body: { checks: { catalog: "unreachable" } },
       });
+      // Anyone may call the Lock API: its 503 must not name the database's address.
+      const lock = await fetch(`${base}/pools/chat/lock/acquire`, {
+        method: "POST",
+        headers: { "x-svc-key": `slc_key_${"a".repeat(43)}` },
+      });
+      expect(lock.status).toBe(503);
+      const answer = (await lock.json()) as { error: string; message: string };
+      expect(answer).toEqual({
+        error: "store_unavailable",
+        message: "catalog: the PostgreSQL catalog database is unavailable (ECONNREFUSED).",
+      });
       await proxy.resume();
       expect(await readiness()).toMatchObject({ status: 200, body: { checks: { catalog: "ok" } } });
     } finally {
