@@ -32,7 +32,10 @@ if (await requirePostgres("CLI commands on PostgreSQL without SLUICE_SECRET_KEY"
       expect(await run(...CREATE_ACME)).toMatchObject({ code: 0, stderr: "" });
       const add = ["user", "add", "--team", "acme", "--email", "bo@example.com"];
       expect(await run(...add, "--name", "Bo")).toMatchObject({ code: 0, stderr: "" });
-      const link = await run("user", "sign-in-link", "--email", "bo@example.com");
+      const link = await run(
+        ...["user", "sign-in-link", "--email", "bo@example.com"],
+        ...["--base-url", "https://sluice.example.com"],
+      );
       expect(link).toMatchObject({ code: 0, stderr: "" });
       expect(link.stdout).toContain("/sign-in/link?token=");
       const token = await run(
