@@ -127,10 +127,22 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
    */
   async function foldOthers(): Promise<void> {
     const stored = await store.loadBuckets(bucketStart(clock.now() - FOLD_LOOKBACK_MS));
+    let createdAt: Map<string, number> | null = null;
     for (const bucket of stored) {
       const key = bucketKey(bucket);
       const known = saved.get(key);
       const waiting = pending.get(key);
+      if (!known) {
+        // A bucket this process never had: as at load, only the current pool's own (rows of
+        // a deleted pool whose subdomain was taken again may still be stored).
+        createdAt ??= new Map(
+          (await catalog.listAllPools()).map((pool) => [pool.subdomain, pool.createdAt]),
+        );
+        const poolCreatedAt = createdAt.get(bucket.pool);
+        if (poolCreatedAt === undefined || bucket.start + recorder.bucketMs <= poolCreatedAt) {
+          continue;
+        }
+      }
       const others = difference(waiting ? sum(bucket, waiting) : bucket, known);
       const counts = METRIC_COUNT_FIELDS.map((name) => others[name]);
       // Nothing new, or less than this process wrote: rows deleted or pruned meanwhile (a

@@ -9,6 +9,7 @@ import { MemoryCatalogStore } from "../../src/catalog/memory-catalog-store.js";
 import type { CatalogStore } from "../../src/catalog/types.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
 import { MetricsRecorder } from "../../src/metrics/recorder.js";
+import { emptyMetricCounts } from "../../src/metrics/types.js";
 import { poolInput } from "./fixtures.js";
 
 const DAY_MS = 86_400_000;
@@ -69,10 +70,13 @@ describe("metrics persistence (real SQLite)", () => {
   });
 
   it("each server's figures show the whole fleet's counts after its flush, which never writes them back", async () => {
+    const catalog = new MemoryCatalogStore({ clock: new ManualClock(0) });
+    const team = await catalog.createTeam({ name: "A", slug: "a" });
+    for (const pool of ["chat", "embed"]) await catalog.upsertPool(team.id, poolInput(pool));
     const [a, b] = await Promise.all(
       [0, 1].map(async () => {
         const recorder = new MetricsRecorder();
-        const persistence = persistenceOf(recorder);
+        const persistence = persistenceOf(recorder, catalog);
         await persistence.load();
         return { recorder, meter: recorder.forPool("chat"), persistence };
       }),
@@ -94,6 +98,13 @@ describe("metrics persistence (real SQLite)", () => {
     expect([requests(a), requests(b), await stored()]).toEqual([9, 9, 9]);
     expect(a!.recorder.buckets("chat", 0, Number.POSITIVE_INFINITY)).toHaveLength(2);
     expect(a!.recorder.totals("embed", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
+    // Rows of a pool no longer in the catalog (deleted while no server ran) are not its figures.
+    await new SqliteMetricsStore(database).addBuckets([
+      { ...emptyMetricCounts(), pool: "gone", start: clock.now(), requests: 7 },
+    ]);
+    a!.recorder.forPool("gone");
+    await a!.persistence.flush();
+    expect(a!.recorder.totals("gone", 0, Number.POSITIVE_INFINITY).requests).toBe(0);
 
     // Counts learned from the other server are not its own: the next flushes write only new events.
     a!.meter.request(clock.now());
