@@ -60,7 +60,12 @@ export interface SignLockRequestInput {
   /** Id of the pool key sent with the request. */
   keyId: string | number;
   method: string;
-  /** The URL, or its path and query, exactly as the request will be sent. */
+  /**
+   * The URL the request goes to, or its path and query. An absolute URL (string or `URL`) is
+   * read as `fetch` reads it (WHATWG URL: non-ASCII characters and spaces percent-encoded, dot
+   * segments resolved), so the signature covers what `fetch` sends. A path (`/v1/chat?x=1`)
+   * is signed exactly as given: send that very request-target.
+   */
   url: string | URL;
   body?: SignedBody;
   /** Epoch ms; default `Date.now()`. */
@@ -90,7 +95,7 @@ export function signLockRequest(input: SignLockRequestInput): Record<string, str
     timestamp,
     nonce,
     method: input.method,
-    pathAndQuery: pathAndQueryOf(input.url),
+    pathAndQuery: sentPathAndQuery(input.url),
     bodyDigest: bodyDigestHex(input.body),
     keyId: String(input.keyId),
   });
@@ -99,6 +104,19 @@ export function signLockRequest(input: SignLockRequestInput): Record<string, str
     [REQUEST_SIGNATURE_HEADERS.nonce]: nonce,
     [REQUEST_SIGNATURE_HEADERS.signature]: hmacBase64Url(input.secret, base),
   };
+}
+
+/**
+ * The request-target a client sends for `url`. fetch (and undici, axios, got) parse an
+ * absolute URL with the WHATWG parser first: `/v1/café` goes out as `/v1/caf%C3%A9`, `/a/./b`
+ * as `/a/b`. Signing the string as written would then never match what the server receives.
+ */
+function sentPathAndQuery(url: string | URL): string {
+  if (typeof url === "string" && (url.startsWith("/") || !URL.canParse(url))) {
+    return pathAndQueryOf(url);
+  }
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
 }
 
 function randomNonce(): string {

@@ -162,6 +162,30 @@ describe("HMAC request signing policy", () => {
     expect(await held()).toBe(0);
   });
 
+  it("signs an absolute URL as fetch sends it: non-ASCII, spaces, dot segments", async () => {
+    await setUp();
+    const targets = [
+      `${ACQUIRE}?who=jörg&note=a b`,
+      "/pools/llm/x/../lock/./acquire?x=1",
+      `${ACQUIRE}?x=1#part`,
+    ];
+    for (const target of targets) {
+      const url = `${h.lock.url}${target}`;
+      const response = await fetch(url, {
+        method: "POST",
+        body: BODY,
+        headers: {
+          ...sign("POST", url, BODY),
+          "x-svc-key": key.plaintext,
+          "content-type": "application/json",
+        },
+      });
+      expect(response.status, target).toBe(200);
+      const { slotId } = (await response.json()) as { slotId: string };
+      await h.lockPost(`/pools/llm/lock/${slotId}/release`, { key: key.plaintext });
+    }
+  });
+
   it("refuses a signature made with another key's secret, or by a key minted before the policy", async () => {
     await setUp();
     const other = await h.mintKey("llm");
