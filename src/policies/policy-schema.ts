@@ -8,6 +8,27 @@ import {
   SECRET_KEY_MESSAGE,
 } from "./policy-inputs.js";
 import { DEFAULT_REQUEST_SKEW_MS } from "./request-signing.js";
+import {
+  keysAlgorithmsIssue,
+  type ReadKey,
+  readJwkPublicKey,
+  readPemPublicKey,
+} from "./verification-keys.js";
+
+const TRUSTED_PROXIES_MISSING =
+  "A trusted-header policy needs the proxy's addresses: list them in trustedProxies.";
+
+/**
+ * Messages of the policies' objects in a person's words (valibot's defaults, such as
+ * `Invalid key: Expected never but received "secret"`, read like a stack trace), as the rest
+ * of the apply file has them. A missing `trustedProxies` says what the preset needs.
+ */
+const objectMessage = (issue: v.BaseIssue<unknown>): string => {
+  if (issue.expected === "Object") return "Must be a JSON object.";
+  if (issue.received !== "undefined") return "Unknown field (check the spelling).";
+  const field = issue.path?.at(-1)?.key;
+  return field === "trustedProxies" ? TRUSTED_PROXIES_MISSING : "Required.";
+};
 
 const cidr = v.pipe(
   v.string(),
@@ -54,12 +75,35 @@ const tokenHeader = v.pipe(
     (issue) => reservedHeaderIssue(String(issue.input).toLowerCase()) ?? "",
   ),
 );
-/** A pasted JWKS: `{ "keys": [ … ] }` (public keys only). */
+// Valibot runs every check of a pipe: those below stay quiet about input an earlier one refused.
+const jwkIssue = (keys: readonly Readonly<Record<string, unknown>>[]): string | null => {
+  if (!keys.every((key) => isPublicJwk(key))) return null;
+  for (const [index, key] of keys.entries()) {
+    const read = readJwkPublicKey(key, index);
+    if ("issue" in read) return read.issue;
+  }
+  return null;
+};
+/** A pasted JWKS: `{ "keys": [ … ] }` (public keys only, each one Node can read). */
 const jwksSchema = v.pipe(
-  v.object({ keys: v.pipe(v.array(v.looseObject({ kty: v.string() })), v.minLength(1)) }),
+  v.object({
+    keys: v.pipe(
+      v.array(v.looseObject({ kty: v.string() }), 'Must be a list of keys: {"keys": [ … ]}.'),
+      v.minLength(1, "List at least one key."),
+    ),
+  }),
   v.check((jwks) => jwks.keys.every((key) => isPublicJwk(key)), SECRET_KEY_MESSAGE),
+  v.check(
+    (jwks) => jwkIssue(jwks.keys) === null,
+    (issue) => jwkIssue((issue.input as { keys: Record<string, unknown>[] }).keys) ?? "",
+  ),
 );
 const PEM_PUBLIC_KEY = /^-----BEGIN PUBLIC KEY-----[\s\S]+-----END PUBLIC KEY-----$/;
+const pemIssue = (text: string): string | null => {
+  if (!PEM_PUBLIC_KEY.test(text)) return null;
+  const read = readPemPublicKey(text);
+  return "issue" in read ? read.issue : null;
+};
 const pemPublicKey = v.pipe(
   v.string(),
   v.trim(),
@@ -70,9 +114,40 @@ const pemPublicKey = v.pipe(
         ? SECRET_KEY_MESSAGE
         : "Must be a PEM SPKI public key (-----BEGIN PUBLIC KEY-----).",
   ),
+  v.check(
+    (text) => pemIssue(text) === null,
+    (issue) => pemIssue(String(issue.input)) ?? "",
+  ),
 );
+
+/** The keys of a pasted set or PEM; null when one of them is refused for itself. */
+const readKeys = (source: { jwks?: { keys: Record<string, unknown>[] }; publicKey?: string }) => {
+  let read: ReadKey[] = [];
+  if (source.jwks?.keys.every((key) => isPublicJwk(key))) {
+    read = source.jwks.keys.map((key, index) => readJwkPublicKey(key, index));
+  } else if (source.publicKey !== undefined && PEM_PUBLIC_KEY.test(source.publicKey)) {
+    read = [readPemPublicKey(source.publicKey)];
+  }
+  const keys = read.flatMap((entry) => ("key" in entry ? [entry.key] : []));
+  return keys.length > 0 && keys.length === read.length ? keys : null;
+};
+/** Why the pasted keys cannot verify any of `algorithms` (every token refused), or null. */
+const keysIssue = (
+  source: { jwks?: { keys: Record<string, unknown>[] }; publicKey?: string },
+  algorithms: readonly string[],
+): string | null => {
+  const keys = readKeys(source);
+  const known = algorithms.filter((alg) => (JWT_ALGORITHMS as readonly string[]).includes(alg));
+  return keys === null || known.length === 0 ? null : keysAlgorithmsIssue(keys, known);
+};
 const claimValues = v.pipe(
-  v.array(v.union([v.string(), v.number(), v.boolean()])),
+  v.array(
+    v.union(
+      [v.string(), v.number(), v.boolean()],
+      "Each allowed value must be a string, a number or true/false.",
+    ),
+    'List the allowed values in a JSON array, such as ["svc-a"].',
+  ),
   v.minLength(1, "List at least one allowed value."),
 );
 // Names an object reader drops or resolves on Object.prototype: a requirement on one would
@@ -91,32 +166,54 @@ const requiredClaims = v.pipe(
   v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), claimValues),
 );
 
-const JwtObject = v.strictObject({
-  /** Header carrying the token; `authorization` (the default) takes `Bearer <jwt>`. */
-  header: v.optional(tokenHeader, "authorization"),
-  algorithms: v.pipe(
-    v.array(
-      v.picklist(
-        JWT_ALGORITHMS,
-        "Must be an asymmetric JWS algorithm such as RS256, ES256 or EdDSA.",
+const JwtObject = v.strictObject(
+  {
+    /** Header carrying the token; `authorization` (the default) takes `Bearer <jwt>`. */
+    header: v.optional(tokenHeader, "authorization"),
+    algorithms: v.pipe(
+      v.array(
+        v.picklist(
+          JWT_ALGORITHMS,
+          "Must be an asymmetric JWS algorithm such as RS256, ES256 or EdDSA.",
+        ),
       ),
+      v.minLength(1, "List at least one algorithm."),
     ),
-    v.minLength(1, "List at least one algorithm."),
-  ),
-  issuer: nonEmptyText,
-  audience: v.union([nonEmptyText, v.pipe(v.array(nonEmptyText), v.minLength(1))]),
-  clockToleranceSeconds: v.optional(
-    v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.maxValue(300)),
-    30,
-  ),
-  requiredClaims: v.optional(requiredClaims),
-  jwks: v.optional(jwksSchema),
-  publicKey: v.optional(pemPublicKey),
-  jwksUrl: v.optional(keySetUrl),
-});
+    issuer: nonEmptyText,
+    audience: v.union([nonEmptyText, v.pipe(v.array(nonEmptyText), v.minLength(1))]),
+    clockToleranceSeconds: v.optional(
+      v.pipe(
+        v.number("Must be a whole number of seconds."),
+        v.safeInteger("Must be a whole number of seconds."),
+        v.minValue(0, "At least 0."),
+        v.maxValue(300, "At most 300 (five minutes)."),
+      ),
+      30,
+    ),
+    requiredClaims: v.optional(requiredClaims),
+    jwks: v.optional(jwksSchema),
+    publicKey: v.optional(pemPublicKey),
+    jwksUrl: v.optional(keySetUrl),
+  },
+  objectMessage,
+);
 
 const keySourceCount = (jwt: { jwks?: unknown; publicKey?: unknown; jwksUrl?: unknown }) =>
   [jwt.jwks, jwt.publicKey, jwt.jwksUrl].filter((source) => source !== undefined).length;
+
+type JwtPolicyInput = v.InferOutput<typeof JwtObject>;
+/** The pasted keys (`jwks` or `publicKey`) must verify one of the algorithms: else every token is refused. */
+const keysFitAlgorithms = (source: "jwks" | "publicKey") =>
+  v.forward<JwtPolicyInput, v.BaseIssue<unknown>, ["jwks"] | ["publicKey"]>(
+    v.check(
+      (jwt) => keysIssue({ [source]: jwt[source] }, jwt.algorithms) === null,
+      (issue) => {
+        const jwt = issue.input as JwtPolicyInput;
+        return keysIssue({ [source]: jwt[source] }, jwt.algorithms) ?? "";
+      },
+    ),
+    [source],
+  );
 
 const JwtSchema = v.pipe(
   JwtObject,
@@ -124,83 +221,115 @@ const JwtSchema = v.pipe(
     (jwt) => keySourceCount(jwt) === 1,
     "Give exactly one of jwks (pasted), publicKey (PEM) or jwksUrl.",
   ),
+  keysFitAlgorithms("jwks"),
+  keysFitAlgorithms("publicKey"),
 );
 
-const AccessProxySchema = v.variant("preset", [
-  v.strictObject({
-    preset: v.literal("cloudflare-access"),
-    /** `<team>.cloudflareaccess.com`: the issuer, and where the certs are fetched unless `jwks` is pasted. */
-    teamDomain: v.pipe(
-      v.string(),
-      v.toLowerCase(),
-      v.regex(
-        /^[a-z0-9-]+(\.[a-z0-9-]+)+$/,
-        "Must be your team domain, such as acme.cloudflareaccess.com.",
-      ),
+/** A preset's pasted `jwks`: it must hold a key for the algorithm the proxy signs with. */
+const presetJwks = (algorithm: string) =>
+  v.pipe(
+    jwksSchema,
+    v.check(
+      (jwks) => keysIssue({ jwks }, [algorithm]) === null,
+      (issue) => keysIssue({ jwks: issue.input as never }, [algorithm]) ?? "",
     ),
-    /** The application's Audience (AUD) tag. */
-    audience: nonEmptyText,
-    jwks: v.optional(jwksSchema),
-  }),
-  v.strictObject({
-    preset: v.literal("google-iap"),
-    /** `/projects/<number>/global/backendServices/<id>` or `/projects/<number>/apps/<project>`. */
-    audience: nonEmptyText,
-    jwks: v.optional(jwksSchema),
-  }),
-  v.strictObject({
-    preset: v.literal("trusted-header"),
-    header: v.optional(
-      v.picklist(["x-auth-request-email", "x-forwarded-email"]),
-      "x-auth-request-email",
-    ),
-    /** The proxies (CIDRs) that set the header: requests from anywhere else are refused. */
-    trustedProxies: v.pipe(
-      v.array(cidr, "List the proxy's addresses (CIDRs) in trustedProxies."),
-      v.minLength(
-        1,
-        "A trusted-header policy needs the proxy's addresses: list them in trustedProxies.",
-      ),
-    ),
-    /** Exact addresses or `@domain` entries; absent: any identity the proxy vouches for. */
-    allow: v.optional(
-      v.array(
-        v.pipe(
-          nonEmptyText,
-          v.check(
-            (entry) => allowEntryIssue(entry) === null,
-            (issue) => allowEntryIssue(String(issue.input)) ?? "",
+  );
+
+const AccessProxySchema = v.variant(
+  "preset",
+  [
+    v.strictObject(
+      {
+        preset: v.literal("cloudflare-access"),
+        /** `<team>.cloudflareaccess.com`: the issuer, and where the certs are fetched unless `jwks` is pasted. */
+        teamDomain: v.pipe(
+          v.string(),
+          v.toLowerCase(),
+          v.regex(
+            /^[a-z0-9-]+(\.[a-z0-9-]+)+$/,
+            "Must be your team domain, such as acme.cloudflareaccess.com.",
           ),
         ),
-      ),
+        /** The application's Audience (AUD) tag. */
+        audience: nonEmptyText,
+        jwks: v.optional(presetJwks("RS256")),
+      },
+      objectMessage,
     ),
-  }),
-]);
-
-const CallerPoliciesObject = v.strictObject({
-  hmac: v.optional(
-    v.strictObject({
-      skewSeconds: v.optional(
-        v.pipe(
-          v.number(),
-          v.safeInteger(),
-          v.minValue(1),
-          v.maxValue(3600, "At most 3600 (an hour)."),
+    v.strictObject(
+      {
+        preset: v.literal("google-iap"),
+        /** `/projects/<number>/global/backendServices/<id>` or `/projects/<number>/apps/<project>`. */
+        audience: nonEmptyText,
+        jwks: v.optional(presetJwks("ES256")),
+      },
+      objectMessage,
+    ),
+    v.strictObject(
+      {
+        preset: v.literal("trusted-header"),
+        header: v.optional(
+          v.picklist(
+            ["x-auth-request-email", "x-forwarded-email"],
+            "Must be x-auth-request-email or x-forwarded-email.",
+          ),
+          "x-auth-request-email",
         ),
-        DEFAULT_REQUEST_SKEW_MS / 1000,
-      ),
-    }),
-  ),
-  jwt: v.optional(JwtSchema),
-  accessProxy: v.optional(AccessProxySchema),
-  ipAllowlist: v.optional(
-    v.pipe(
-      v.array(cidr),
-      v.minLength(1, "List at least one CIDR (or leave ipAllowlist out)."),
-      v.maxLength(1000),
+        /** The proxies (CIDRs) that set the header: requests from anywhere else are refused. */
+        trustedProxies: v.pipe(
+          v.array(cidr, "List the proxy's addresses (CIDRs) in trustedProxies."),
+          v.minLength(1, TRUSTED_PROXIES_MISSING),
+        ),
+        /** Exact addresses or `@domain` entries; absent: any identity the proxy vouches for. */
+        allow: v.optional(
+          v.array(
+            v.pipe(
+              nonEmptyText,
+              v.check(
+                (entry) => allowEntryIssue(entry) === null,
+                (issue) => allowEntryIssue(String(issue.input)) ?? "",
+              ),
+            ),
+            'List the allowed addresses in a JSON array, such as ["@acme.test"].',
+          ),
+        ),
+      },
+      objectMessage,
     ),
-  ),
-});
+  ],
+  "preset must be cloudflare-access, google-iap or trusted-header.",
+);
+
+const CallerPoliciesObject = v.strictObject(
+  {
+    hmac: v.optional(
+      v.strictObject(
+        {
+          skewSeconds: v.optional(
+            v.pipe(
+              v.number("Must be a whole number of seconds."),
+              v.safeInteger("Must be a whole number of seconds."),
+              v.minValue(1, "At least 1 (a second)."),
+              v.maxValue(3600, "At most 3600 (an hour)."),
+            ),
+            DEFAULT_REQUEST_SKEW_MS / 1000,
+          ),
+        },
+        objectMessage,
+      ),
+    ),
+    jwt: v.optional(JwtSchema),
+    accessProxy: v.optional(AccessProxySchema),
+    ipAllowlist: v.optional(
+      v.pipe(
+        v.array(cidr, 'List the CIDRs in a JSON array, such as ["10.0.0.0/8"].'),
+        v.minLength(1, "List at least one CIDR (or leave ipAllowlist out)."),
+        v.maxLength(1000, "At most 1000 entries."),
+      ),
+    ),
+  },
+  objectMessage,
+);
 
 /** The header an access-proxy preset reads its assertion or identity from. */
 function accessProxyHeader(policy: v.InferOutput<typeof AccessProxySchema>): string {

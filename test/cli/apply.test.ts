@@ -155,6 +155,42 @@ describe("sluice apply", () => {
     expect(bad.stderr).toContain("callerPolicies.accessProxy.trustedProxies");
   });
 
+  it("names caller policy problems in plain words: a missing or misspelt field, a key no token could match", async () => {
+    const jwt = {
+      algorithms: ["RS256"],
+      issuer: "https://idp.example",
+      audience: "sluice",
+      publicKey: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----",
+    };
+    const callerPolicies = {
+      hmac: { skewSeconds: 0, secret: "not-here" },
+      accessProxy: { preset: "trusted-header" },
+      jwt,
+      ipAllowlist: "10.0.0.0/8",
+    };
+    const result = await sluice([
+      "apply",
+      writeFile("policies.json", { team: "acme", pools: [{ ...chat, callerPolicies }] }),
+    ]);
+    expect(result.code).toBe(2);
+    const at = "pools.0.callerPolicies";
+    expect(result.stderr).toContain(`${at}.hmac.skewSeconds: At least 1 (a second).`);
+    expect(result.stderr).toContain(`${at}.hmac.secret: Unknown field (check the spelling).`);
+    expect(result.stderr).toContain(
+      `${at}.accessProxy.trustedProxies: A trusted-header policy needs the proxy's addresses: list them in trustedProxies.`,
+    );
+    expect(result.stderr).toContain(
+      `${at}.jwt.publicKey: This PEM holds no public key Node can read: check that it was pasted whole.`,
+    );
+    expect(result.stderr).toContain(
+      `${at}.ipAllowlist: List the CIDRs in a JSON array, such as ["10.0.0.0/8"].`,
+    );
+    expect(result.stderr).not.toMatch(/Invalid (key|type|value)/);
+    expect(
+      await readCatalog((data) => data.catalog.store.getPoolBySubdomain(1, "chat")),
+    ).toBeUndefined();
+  });
+
   it("refuses a claim requirement given twice or named __proto__ (JSON would drop one unseen), storing nothing", async () => {
     const jwt = (claims: string) =>
       `{"algorithms":["ES256"],"issuer":"https://idp.example","audience":"sluice","jwksUrl":"https://idp.example/jwks","requiredClaims":${claims}}`;

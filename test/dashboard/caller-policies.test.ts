@@ -291,6 +291,59 @@ describe("dashboard caller policies", () => {
     expect(await stored("llm")).toBeNull();
   });
 
+  it("refuses keys no token could ever be verified with, next to their field", async () => {
+    const ec = await generateKeyPair("ES256", { extractable: true });
+    const ecJwk = { ...(await exportJWK(ec.publicKey)), kid: "e1" };
+    const jwt = {
+      [`${P}.jwt`]: "on",
+      [`${P}.jwt.issuer`]: "https://idp.example",
+      [`${P}.jwt.audience`]: "a",
+      [`${P}.jwt.algorithms`]: ["RS256"],
+    };
+    const error = (text: string, field: string) =>
+      new RegExp(`id="error-${P}\\.${field.replace(".", "\\.")}">([^<]*)<`).exec(text)?.[1];
+    // A PEM whose armour is right but whose body is no key (a bad copy).
+    const garbled = await saveForm("llm", {
+      ...jwt,
+      [`${P}.jwt.publicKey`]: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----",
+    });
+    expect(garbled.status).toBe(422);
+    expect(error(garbled.text, "jwt.publicKey")).toBe(
+      "This PEM holds no public key Node can read: check that it was pasted whole.",
+    );
+    // An RSA JWK whose modulus was cut, and an EC key set for a policy that allows RS256 only.
+    const cut = await saveForm("llm", {
+      ...jwt,
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [{ ...jwk, n: "AQAB" }] }),
+    });
+    expect(error(cut.text, "jwt.jwks")).toMatch(
+      /^Key 1 of the set \(keys\[0\]\) is an RSA key of 17 bits/,
+    );
+    const otherType = await saveForm("llm", {
+      ...jwt,
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [ecJwk] }),
+      [`${P}.accessProxy.preset`]: "cloudflare-access",
+      [`${P}.accessProxy.teamDomain`]: "acme.cloudflareaccess.com",
+      [`${P}.accessProxy.audience`]: "aud",
+      [`${P}.accessProxy.jwks`]: JSON.stringify({ keys: [ecJwk] }),
+    });
+    expect(otherType.status).toBe(422);
+    expect(error(otherType.text, "jwt.jwks")).toMatch(
+      /^No key here verifies RS256: this is an EC P-256 key \(for ES256\)/,
+    );
+    // Cloudflare Access signs with RS256 whatever the form says.
+    expect(error(otherType.text, "accessProxy.jwks")).toMatch(/^No key here verifies RS256/);
+    expect(await stored("llm")).toBeNull();
+    // The same key set is taken once the algorithm it signs with is listed.
+    const fixed = await saveForm("llm", {
+      ...jwt,
+      [`${P}.jwt.algorithms`]: ["RS256", "ES256"],
+      [`${P}.jwt.jwks`]: JSON.stringify({ keys: [ecJwk] }),
+    });
+    expect(fixed.status).toBe(303);
+    expect((await stored("llm"))?.jwt?.jwks).toEqual({ keys: [ecJwk] });
+  });
+
   it("never shows a stored key set URL's user, password or query, and keeps its query on save", async () => {
     const policies = v.parse(CallerPoliciesSchema, {
       jwt: {

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { SECRET_KEY_MESSAGE } from "../../src/policies/policy-inputs.js";
@@ -148,5 +149,44 @@ describe("CallerPoliciesSchema", () => {
     );
     expect(messages({ accessProxy: { preset: "okta" } })).toHaveLength(1);
     expect(messages({ ipAllowList: ["10.0.0.0/8"] })).toHaveLength(1);
+  });
+
+  it("takes only keys some listed algorithm verifies: RSA for RS/PS, each EC curve for its ES, Ed25519 for EdDSA", () => {
+    const { jwks: _jwks, ...noKeys } = jwt;
+    // One overload per key type in Node's typings; any of them returns KeyObjects without an encoding.
+    const pem = (type: string, options: object = {}) =>
+      String(
+        generateKeyPairSync(type as "ec", options as { namedCurve: string }).publicKey.export({
+          type: "spki",
+          format: "pem",
+        }),
+      ).trim();
+    const rsa = pem("rsa", { modulusLength: 2048 });
+    const p384 = pem("ec", { namedCurve: "secp384r1" });
+    const ed = pem("ed25519");
+    const accepts = (publicKey: string, algorithms: string[]) =>
+      messages({ jwt: { ...noKeys, publicKey, algorithms } });
+    expect(accepts(rsa, ["PS256"])).toEqual([]);
+    expect(accepts(p384, ["ES256", "ES384"])).toEqual([]);
+    expect(accepts(ed, ["EdDSA"])).toEqual([]);
+    expect(accepts(p384, ["ES256"])).toEqual([
+      "No key here verifies ES256: this is an EC P-384 key (for ES384), so every token would be refused. Paste the identity provider's signing key, or list the algorithm it signs with.",
+    ]);
+    expect(accepts(ed, ["RS256", "ES256"])[0]).toMatch(/this is an Ed25519 key \(for EdDSA\)/);
+    expect(accepts(pem("x25519"), ["EdDSA"])[0]).toMatch(/which signs no JWT/);
+    expect(accepts(pem("rsa", { modulusLength: 1024 }), ["RS256"])).toEqual([
+      "This PEM is an RSA key of 1024 bits: JWTs need at least 2048 (check that its modulus n was pasted whole).",
+    ]);
+    // A set needs one key that fits, not all: identity providers publish keys of several kinds.
+    expect(
+      messages({ jwt: { ...jwt, jwks: { keys: [JWK, { kty: "RSA", n: "AQAB", e: "AQAB" }] } } }),
+    ).toEqual([
+      "Key 2 of the set (keys[1]) is an RSA key of 17 bits: JWTs need at least 2048 (check that its modulus n was pasted whole).",
+    ]);
+    expect(
+      messages({
+        jwt: { ...jwt, jwks: { keys: [JWK, { kty: "EC", crv: "P-256", x: "AA", y: "AA" }] } },
+      })[0],
+    ).toMatch(/^Key 2 of the set \(keys\[1\]\) is not a public key Node can read/);
   });
 });
