@@ -208,7 +208,11 @@ export function describeCause(cause: unknown): string {
       break;
     }
     const code = (error as NodeJS.ErrnoException).code;
-    parts.push(code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message);
+    const { message } = error;
+    // A wrapper that already quotes its cause (the JWKS outage's message does) says it once.
+    if (message === "" || !parts.some((part) => part.includes(message))) {
+      parts.push(code && !message.includes(code) ? `${code}: ${message}` : message);
+    }
     error = error.cause;
   }
   return scrubSecrets(parts.join(" <- ").replace(/[\r\n]+/g, " "));

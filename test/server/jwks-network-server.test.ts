@@ -98,6 +98,8 @@ describe("--jwks-network in a running server", () => {
     expect(refusals).toHaveLength(1);
     expect(refusals[0]).toContain("--jwks-network private");
     expect(refusals[0]).not.toContain(token);
+    // The cause is named once, not again as the wrapped error's own cause.
+    expect(refusals[0]?.split("points at a private address")).toHaveLength(2);
   });
 
   it("fetches it with jwksNetwork private", async () => {
