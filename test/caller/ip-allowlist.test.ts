@@ -89,6 +89,23 @@ describe("IP allowlist policy", () => {
     expect(upstream.hits).toBe(1);
   });
 
+  it("logs the address the trusted proxy forwarded, the one the allowlist judged, not the proxy's", async () => {
+    await setUp(["203.0.113.0/24"], ["127.0.0.1/32"]);
+    expect((await acquire({ "x-forwarded-for": "203.0.113.7" })).status).toBe(200);
+    expect((await proxied({ "x-forwarded-for": "203.0.113.8" })).status).toBe(200);
+    expect((await acquire({ "x-forwarded-for": "198.51.100.1" })).status).toBe(403);
+    expect((await proxied({ "x-forwarded-for": "198.51.100.2" })).status).toBe(403);
+    const entries = await h.accessLog.list("llm");
+    expect(entries.map((e) => [e.source, e.outcome, e.remoteAddress]).sort()).toEqual([
+      ["lock", "admitted", "203.0.113.7"],
+      ["lock", "refused", "198.51.100.1"],
+      ["proxy", "admitted", "203.0.113.8"],
+      ["proxy", "refused", "198.51.100.2"],
+    ]);
+    // The origin still hears of every hop: the caller's, then Sluice's own peer.
+    expect(upstream.seen[0]?.headers["x-forwarded-for"]).toBe("203.0.113.8, 127.0.0.1");
+  });
+
   it("does not check renew and release: the slot id and key suffice", async () => {
     await setUp(["203.0.113.0/24"], ["127.0.0.1/32"]);
     const { slotId } = await readBody(await acquire({ "x-forwarded-for": "203.0.113.7" }));

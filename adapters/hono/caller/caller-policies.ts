@@ -100,6 +100,25 @@ export function callerPolicyChecks(options: {
   };
 }
 
+/**
+ * The caller's address for the access log: behind the server's trusted proxies the one they
+ * forwarded (the address the IP allowlist judges), else the socket's peer as it is. A row
+ * that named only the load balancer would not tell whom an allowlist refused.
+ *
+ * @example
+ * ```ts
+ * loggedAddress(checks, "10.0.0.2", headers); // "203.0.113.7" with trustedProxies 10.0.0.0/8
+ * ```
+ */
+export function loggedAddress(
+  checks: Pick<CallerPolicyChecks, "trustedProxies">,
+  peer: string | null,
+  headers: HeaderLookup,
+): string | null {
+  if (checks.trustedProxies === null) return peer;
+  return clientAddress(peer, headers.get("x-forwarded-for"), checks.trustedProxies);
+}
+
 /** The request facts the policies read. */
 export interface CallerRequest {
   headers: HeaderLookup;
@@ -143,7 +162,7 @@ export async function enforceCallerPolicies(
       const caller = {
         pool: admitted.pool.subdomain,
         keyId: admitted.key?.id ?? null,
-        remoteAddress: request.peer,
+        remoteAddress: loggedAddress(checks, request.peer, request.headers),
         source: request.source,
       };
       logRefused(checks.accessLog, caller, checks.clock.now(), policy);

@@ -11,7 +11,11 @@ import type { Governor } from "../../../src/governor/types.js";
 import { validateOutcomeReport } from "../../../src/learning/parse-outcome.js";
 import type { OutcomeReport } from "../../../src/learning/types.js";
 import { type AdmittedCaller, admitCaller } from "../caller/admit-caller.js";
-import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
+import {
+  callerPolicyChecks,
+  enforceCallerPolicies,
+  loggedAddress,
+} from "../caller/caller-policies.js";
 import { remoteAddressOf, sentTarget } from "../caller/remote-address.js";
 import { lockApiError } from "../error-status.js";
 import { logFailed, logGranted } from "./access-attempt.js";
@@ -125,7 +129,9 @@ export function createLockApp(deps: LockAppDeps): Hono {
           });
         }
         const body = parseOptionalJsonObject(await readBody());
-        return await acquire(request, env, parts, caller, waitRequest(headers, body));
+        const wait = waitRequest(headers, body);
+        const logged = loggedAddress(policyChecks, address, headers);
+        return await acquire(request, env, parts, { ...caller, address: logged }, wait);
       }
       if (route.action === "renew") {
         // Its body is empty, and read only to be refused when it is not (a cross-site POST).
@@ -200,14 +206,14 @@ async function acquire(
   request: Request,
   env: unknown,
   parts: LockParts,
-  admitted: AdmittedCaller,
+  admitted: AdmittedCaller & { address: string | null },
   wait: { waitMs: number | undefined; noQueue: boolean },
 ): Promise<Response> {
   const { governor, clock, deps } = parts;
   const caller = {
     pool: admitted.pool.subdomain,
     keyId: admitted.key?.id ?? null,
-    remoteAddress: remoteAddressOf(env),
+    remoteAddress: admitted.address,
     source: "lock" as const,
   };
   // Only a request that may queue needs to notice its caller leaving.

@@ -4,7 +4,11 @@ import type { PoolKeyRecord, PoolRecord } from "../../../src/catalog/types.js";
 import { ForbiddenError } from "../../../src/errors.js";
 import { signRequest } from "../../../src/signing/sign-request.js";
 import { admitCaller } from "../caller/admit-caller.js";
-import { callerPolicyChecks, enforceCallerPolicies } from "../caller/caller-policies.js";
+import {
+  callerPolicyChecks,
+  enforceCallerPolicies,
+  loggedAddress,
+} from "../caller/caller-policies.js";
 import { remoteAddressOf, sentTarget } from "../caller/remote-address.js";
 import { continueIfExpected } from "../lock/expect-continue.js";
 import { REJECTED_BY_HEADER, respondToError, sluiceReply } from "../lock/lock-responses.js";
@@ -119,8 +123,11 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
         body: readWholeBody,
       });
     }
+    // The access log names the caller the trusted proxies forwarded; the origin's
+    // X-Forwarded-For gets the socket's peer appended, as every proxy hop does.
+    const logged = loggedAddress(policyChecks, remoteAddress, headers);
     if (pool.backend === "postgres" && sql) {
-      return sql({ request, env, headers, pool, key, remoteAddress, body: buffered });
+      return sql({ request, env, headers, pool, key, remoteAddress: logged, body: buffered });
     }
     if (pool.backend !== "http") {
       const message = "Database pools are not served by this server (it has no SQL runner).";
@@ -160,7 +167,7 @@ export function createProxyApp(deps: ProxyAppDeps): ProxyApp {
       accessLog: deps.accessLog,
       pool,
       key,
-      remoteAddress,
+      remoteAddress: logged,
       wait,
       request,
       env,
