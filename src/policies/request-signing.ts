@@ -22,6 +22,8 @@ export const DEFAULT_REQUEST_SKEW_MS = 300_000;
 
 const NONCE = /^[A-Za-z0-9_-]{16,128}$/;
 const TIMESTAMP = /^\d{1,16}$/;
+/** Epoch ms of 2001-09-09: any smaller value is far likelier seconds than a 1970s clock. */
+const SECONDS_LOOK_ALIKE = 1e12;
 
 /** The fields a caller's request signature covers. */
 export interface CallerSignatureFields {
@@ -173,9 +175,12 @@ export function checkRequestSignature(
   if (timestampText === null || nonce === null || signature === null) {
     return { valid: false, reason: "missing_headers" };
   }
-  if (!TIMESTAMP.test(timestampText)) return { valid: false, reason: "malformed_timestamp" };
-  if (!NONCE.test(nonce)) return { valid: false, reason: "malformed_nonce" };
   const timestamp = Number(timestampText);
+  // Before 2001 in milliseconds is a timestamp in seconds (`date +%s`): say which unit is meant.
+  if (!TIMESTAMP.test(timestampText) || timestamp < SECONDS_LOOK_ALIKE) {
+    return { valid: false, reason: "malformed_timestamp" };
+  }
+  if (!NONCE.test(nonce)) return { valid: false, reason: "malformed_nonce" };
   if (Math.abs(input.now - timestamp) > input.skewMs) {
     return { valid: false, reason: "stale_timestamp" };
   }

@@ -133,6 +133,16 @@ describe("HMAC request signing policy", () => {
     expect(upstream.hits).toBe(0);
   });
 
+  it("says the timestamp is in milliseconds when it was given in seconds", async () => {
+    await setUp();
+    const seconds = Math.floor(now() / 1000);
+    const response = await acquire(sign("POST", ACQUIRE, BODY, { timestamp: seconds }));
+    await expectRefused(response.clone());
+    expect((await readBody(response)).message).toBe(
+      "x-svc-request-timestamp must be epoch milliseconds (13 digits; seconds times 1000).",
+    );
+  });
+
   it("refuses a replay on the same server, until the signature's window has passed", async () => {
     await setUp();
     const headers = sign("POST", ACQUIRE, BODY);

@@ -122,6 +122,11 @@ describe("caller request signatures (hmac policy)", () => {
       valid: false,
       reason: "malformed_timestamp",
     });
+    // Seconds where milliseconds belong: malformed, not merely stale, so the message says so.
+    expect(check(signed({ timestamp: NOW / 1000 }), { now: NOW })).toEqual({
+      valid: false,
+      reason: "malformed_timestamp",
+    });
     expect(check(signed({ nonce: "short" }))).toEqual({ valid: false, reason: "malformed_nonce" });
     expect(check(signed({ nonce: "has space 0123456789" }))).toEqual({
       valid: false,

@@ -202,7 +202,7 @@ const SIGNATURE_MESSAGES: Readonly<
   Record<RequestSignatureFailure | "no_secret" | "replay", string>
 > = {
   missing_headers: `This pool requires signed requests: send ${REQUEST_SIGNATURE_HEADERS.timestamp}, ${REQUEST_SIGNATURE_HEADERS.nonce} and ${REQUEST_SIGNATURE_HEADERS.signature} (see signLockRequest).`,
-  malformed_timestamp: `${REQUEST_SIGNATURE_HEADERS.timestamp} must be epoch milliseconds.`,
+  malformed_timestamp: `${REQUEST_SIGNATURE_HEADERS.timestamp} must be epoch milliseconds (13 digits; seconds times 1000).`,
   malformed_nonce: `${REQUEST_SIGNATURE_HEADERS.nonce} must be 16-128 characters of A-Z, a-z, 0-9, _ and -.`,
   stale_timestamp: "The request's signature timestamp is outside the allowed clock skew.",
   mismatch:
