@@ -74,8 +74,15 @@ describe("dashboard caller policies", () => {
     expect(page.text).toContain(
       "<b>Access proxy:</b> trusted header x-auth-request-email from 10.0.0.5/32, allowing @acme.test",
     );
+    // The page's curl lines say what the policies add, so a copied line is not simply refused.
+    const curl = /<pre id="curl-lines"><code>([\s\S]*?)<\/code>/.exec(page.text)?.[1] ?? "";
+    expect(curl).toContain("# Only callers in the pool&#39;s IP allowlist are admitted.");
+    expect(curl).toContain("# Requests must come through the access proxy (trusted-header).");
+    expect(curl).toContain("examples/signed-acquire.sh");
+    expect(curl).toMatch(/lock\/acquire[^\n]* -H &quot;Authorization: Bearer \$JWT&quot;/);
     const llm = await d.request("/pool/llm", { cookie: owner });
     expect(llm.text).toContain("None: the pool key rule alone admits callers.");
+    expect(llm.text).not.toContain("$JWT");
 
     const saved = await saveForm("open", { maxConcurrent: "3" });
     expect(saved.status).toBe(303);

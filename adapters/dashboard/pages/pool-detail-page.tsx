@@ -80,6 +80,30 @@ function proxyOrigin(baseUrl: string, poolDomain: string, subdomain: string): st
   return `${base.protocol}//${subdomain}.${poolDomain}${base.port ? `:${base.port}` : ""}`;
 }
 
+/** The JWT header as a curl line sends it (`Authorization: Bearer $JWT` by default). */
+function tokenHeaderLine(header: string): string {
+  return header === "authorization" ? "Authorization: Bearer $JWT" : `${header}: $JWT`;
+}
+
+/** What the pool's caller policies ask of a request beyond its key, as shell comments. */
+function policyNotes(policies: PoolRecord["callerPolicies"]): string[] {
+  if (!policies) return [];
+  const notes: string[] = [];
+  if (policies.ipAllowlist) notes.push("# Only callers in the pool's IP allowlist are admitted.");
+  if (policies.accessProxy) {
+    notes.push(`# Requests must come through the access proxy (${policies.accessProxy.preset}).`);
+  }
+  if (policies.jwt) notes.push("# $JWT: a token from the pool's identity provider.");
+  if (policies.hmac) {
+    notes.push(
+      "# Every acquire and proxied request must also be signed (x-svc-request-timestamp, -nonce,",
+      "# -signature) with the key's request-signing secret: signLockRequest, or",
+      "# examples/signed-acquire.sh for curl (docs/caller-policies.md).",
+    );
+  }
+  return notes;
+}
+
 function CurlLines(props: {
   pool: PoolRecord;
   urls: { lockUrl: string; baseUrl: string; poolDomain: string };
@@ -87,12 +111,17 @@ function CurlLines(props: {
   const { pool, urls } = props;
   const lock = `${urls.lockUrl}/pools/${pool.subdomain}/lock`;
   const keyHeader = pool.requireKey ? ' -H "X-Svc-Key: $SLUICE_KEY"' : "";
+  const policies = pool.callerPolicies;
+  // Taking a slot passes the pool's caller policies too: the lines say what they add, so a
+  // line copied from here is not simply refused.
+  const proof = policies?.jwt ? ` -H "${tokenHeaderLine(policies.jwt.header)}"` : "";
   const lines = [
+    ...policyNotes(policies),
     "# Lock API: take a slot (waiting up to 5 s), call the upstream yourself, then release it.",
-    `curl -sS -X POST ${lock}/acquire${keyHeader} -H "Content-Type: application/json" -d '{"waitMs": 5000}'`,
+    `curl -sS -X POST ${lock}/acquire${keyHeader}${proof} -H "Content-Type: application/json" -d '{"waitMs": 5000}'`,
     `curl -sS -X POST ${lock}/<slotId>/release${keyHeader} -H "Content-Type: application/json" -d '{"status": 200}'`,
     "# Pool proxy: Sluice calls the origin for you within the pool's limits.",
-    `curl -sS ${proxyOrigin(urls.baseUrl, urls.poolDomain, pool.subdomain)}/<path>${keyHeader}`,
+    `curl -sS ${proxyOrigin(urls.baseUrl, urls.poolDomain, pool.subdomain)}/<path>${keyHeader}${proof}`,
   ];
   return (
     <pre id="curl-lines">
