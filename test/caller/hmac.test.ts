@@ -196,6 +196,25 @@ describe("HMAC request signing policy", () => {
     }
   });
 
+  it("tells a keyless caller of an open signed pool that signing needs a key", async () => {
+    await setUp();
+    await h.addPool({
+      subdomain: "open",
+      origin: upstream.url,
+      maxConcurrent: 1,
+      requireKey: false,
+      callerPolicies: { hmac: { skewSeconds: 300 } },
+    });
+    // Signature headers without a key: there is no secret they could have been made with.
+    const headers = sign("POST", "/pools/open/lock/acquire", BODY);
+    const response = await h.lockPost("/pools/open/lock/acquire", { headers, body: BODY });
+    await expectRefused(response.clone());
+    expect((await readBody(response)).message).toBe(
+      "This pool requires signed requests, signed with a pool key's request-signing secret: send that key in X-Svc-Key with the signature headers.",
+    );
+    expect(upstream.hits).toBe(0);
+  });
+
   it("refuses a signature made with another key's secret, or by a key minted before the policy", async () => {
     await setUp();
     const other = await h.mintKey("llm");

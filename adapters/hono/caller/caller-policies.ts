@@ -199,7 +199,7 @@ async function checkPolicies(
 }
 
 const SIGNATURE_MESSAGES: Readonly<
-  Record<RequestSignatureFailure | "no_secret" | "replay", string>
+  Record<RequestSignatureFailure | "no_secret" | "no_key" | "replay", string>
 > = {
   missing_headers: `This pool requires signed requests: send ${REQUEST_SIGNATURE_HEADERS.timestamp}, ${REQUEST_SIGNATURE_HEADERS.nonce} and ${REQUEST_SIGNATURE_HEADERS.signature} (see signLockRequest).`,
   malformed_timestamp: `${REQUEST_SIGNATURE_HEADERS.timestamp} must be epoch milliseconds (13 digits; seconds times 1000).`,
@@ -209,6 +209,8 @@ const SIGNATURE_MESSAGES: Readonly<
     "The request signature does not match (method, path, query, body, timestamp, nonce or key secret).",
   no_secret:
     "This key has no request-signing secret (it was minted before the pool required signed requests): mint a new key.",
+  no_key:
+    "This pool requires signed requests, signed with a pool key's request-signing secret: send that key in X-Svc-Key with the signature headers.",
   replay: "This request's nonce was used before: sign every request anew.",
 };
 
@@ -221,7 +223,8 @@ async function checkSignature(
   const key: PoolKeyRecord | null = admitted.key;
   const secret = key && checks.directory.requestSecret(key);
   if (!key || !secret) {
-    const why = key ? "no_secret" : "missing_headers";
+    // A keyless caller of an open pool has no secret to sign with, whatever it sends.
+    const why = key ? "no_secret" : "no_key";
     throw new PolicyUnauthorizedError("hmac", SIGNATURE_MESSAGES[why]);
   }
   const { headers } = request;
