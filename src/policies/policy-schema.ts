@@ -7,6 +7,7 @@ import {
   reservedHeaderIssue,
   SECRET_KEY_MESSAGE,
 } from "./policy-inputs.js";
+import { broadTrustedProxies } from "./proxy-width.js";
 import { DEFAULT_REQUEST_SKEW_MS } from "./request-signing.js";
 import {
   keysAlgorithmsIssue,
@@ -14,6 +15,12 @@ import {
   readJwkPublicKey,
   readPemPublicKey,
 } from "./verification-keys.js";
+
+/** The valid entries so broad that any client may be behind them (see `broadTrustedProxies`). */
+const broadProxies = (list: readonly string[]) =>
+  broadTrustedProxies(list.filter((entry) => cidrIssue(entry) === null));
+const broadProxiesMessage = (broad: readonly string[]) =>
+  `${broad.join(", ")} ${broad.length === 1 ? "is" : "are"} wider than a /8 (IPv4) or /16 (IPv6): any client there could send the header and name any identity. List only the addresses of your access proxy.`;
 
 const TRUSTED_PROXIES_MISSING =
   "A trusted-header policy needs the proxy's addresses: list them in trustedProxies.";
@@ -279,6 +286,10 @@ const AccessProxySchema = v.variant(
         trustedProxies: v.pipe(
           v.array(cidr, "List the proxy's addresses (CIDRs) in trustedProxies."),
           v.minLength(1, TRUSTED_PROXIES_MISSING),
+          v.check(
+            (list) => broadProxies(list).length === 0,
+            (issue) => broadProxiesMessage(broadProxies(issue.input as string[])),
+          ),
         ),
         /** Exact addresses or `@domain` entries; absent: any identity the proxy vouches for. */
         allow: v.optional(

@@ -351,6 +351,32 @@ describe("dashboard caller policies", () => {
     expect((await stored("llm"))?.jwt?.jwks).toEqual({ keys: [ecJwk] });
   });
 
+  it("refuses a trusted-header preset that would believe the header from any client", async () => {
+    const preset = {
+      [`${P}.accessProxy.preset`]: "trusted-header",
+      [`${P}.accessProxy.header`]: "x-auth-request-email",
+    };
+    for (const broad of ["0.0.0.0/0", "::/0", "::ffff:0:0/96"]) {
+      const saved = await saveForm("llm", {
+        ...preset,
+        [`${P}.accessProxy.trustedProxies`]: `10.0.0.5/32\n${broad}`,
+      });
+      expect(saved.status, broad).toBe(422);
+      expect(saved.text).toContain(
+        `id="error-${P}.accessProxy.trustedProxies">${broad} is wider than a /8 (IPv4) or /16 (IPv6): any client there could send the header and name any identity.`,
+      );
+    }
+    expect(await stored("llm")).toBeNull();
+    const narrow = await saveForm("llm", {
+      ...preset,
+      [`${P}.accessProxy.trustedProxies`]: "10.0.0.0/8\n2001:db8::/32",
+    });
+    expect(narrow.status).toBe(303);
+    expect((await stored("llm"))?.accessProxy).toMatchObject({
+      trustedProxies: ["10.0.0.0/8", "2001:db8::/32"],
+    });
+  });
+
   it("never shows a stored key set URL's user, password or query, and keeps its query on save", async () => {
     const policies = v.parse(CallerPoliciesSchema, {
       jwt: {
