@@ -114,6 +114,9 @@ const pemIssue = (text: string): string | null => {
 const pemPublicKey = v.pipe(
   v.string(),
   v.trim(),
+  // One spelling of the same key: a browser posts a textarea's line breaks as CRLF, and a file
+  // saved on Windows may hold them; stored as LF, an unchanged save or re-apply stays unchanged.
+  v.transform((text) => text.replace(/\r\n?/g, "\n")),
   v.check(
     (text) => PEM_PUBLIC_KEY.test(text),
     (issue) =>

@@ -1,4 +1,4 @@
-import { exportJWK, exportPKCS8, generateKeyPair, type JWK, SignJWT } from "jose";
+import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
 import * as v from "valibot";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { planApply } from "../../adapters/cli/apply-plan.js";
@@ -257,6 +257,50 @@ describe("dashboard caller policies", () => {
       'id="error-callerPolicies.jwt.requiredClaims">__proto__ cannot be a claim name here',
     );
     expect((await stored("claims"))?.jwt?.requiredClaims).toEqual(jwt.requiredClaims);
+  });
+
+  it("keeps a PEM key as applied when a browser sends the form back with CRLF line breaks", async () => {
+    const publicKey = (await exportSPKI(rsa.publicKey)).trim();
+    const jwt = { algorithms: ["RS256"], issuer: "https://idp.example", audience: "a", publicKey };
+    const file = v.parse(ApplyFileSchema, {
+      team: "acme",
+      pools: [
+        {
+          name: "Pem",
+          subdomain: "pem",
+          origin: "http://127.0.0.1:9000/",
+          maxConcurrent: 2,
+          callerPolicies: { jwt },
+        },
+      ],
+    });
+    const plan = () => planApply(d.catalog, file, { env: {}, prune: false });
+    await (await plan()).execute();
+    const opened = await d.request("/pool/pem/edit", { cookie: owner });
+    await d.clock.advance(1_000);
+    // HTML form submission turns every line break of a textarea into CRLF.
+    const form = Object.fromEntries(
+      Object.entries(renderedForm(opened.text, "/pool/pem/edit")).map(([name, value]) => [
+        name,
+        Array.isArray(value) ? value : value.replace(/\r?\n/g, "\r\n"),
+      ]),
+    );
+    expect(String(form[`${P}.jwt.publicKey`])).toContain("\r\n");
+    expect((await d.request("/pool/pem/edit", { cookie: owner, form })).status).toBe(303);
+    expect((await stored("pem"))?.jwt?.publicKey).toBe(publicKey);
+    expect((await plan()).changes.map((change) => change.action)).toEqual(["unchanged"]);
+    // A file written with CRLF line breaks is the same key too.
+    const crlf = v.parse(ApplyFileSchema, {
+      team: "acme",
+      pools: [
+        {
+          ...file.pools[0],
+          callerPolicies: { jwt: { ...jwt, publicKey: publicKey.replace(/\n/g, "\r\n") } },
+        },
+      ],
+    });
+    const again = await planApply(d.catalog, crlf, { env: {}, prune: false });
+    expect(again.changes.map((change) => change.action)).toEqual(["unchanged"]);
   });
 
   it("refuses a private PEM or a secret JWK next to its field, and never shows it back", async () => {
