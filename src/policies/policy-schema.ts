@@ -37,8 +37,11 @@ const objectMessage = (issue: v.BaseIssue<unknown>): string => {
   return field === "trustedProxies" ? TRUSTED_PROXIES_MISSING : "Required.";
 };
 
+/** A text field given as another JSON type (a number, a list…). */
+const TEXT = "Must be text, in double quotes.";
+
 const cidr = v.pipe(
-  v.string(),
+  v.string('Must be an address or CIDR in double quotes, such as "10.0.0.0/8".'),
   v.trim(),
   v.check(
     (text) => cidrIssue(text) === null,
@@ -62,15 +65,20 @@ export const JWT_ALGORITHMS = [
 
 /** https, or http on a loopback host (a key server on the same machine, development). */
 const keySetUrl = v.pipe(
-  v.string(),
+  v.string(TEXT),
   v.check(
     (text) => keySetUrlIssue(text) === null,
     (issue) => keySetUrlIssue(String(issue.input)) ?? "",
   ),
 );
-const nonEmptyText = v.pipe(v.string(), v.trim(), v.minLength(1, "Required."), v.maxLength(500));
+const nonEmptyText = v.pipe(
+  v.string(TEXT),
+  v.trim(),
+  v.minLength(1, "Required."),
+  v.maxLength(500),
+);
 const headerName = v.pipe(
-  v.string(),
+  v.string(TEXT),
   v.toLowerCase(),
   v.regex(/^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "Must be an HTTP header name."),
 );
@@ -93,12 +101,15 @@ const jwkIssue = (keys: readonly Readonly<Record<string, unknown>>[]): string | 
 };
 /** A pasted JWKS: `{ "keys": [ … ] }` (public keys only, each one Node can read). */
 const jwksSchema = v.pipe(
-  v.object({
-    keys: v.pipe(
-      v.array(v.looseObject({ kty: v.string() }), 'Must be a list of keys: {"keys": [ … ]}.'),
-      v.minLength(1, "List at least one key."),
-    ),
-  }),
+  v.object(
+    {
+      keys: v.pipe(
+        v.array(v.looseObject({ kty: v.string() }), 'Must be a list of keys: {"keys": [ … ]}.'),
+        v.minLength(1, "List at least one key."),
+      ),
+    },
+    'Must be a key set: {"keys": [ … ]}.',
+  ),
   v.check((jwks) => jwks.keys.every((key) => isPublicJwk(key)), SECRET_KEY_MESSAGE),
   v.check(
     (jwks) => jwkIssue(jwks.keys) === null,
@@ -112,7 +123,7 @@ const pemIssue = (text: string): string | null => {
   return "issue" in read ? read.issue : null;
 };
 const pemPublicKey = v.pipe(
-  v.string(),
+  v.string(TEXT),
   v.trim(),
   // One spelling of the same key: a browser posts a textarea's line breaks as CRLF, and a file
   // saved on Windows may hold them; stored as LF, an unchanged save or re-apply stays unchanged.
@@ -173,6 +184,11 @@ const requiredClaims = v.pipe(
     (issue) =>
       `${UNSAFE_CLAIM_NAMES.find((name) => Object.hasOwn(issue.input as object, name))} cannot be a claim name here (it would be dropped): name the claim another way.`,
   ),
+  // A list is an object to valibot's record: its indexes would become claim names.
+  v.check(
+    (input) => typeof input === "object" && input !== null && !Array.isArray(input),
+    'Must be a JSON object of claims and allowed values, such as {"sub": ["svc-a"]}.',
+  ),
   v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), claimValues),
 );
 
@@ -186,11 +202,15 @@ const JwtObject = v.strictObject(
           JWT_ALGORITHMS,
           "Must be an asymmetric JWS algorithm such as RS256, ES256 or EdDSA.",
         ),
+        'List the algorithms in a JSON array, such as ["RS256"].',
       ),
       v.minLength(1, "List at least one algorithm."),
     ),
     issuer: nonEmptyText,
-    audience: v.union([nonEmptyText, v.pipe(v.array(nonEmptyText), v.minLength(1))]),
+    audience: v.union(
+      [nonEmptyText, v.pipe(v.array(nonEmptyText), v.minLength(1, "List at least one audience."))],
+      "Must be an audience in double quotes, or a list of them.",
+    ),
     clockToleranceSeconds: v.optional(
       v.pipe(
         v.number("Must be a whole number of seconds."),
@@ -253,7 +273,7 @@ const AccessProxySchema = v.variant(
         preset: v.literal("cloudflare-access"),
         /** `<team>.cloudflareaccess.com`: the issuer, and where the certs are fetched unless `jwks` is pasted. */
         teamDomain: v.pipe(
-          v.string(),
+          v.string(TEXT),
           v.toLowerCase(),
           v.regex(
             /^[a-z0-9-]+(\.[a-z0-9-]+)+$/,

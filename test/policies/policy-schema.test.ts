@@ -189,4 +189,37 @@ describe("CallerPoliciesSchema", () => {
       })[0],
     ).toMatch(/^Key 2 of the set \(keys\[1\]\) is not a public key Node can read/);
   });
+
+  it("says what each field takes when given another JSON type, never valibot's own words", () => {
+    const { jwks: _jwks, ...noKeys } = jwt;
+    const { issuer: _issuer, ...noIssuer } = jwt;
+    const cases: [unknown, string][] = [
+      [{ ipAllowlist: [10] }, 'Must be an address or CIDR in double quotes, such as "10.0.0.0/8".'],
+      [{ jwt: { ...jwt, issuer: 5 } }, "Must be text, in double quotes."],
+      [
+        { jwt: { ...jwt, audience: 5 } },
+        "Must be an audience in double quotes, or a list of them.",
+      ],
+      [
+        { jwt: { ...jwt, algorithms: "ES256" } },
+        'List the algorithms in a JSON array, such as ["RS256"].',
+      ],
+      // A list would pass as an object whose indexes are claim names.
+      [
+        { jwt: { ...jwt, requiredClaims: [["svc-a"]] } },
+        'Must be a JSON object of claims and allowed values, such as {"sub": ["svc-a"]}.',
+      ],
+      [{ jwt: { ...noKeys, jwks: [] } }, 'Must be a list of keys: {"keys": [ … ]}.'],
+      [{ hmac: true }, "Must be a JSON object."],
+      [{ hmac: { skewSeconds: "300" } }, "Must be a whole number of seconds."],
+      [{ hmac: { secret: "x" } }, "Unknown field (check the spelling)."],
+      [{ jwt: noIssuer }, "Required."],
+      [
+        { accessProxy: { preset: "okta" } },
+        "preset must be cloudflare-access, google-iap or trusted-header.",
+      ],
+    ];
+    for (const [input, message] of cases)
+      expect(messages(input), JSON.stringify(input)).toEqual([message]);
+  });
 });
