@@ -21,6 +21,7 @@ import {
   type ApplyPool,
   allPools,
 } from "./apply-schema.js";
+import { diffCallerPolicies } from "./policy-diff.js";
 
 /** What `sluice apply` does (or would do) to one budget or pool. */
 export interface PlannedChange {
@@ -64,7 +65,6 @@ const COMPARED_FIELDS = [
   "originSigning",
   "readMethods",
   "readPaths",
-  "callerPolicies",
   "reservedConcurrent",
   "metricsRetentionDays",
 ] as const satisfies readonly (keyof DesiredPool & keyof PoolRecord)[];
@@ -286,6 +286,7 @@ function diffPool(
   const fields = COMPARED_FIELDS.flatMap((field) =>
     diffField(field, existing[field], desired[field]),
   );
+  fields.push(...diffCallerPolicies(existing.callerPolicies, desired.callerPolicies));
   const currentBudget =
     existing.budgetId === null ? null : (budgetNameById.get(existing.budgetId) ?? null);
   fields.push(...diffField("budget", currentBudget, desired.budgetName));

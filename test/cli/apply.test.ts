@@ -191,6 +191,35 @@ describe("sluice apply", () => {
     ).toBeUndefined();
   });
 
+  it("prints a JWKS URL's change without its query, as the pages show it", async () => {
+    const jwt = (jwksUrl: string) => ({
+      algorithms: ["RS256"],
+      issuer: "https://idp.example",
+      audience: "sluice",
+      jwksUrl,
+    });
+    const applied = (name: string, jwksUrl: string) =>
+      sluice([
+        "apply",
+        writeFile(name, {
+          team: "acme",
+          pools: [{ ...chat, callerPolicies: { jwt: jwt(jwksUrl) } }],
+        }),
+      ]);
+    expect((await applied("a.json", "https://idp.example/jwks?token=q-secret-1")).code).toBe(0);
+    const query = await applied("b.json", "https://idp.example/jwks?token=q-secret-2");
+    expect(query.stdout).toContain('"jwksUrl":"https://idp.example/jwks?…"');
+    expect(query.stdout).toContain("(the JWKS URL's query changed)");
+    const moved = await applied("c.json", "https://keys.example/jwks?token=q-secret-3");
+    expect(moved.stdout).toContain(
+      '"jwksUrl":"https://idp.example/jwks?…"}} → {"jwt":{"header":"authorization","algorithms":["RS256"],"issuer":"https://idp.example","audience":"sluice","clockToleranceSeconds":30,"jwksUrl":"https://keys.example/jwks?…"}}',
+    );
+    for (const result of [query, moved]) expect(result.stdout).not.toContain("q-secret");
+    expect(
+      (await applied("c.json", "https://keys.example/jwks?token=q-secret-3")).stdout,
+    ).toContain("Unchanged pool chat");
+  });
+
   it("refuses a claim requirement given twice or named __proto__ (JSON would drop one unseen), storing nothing", async () => {
     const jwt = (claims: string) =>
       `{"algorithms":["ES256"],"issuer":"https://idp.example","audience":"sluice","jwksUrl":"https://idp.example/jwks","requiredClaims":${claims}}`;
