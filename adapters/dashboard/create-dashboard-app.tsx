@@ -1,6 +1,7 @@
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { SluiceError } from "../../src/errors.js";
+import { PayloadTooLargeError, SluiceError } from "../../src/errors.js";
 import { statusForError } from "../hono/error-status.js";
 import { ASSETS_PREFIX, assetRoutes } from "./assets.js";
 import type { DashboardDeps, DashboardEnv } from "./dashboard-env.js";
@@ -16,6 +17,9 @@ import { signInRoutes } from "./routes/sign-in-routes.js";
 import { dashboardCsrf, dashboardSecureHeaders } from "./security.js";
 import { sessionCookieFor } from "./session-cookie.js";
 import { onlyManagers, onlyManagersChange, requireSignIn } from "./session-middleware.js";
+
+/** Largest form body read (1 MiB): a pool form with a pasted key set is tens of KiB. */
+export const MAX_FORM_BYTES = 1_048_576;
 
 /**
  * The web dashboard (issue 21): server-rendered pages (hono/jsx) with htmx for live
@@ -42,6 +46,16 @@ export function createDashboardApp(deps: DashboardDeps): Hono<DashboardEnv> {
   app.use(dashboardSecureHeaders());
   app.route(ASSETS_PREFIX, assetRoutes());
   app.use(dashboardCsrf(deps.baseUrl));
+  // Every form is read whole into memory: without a bound, anyone (signed in or not) could
+  // post a body of any size. The largest form, a pool's with a pasted key set, is far smaller.
+  app.use(
+    bodyLimit({
+      maxSize: MAX_FORM_BYTES,
+      onError: () => {
+        throw new PayloadTooLargeError(MAX_FORM_BYTES);
+      },
+    }),
+  );
   app.route("/", signInRoutes(deps, cookie));
   app.route("/", setupRoutes(deps, cookie));
 
