@@ -7,7 +7,9 @@ import { normalizeAddress } from "./address-list.js";
  * trusted proxy: a trusted proxy vouches for the hop it appended, nobody else does. A peer
  * that is no trusted proxy is the caller, whatever its header says (a spoofed
  * `X-Forwarded-For` from an untrusted peer is ignored). A hop that is no IP address stops
- * the walk at the proxy that wrote it. null when the socket address is unknown.
+ * the walk at the proxy that wrote it; a hop with a port (`203.0.113.7:5555`,
+ * `[2001:db8::7]:443`, as some load balancers write it) is its address. null when the socket
+ * address is unknown.
  *
  * @example
  * ```ts
@@ -27,10 +29,26 @@ export function clientAddress(
   let end = forwardedFor.length;
   while (trusted.has(current) && end > 0) {
     const comma = forwardedFor.lastIndexOf(",", end - 1);
-    const hop = normalizeAddress(forwardedFor.slice(comma + 1, end));
+    const hop = hopAddress(forwardedFor.slice(comma + 1, end));
     if (hop === null) return current;
     current = hop;
     end = Math.max(0, comma);
   }
   return current;
+}
+
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const BRACKETED_IPV6 = /^\[([^\]]+)\](?::\d{1,5})?$/;
+
+/**
+ * The address of one `X-Forwarded-For` entry, its port dropped. Read as "no address", a
+ * trusted proxy's `ip:port` entry would stop the walk at the proxy itself, and a pool that
+ * allows the proxy's own network would admit every client behind it.
+ */
+function hopAddress(text: string): string | null {
+  const entry = text.trim();
+  const bracketed = BRACKETED_IPV6.exec(entry)?.[1];
+  if (bracketed !== undefined) return normalizeAddress(bracketed);
+  const ipv4 = IPV4_WITH_PORT.exec(entry)?.[1];
+  return normalizeAddress(ipv4 ?? entry);
 }

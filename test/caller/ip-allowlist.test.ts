@@ -89,6 +89,17 @@ describe("IP allowlist policy", () => {
     expect(upstream.hits).toBe(1);
   });
 
+  it("reads a trusted proxy's hop written with a port as its address, not as the proxy itself", async () => {
+    // The allowlist holds the proxy's own address: a hop misread as "no address" would stop
+    // at the proxy, and every client behind it would pass as the proxy.
+    await setUp(["127.0.0.1/32", "203.0.113.0/24", "2001:db8::/32"], ["127.0.0.1/32"]);
+    expect((await acquire({ "x-forwarded-for": "198.51.100.1:5555" })).status).toBe(403);
+    expect((await proxied({ "x-forwarded-for": "[2001:db9::1]:443" })).status).toBe(403);
+    expect((await acquire({ "x-forwarded-for": "203.0.113.7:5555" })).status).toBe(200);
+    expect((await proxied({ "x-forwarded-for": "[2001:db8::7]:443" })).status).toBe(200);
+    expect(upstream.hits).toBe(1);
+  });
+
   it("logs the address the trusted proxy forwarded, the one the allowlist judged, not the proxy's", async () => {
     await setUp(["203.0.113.0/24"], ["127.0.0.1/32"]);
     expect((await acquire({ "x-forwarded-for": "203.0.113.7" })).status).toBe(200);

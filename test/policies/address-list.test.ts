@@ -83,6 +83,15 @@ describe("clientAddress (X-Forwarded-For through trusted proxies)", () => {
     expect(clientAddress("10.0.0.2", "203.0.113.7, unknown", trusted)).toBe("10.0.0.2");
   });
 
+  it("reads a hop written with a port as its address (some load balancers write ip:port)", () => {
+    expect(clientAddress("10.0.0.2", "203.0.113.7:5555", trusted)).toBe("203.0.113.7");
+    expect(clientAddress("10.0.0.2", "[2001:db8::5]:443", trusted)).toBe("2001:db8::5");
+    expect(clientAddress("10.0.0.2", "[2001:db8::5]", trusted)).toBe("2001:db8::5");
+    expect(clientAddress("10.0.0.2", "198.51.100.1, 10.0.0.3:80", trusted)).toBe("198.51.100.1");
+    // Still no address: a port on a name.
+    expect(clientAddress("10.0.0.2", "host.example:80", trusted)).toBe("10.0.0.2");
+  });
+
   it("is the last trusted proxy when the header runs out", () => {
     expect(clientAddress("10.0.0.2", "10.0.0.3", trusted)).toBe("10.0.0.3");
     expect(clientAddress("10.0.0.2", null, trusted)).toBe("10.0.0.2");
