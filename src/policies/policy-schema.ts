@@ -37,6 +37,12 @@ const objectMessage = (issue: v.BaseIssue<unknown>): string => {
   return field === "trustedProxies" ? TRUSTED_PROXIES_MISSING : "Required.";
 };
 
+// Bounds on what a policy may list: it is stored with the pool, compiled per catalog version
+// and shown on its page; a list past these is a mistake (or worse), not a configuration.
+const MAX_LIST = 1000;
+const MAX_CLAIMS = 100;
+const MAX_KEYS = 100;
+
 /** A text field given as another JSON type (a number, a list…). */
 const TEXT = "Must be text, in double quotes.";
 
@@ -106,6 +112,7 @@ const jwksSchema = v.pipe(
       keys: v.pipe(
         v.array(v.looseObject({ kty: v.string() }), 'Must be a list of keys: {"keys": [ … ]}.'),
         v.minLength(1, "List at least one key."),
+        v.maxLength(MAX_KEYS, `At most ${MAX_KEYS} keys.`),
       ),
     },
     'Must be a key set: {"keys": [ … ]}.',
@@ -170,6 +177,7 @@ const claimValues = v.pipe(
     'List the allowed values in a JSON array, such as ["svc-a"].',
   ),
   v.minLength(1, "List at least one allowed value."),
+  v.maxLength(MAX_LIST, `At most ${MAX_LIST} allowed values.`),
 );
 // Names an object reader drops or resolves on Object.prototype: a requirement on one would
 // silently vanish (valibot's record skips them), so it is refused instead.
@@ -190,6 +198,7 @@ const requiredClaims = v.pipe(
     'Must be a JSON object of claims and allowed values, such as {"sub": ["svc-a"]}.',
   ),
   v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(200)), claimValues),
+  v.maxEntries(MAX_CLAIMS, `At most ${MAX_CLAIMS} required claims.`),
 );
 
 const JwtObject = v.strictObject(
@@ -208,7 +217,14 @@ const JwtObject = v.strictObject(
     ),
     issuer: nonEmptyText,
     audience: v.union(
-      [nonEmptyText, v.pipe(v.array(nonEmptyText), v.minLength(1, "List at least one audience."))],
+      [
+        nonEmptyText,
+        v.pipe(
+          v.array(nonEmptyText),
+          v.minLength(1, "List at least one audience."),
+          v.maxLength(MAX_LIST, `At most ${MAX_LIST} audiences.`),
+        ),
+      ],
       "Must be an audience in double quotes, or a list of them.",
     ),
     clockToleranceSeconds: v.optional(
@@ -309,6 +325,7 @@ const AccessProxySchema = v.variant(
         trustedProxies: v.pipe(
           v.array(cidr, "List the proxy's addresses (CIDRs) in trustedProxies."),
           v.minLength(1, TRUSTED_PROXIES_MISSING),
+          v.maxLength(MAX_LIST, `At most ${MAX_LIST} entries.`),
           v.check(
             (list) => broadProxies(list).length === 0,
             (issue) => broadProxiesMessage(broadProxies(issue.input as string[])),
@@ -316,15 +333,18 @@ const AccessProxySchema = v.variant(
         ),
         /** Exact addresses or `@domain` entries; absent: any identity the proxy vouches for. */
         allow: v.optional(
-          v.array(
-            v.pipe(
-              nonEmptyText,
-              v.check(
-                (entry) => allowEntryIssue(entry) === null,
-                (issue) => allowEntryIssue(String(issue.input)) ?? "",
+          v.pipe(
+            v.array(
+              v.pipe(
+                nonEmptyText,
+                v.check(
+                  (entry) => allowEntryIssue(entry) === null,
+                  (issue) => allowEntryIssue(String(issue.input)) ?? "",
+                ),
               ),
+              'List the allowed addresses in a JSON array, such as ["@acme.test"].',
             ),
-            'List the allowed addresses in a JSON array, such as ["@acme.test"].',
+            v.maxLength(MAX_LIST, `At most ${MAX_LIST} entries.`),
           ),
         ),
       },

@@ -222,4 +222,31 @@ describe("CallerPoliciesSchema", () => {
     for (const [input, message] of cases)
       expect(messages(input), JSON.stringify(input)).toEqual([message]);
   });
+
+  it("bounds what a policy lists: claims, allowed values, keys, audiences, addresses", () => {
+    const many = (n: number, make: (i: number) => unknown) =>
+      Array.from({ length: n }, (_, i) => make(i));
+    const claims = Object.fromEntries(many(101, (i) => [`c${i}`, ["v"]]) as [string, string[]][]);
+    expect(messages({ jwt: { ...jwt, requiredClaims: claims } })).toEqual([
+      "At most 100 required claims.",
+    ]);
+    expect(
+      messages({ jwt: { ...jwt, requiredClaims: { sub: many(1001, (i) => `s${i}`) } } }),
+    ).toEqual(["At most 1000 allowed values."]);
+    expect(messages({ jwt: { ...jwt, jwks: { keys: many(101, () => JWK) } } })).toEqual([
+      "At most 100 keys.",
+    ]);
+    expect(messages({ jwt: { ...jwt, audience: many(1001, (i) => `a${i}`) } })).toEqual([
+      "At most 1000 audiences.",
+    ]);
+    const allow = many(1001, (i) => `u${i}@acme.test`);
+    expect(
+      messages({ accessProxy: { preset: "trusted-header", trustedProxies: ["10.0.0.5"], allow } }),
+    ).toEqual(["At most 1000 entries."]);
+    expect(
+      messages({
+        jwt: { ...jwt, requiredClaims: Object.fromEntries([["sub", many(1000, String)]]) },
+      }),
+    ).toEqual([]);
+  });
 });
