@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { CatalogStore } from "../../src/catalog/types.js";
 import type { Clock } from "../../src/clock/clock.js";
 import {
@@ -39,6 +40,10 @@ export interface AuthorizeRouteDeps {
  * app.route("/oauth", authorizeRoutes(deps));
  * ```
  */
+/** Largest consent form read: its ticket is a few KiB, the rest a word or two. */
+export const MAX_CONSENT_FORM_BYTES = 65_536;
+const FORM_TOO_LARGE = `The consent form is over ${MAX_CONSENT_FORM_BYTES} bytes: no form of this page is. Start again from the application.`;
+
 export function authorizeRoutes(deps: AuthorizeRouteDeps) {
   const routes = new Hono();
 
@@ -95,7 +100,14 @@ export function authorizeRoutes(deps: AuthorizeRouteDeps) {
     return htmlPage(c, page);
   });
 
-  routes.post("/authorize", async (c) => {
+  // The consent form (a ticket and a decision) is read whole, before its session is known:
+  // without a bound anyone could post a body of any size.
+  const consentFormLimit = bodyLimit({
+    maxSize: MAX_CONSENT_FORM_BYTES,
+    onError: (c) => htmlPage(c, <ErrorPage title="Form too large" message={FORM_TOO_LARGE} />, 413),
+  });
+
+  routes.post("/authorize", consentFormLimit, async (c) => {
     const user = await deps.sessions.currentUser(c);
     const form = await c.req.parseBody().catch(() => {
       // Broken multipart framing is the sender's fault: no bug to log.

@@ -32,7 +32,7 @@ const PAGE_HEADERS = {
  * return htmlPage(c, <ErrorPage title="Not found" message="No such connected app." />, 404);
  * ```
  */
-export function htmlPage(c: Context, page: Child, status: 200 | 400 | 404 = 200) {
+export function htmlPage(c: Context, page: Child, status: 200 | 400 | 404 | 413 = 200) {
   return c.html(`<!DOCTYPE html>${page}`, status, PAGE_HEADERS);
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_CONSENT_FORM_BYTES } from "../../adapters/oauth/authorize-routes.js";
 import { type AssistantServer, startAssistantServer } from "./harness.js";
 
 let env: AssistantServer;
@@ -22,6 +23,22 @@ describe("OAuth endpoints on a real server", () => {
         });
       }
     }
+  });
+
+  it("a consent form over its size is refused with 413 before it is read, signed in or not", async () => {
+    const post = (size: number) =>
+      fetch(`${env.baseUrl}/oauth/authorize`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: env.baseUrl },
+        body: `decision=approve&ticket=${"a".repeat(size)}`,
+      });
+    const large = await post(MAX_CONSENT_FORM_BYTES);
+    expect(large.status).toBe(413);
+    expect(await large.text()).toContain("The consent form is over 65536 bytes");
+    // Within the bound, the form is read: an unknown ticket is an expired consent.
+    const small = await post(1_000);
+    expect(small.status).toBe(400);
+    expect(await small.text()).toContain("Consent expired");
   });
 
   it("an unknown well-known document is a JSON 404, not the dashboard's sign-in redirect", async () => {
