@@ -1,11 +1,23 @@
 import { shownKeySetUrl } from "../../src/policies/policy-inputs.js";
 import type { CallerPolicies } from "../../src/policies/policy-schema.js";
 
-/** The policies as `sluice apply` prints them: a JWKS URL without its user, password or query. */
-function shown(policies: CallerPolicies | null): string {
-  if (policies?.jwt?.jwksUrl === undefined) return JSON.stringify(policies ?? null);
+/**
+ * The policies as the CLI prints them (`apply`, `status --json`): a JWKS URL without its
+ * user, password or query, which may hold a token.
+ *
+ * @example
+ * ```ts
+ * shownPolicies({ jwt: { jwksUrl: "https://idp.example/jwks?token=x", … } }); // jwksUrl "https://idp.example/jwks?…"
+ * ```
+ */
+export function shownPolicies(policies: CallerPolicies | null): CallerPolicies | null {
+  if (policies?.jwt?.jwksUrl === undefined) return policies ?? null;
   const jwksUrl = shownKeySetUrl(policies.jwt.jwksUrl);
-  return JSON.stringify({ ...policies, jwt: { ...policies.jwt, jwksUrl } });
+  return { ...policies, jwt: { ...policies.jwt, jwksUrl } };
+}
+
+function shown(policies: CallerPolicies | null): string {
+  return JSON.stringify(shownPolicies(policies));
 }
 
 /**

@@ -215,6 +215,10 @@ describe("sluice apply", () => {
       '"jwksUrl":"https://idp.example/jwks?…"}} → {"jwt":{"header":"authorization","algorithms":["RS256"],"issuer":"https://idp.example","audience":"sluice","clockToleranceSeconds":30,"jwksUrl":"https://keys.example/jwks?…"}}',
     );
     for (const result of [query, moved]) expect(result.stdout).not.toContain("q-secret");
+    // `status --json` shows the policies the same way.
+    const status = await sluice(["status", "--json"]);
+    expect(status.stdout).toContain('"jwksUrl":"https://keys.example/jwks?…"');
+    expect(status.stdout).not.toContain("q-secret");
     expect(
       (await applied("c.json", "https://keys.example/jwks?token=q-secret-3")).stdout,
     ).toContain("Unchanged pool chat");

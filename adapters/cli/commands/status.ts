@@ -4,6 +4,7 @@ import type { BudgetRecord, PoolRecord, TeamRecord } from "../../../src/catalog/
 import { countNoun } from "../../server/count-noun.js";
 import { DATA_DIR_OPTION, READ_ONLY, requireTeam, withCatalog } from "../catalog-session.js";
 import { type CliIo, type CommandSpec, optionalString } from "../command.js";
+import { shownPolicies } from "../policy-diff.js";
 
 function poolLine(pool: PoolRecord): string {
   const parts = [
@@ -56,9 +57,10 @@ async function statusJson(catalog: CatalogService, team: TeamRecord) {
       unallocated: budgetUnallocated(budget, pools),
     })),
     // Ciphertexts stay out of the output: the credential's header and the database's
-    // limits are enough to tell.
-    pools: pools.map(({ credential, database, ...pool }) => ({
+    // limits are enough to tell. A JWKS URL's query may hold a token: shown as `?…`.
+    pools: pools.map(({ credential, database, callerPolicies, ...pool }) => ({
       ...pool,
+      callerPolicies: shownPolicies(callerPolicies),
       credentialHeader: credential?.header ?? null,
       database: database && {
         maxRows: database.maxRows,
