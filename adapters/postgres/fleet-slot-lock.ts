@@ -3,10 +3,15 @@ import { ConflictError } from "../../src/errors.js";
 
 /** Advisory lock keys (class, key) of the serving lock; any fixed numbers. */
 const LOCK_CLASS = 0x51_1c_e0;
-/** Held shared by every Redis server of the fleet for as long as it serves. */
+/**
+ * Held shared by every Redis server of the fleet for as long as it serves, or exclusively by
+ * the one server that keeps its slots in memory.
+ */
 const SERVING = 1;
 /** Held for a moment by a starting server, so two starting at once check one after the other. */
 const STARTING = 2;
+/** The target an in-memory server records: its slots are its own. */
+const IN_MEMORY = "memory";
 /** Wait before taking a lost lock again. */
 const RETAKE_DELAY_MS = 1_000;
 
@@ -26,12 +31,14 @@ export interface LockPostgresFleetOptions {
  * Joins the servers that share their slots through `redisTarget` (`redisTargetOf`) on the
  * PostgreSQL catalog at `url`, or throws `ConflictError` when servers with another Redis
  * target serve it already: they would not share limits, and each group would admit every
- * pool's full limit (as the data directory's serving lock refuses for SQLite).
+ * pool's full limit (as the data directory's serving lock refuses for SQLite). `null`: the
+ * server keeps its slots in memory, so it must be the catalog's only server.
  *
- * Every Redis server holds a shared advisory lock on a connection of its own until it stops;
- * the first one (none held) records its target in `fleet_slot_store`, the others compare.
- * PostgreSQL drops the lock when the session ends, `kill -9` of the server included. A lost
- * connection is taken again, without checking (the server already serves).
+ * Every Redis server holds a shared advisory lock on a connection of its own until it stops
+ * (an in-memory server holds it exclusively); the first one (none held) records its target in
+ * `fleet_slot_store`, the others compare. PostgreSQL drops the lock when the session ends,
+ * `kill -9` of the server included. A lost connection is taken again, without checking (the
+ * server already serves).
  *
  * @example
  * ```ts
@@ -42,10 +49,11 @@ export interface LockPostgresFleetOptions {
  */
 export async function lockPostgresFleet(
   url: string,
-  redisTarget: string,
+  redisTarget: string | null,
   options: LockPostgresFleetOptions = {},
 ): Promise<FleetServingLock> {
   const log = options.log ?? (() => {});
+  const target = redisTarget ?? IN_MEMORY;
   let released = false;
   let client = await openSession(url);
   try {
@@ -58,24 +66,21 @@ export async function lockPostgresFleet(
       await client.query(
         "INSERT INTO fleet_slot_store (id, target) VALUES (1, $1) " +
           "ON CONFLICT (id) DO UPDATE SET target = excluded.target, updated_at = now()",
-        [redisTarget],
+        [target],
       );
-      await client.query("SELECT pg_advisory_unlock($1, $2)", [LOCK_CLASS, SERVING]);
+      // An in-memory server keeps the lock exclusive: no other server may join it.
+      if (redisTarget !== null) {
+        await client.query("SELECT pg_advisory_unlock($1, $2)", [LOCK_CLASS, SERVING]);
+      }
     } else {
       const recorded = await client.query<{ target: string }>(
         "SELECT target FROM fleet_slot_store WHERE id = 1",
       );
-      const theirs = recorded.rows[0]?.target;
-      if (theirs !== undefined && theirs !== redisTarget) {
-        throw new ConflictError(
-          `Sluice servers sharing their slots through ${theirs} already serve this PostgreSQL ` +
-            `catalog; this one uses ${redisTarget}, so it would not share their limits (each ` +
-            "would admit every pool's full limit). Start it with the same --redis-url and " +
-            "--redis-prefix (or --redis-cluster-nodes).",
-        );
-      }
+      refuseJoining(recorded.rows[0]?.target, redisTarget);
     }
-    await client.query("SELECT pg_advisory_lock_shared($1, $2)", [LOCK_CLASS, SERVING]);
+    if (redisTarget !== null) {
+      await client.query("SELECT pg_advisory_lock_shared($1, $2)", [LOCK_CLASS, SERVING]);
+    }
     await client.query("SELECT pg_advisory_unlock($1, $2)", [LOCK_CLASS, STARTING]);
   } catch (error) {
     await client.end().catch(() => {});
@@ -89,7 +94,8 @@ export async function lockPostgresFleet(
       if (released) return;
       try {
         const next = await openSession(url);
-        await next.query("SELECT pg_advisory_lock_shared($1, $2)", [LOCK_CLASS, SERVING]);
+        const take = redisTarget === null ? "pg_advisory_lock" : "pg_advisory_lock_shared";
+        await next.query(`SELECT ${take}($1, $2)`, [LOCK_CLASS, SERVING]);
         if (released) {
           await next.end().catch(() => {});
           return;
@@ -120,6 +126,39 @@ export async function lockPostgresFleet(
       client.end().catch(() => {});
     },
   };
+}
+
+/**
+ * Why a server with `redisTarget` (null: in memory) may not join servers that recorded
+ * `theirs`, or nothing when it may: only Redis servers with one target share the limits.
+ */
+function refuseJoining(theirs: string | undefined, redisTarget: string | null): void {
+  if (redisTarget === null) {
+    const serving =
+      theirs === undefined || theirs === IN_MEMORY
+        ? "A Sluice server already serves"
+        : `Sluice servers sharing their slots through ${theirs} already serve`;
+    throw new ConflictError(
+      `${serving} this PostgreSQL catalog; this one keeps its slots in memory, so it would ` +
+        "admit every pool's full limit on top of theirs. Give every server the same " +
+        "--redis-url (or --redis-cluster-nodes), or stop the other one.",
+    );
+  }
+  if (theirs === IN_MEMORY) {
+    throw new ConflictError(
+      "A Sluice server that keeps its slots in memory already serves this PostgreSQL catalog, " +
+        "so no other server can share its limits. Restart it with --redis-url (or " +
+        "--redis-cluster-nodes) to run several servers.",
+    );
+  }
+  if (theirs !== undefined && theirs !== redisTarget) {
+    throw new ConflictError(
+      `Sluice servers sharing their slots through ${theirs} already serve this PostgreSQL ` +
+        `catalog; this one uses ${redisTarget}, so it would not share their limits (each ` +
+        "would admit every pool's full limit). Start it with the same --redis-url and " +
+        "--redis-prefix (or --redis-cluster-nodes).",
+    );
+  }
 }
 
 /** A connection of its own: an advisory lock lives as long as the session that took it. */

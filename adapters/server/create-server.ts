@@ -433,8 +433,9 @@ function withActualPort(baseUrl: string, port: number): string {
 }
 
 /**
- * The data directory's serving lock (see {@link lockForServing}). A PostgreSQL catalog has no
- * directory to lock: an in-memory server on it is only warned about.
+ * The serving lock: the data directory's (see {@link lockForServing}), or on a PostgreSQL
+ * catalog, which has no directory to lock, an advisory lock there (see `lockPostgresFleet`).
+ * Either way an in-memory server serves alone, and Redis servers only with one Redis target.
  */
 async function servingLockOf(
   config: ServerConfig,
@@ -443,14 +444,6 @@ async function servingLockOf(
 ): Promise<ServingLock> {
   const redisTarget = slotTargetOf(config);
   if (data.dataDir !== null) return lockForServing(data.dataDir, redisTarget);
-  if (redisTarget === null) {
-    log(
-      "Warning: slots are kept in memory, so every server on this PostgreSQL catalog admits each " +
-        "pool's full limit; give every server the same --redis-url (or --redis-cluster-nodes) to share one limit.",
-    );
-    return { release() {} };
-  }
-  // A PostgreSQL catalog has no directory to lock: the fleet's Redis servers meet there.
   const { lockPostgresFleet } = await import("../postgres/index.js");
   return lockPostgresFleet(config.databaseUrl!, redisTarget, { log });
 }

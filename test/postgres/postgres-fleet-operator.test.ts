@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from "vitest";
 import {
   CREATE_ACME,
   cliEnv,
@@ -136,6 +136,38 @@ describe.runIf(available)("a PostgreSQL fleet as an operator runs it", () => {
     }
   });
 
+  it("lets a server that keeps its slots in memory serve a PostgreSQL catalog only alone", async () => {
+    const { url } = await database();
+    const redis = ["--redis-url", REDIS_URL, "--redis-prefix", uniquePrefix("pg_operator_m")];
+    const refused = async (extra: string[]) => {
+      const result = await runSluice(
+        ["serve", "--port", "0", "--data-dir", dirs.dir, ...extra],
+        cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url }),
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).not.toMatch(/Listening on/);
+      return result.stderr;
+    };
+    const alone = await serve(url);
+    // A second in-memory server would admit every pool's full limit on top of the first's.
+    expect(await refused([])).toMatch(
+      /^Error: A Sluice server already serves this PostgreSQL catalog; this one keeps its slots in memory/,
+    );
+    // A Redis server cannot share limits with it either.
+    expect(await refused(redis)).toMatch(
+      /^Error: A Sluice server that keeps its slots in memory already serves this PostgreSQL catalog/,
+    );
+    // Once it stopped (kill -9 ends its session too), Redis servers may form a fleet, which an
+    // in-memory server may not join.
+    await alone.server.stop("SIGKILL");
+    running.splice(0);
+    await serve(url, redis);
+    await serve(url, redis);
+    expect(await refused([])).toMatch(
+      /^Error: Sluice servers sharing their slots through redis:\/\/127\.0\.0\.1:6379\/0 prefix \S+ already serve this PostgreSQL catalog; this one keeps its slots in memory/,
+    );
+  });
+
   it("says a fleet's sign-in link needs the fleet's URL when none was given", async () => {
     const { url } = await database();
     const env = cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url });
@@ -225,9 +257,13 @@ describe.runIf(available)("a PostgreSQL fleet as an operator runs it", () => {
     const poolKey = JSON.parse(
       (await runSluice(["key", "create", "--pool", "chat", "--json"], env)).stdout,
     ).key as string;
+    // A fleet shares its slots through Redis (an in-memory server serves a catalog alone).
+    const prefix = uniquePrefix("pg_operator_metrics");
+    const redis = ["--redis-url", REDIS_URL, "--redis-prefix", prefix];
     const servers = await Promise.all(
-      [0, 1, 2].map(() => serve(url, ["--metrics-flush-ms", "200"])),
+      [0, 1, 2].map(() => serve(url, [...redis, "--metrics-flush-ms", "200"])),
     );
+    onTestFinished(() => deleteKeys(prefix));
 
     // 1, 2 and 3 calls through the Lock API of the three servers.
     for (const [index, { base }] of servers.entries()) {

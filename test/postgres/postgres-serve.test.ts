@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from "vitest";
 import {
   CREATE_ACME,
   cliEnv,
@@ -10,6 +10,7 @@ import {
   startSluice,
   tempDir,
 } from "../cli/cli-process.js";
+import { deleteKeys, REDIS_URL, uniquePrefix } from "../redis/redis-harness.js";
 import { TcpProxy } from "../redis/tcp-proxy.js";
 import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
 
@@ -33,9 +34,9 @@ async function database(): Promise<TestDatabase> {
   return created;
 }
 
-function serve(url: string, key = KEY): RunningSluice {
+function serve(url: string, key = KEY, extra: string[] = []): RunningSluice {
   const server = startSluice(
-    ["serve", "--port", "0", "--database-url", url],
+    ["serve", "--port", "0", "--database-url", url, ...extra],
     cliEnv({ SLUICE_SECRET_KEY: key }),
   );
   running.push(server);
@@ -62,7 +63,11 @@ describe.runIf(available)("sluice serve --database-url", () => {
     const { url } = await database();
     const env = cliEnv({ SLUICE_SECRET_KEY: KEY, SLUICE_DATABASE_URL: url });
     expect((await runSluice(CREATE_ACME, env)).code).toBe(0);
-    const servers = [serve(url), serve(url)];
+    // Servers of a fleet share their slots through Redis (in memory, a server serves alone).
+    const prefix = uniquePrefix("pg_serve");
+    onTestFinished(() => deleteKeys(prefix));
+    const redis = ["--redis-url", REDIS_URL, "--redis-prefix", prefix];
+    const servers = [serve(url, KEY, redis), serve(url, KEY, redis)];
     await Promise.all(servers.map((server) => server.waitFor(/Listening on/)));
     expect(servers[0]!.stdout()).toMatch(/Catalog: PostgreSQL postgres:\/\//);
 
