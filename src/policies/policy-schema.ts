@@ -46,6 +46,15 @@ const MAX_KEYS = 100;
 /** A text field given as another JSON type (a number, a list…). */
 const TEXT = "Must be text, in double quotes.";
 
+/** A whole number of seconds within [min, max], each bound with its message. */
+const wholeSeconds = (min: number, minMessage: string, max: number, maxMessage: string) =>
+  v.pipe(
+    v.number("Must be a whole number of seconds."),
+    v.safeInteger("Must be a whole number of seconds."),
+    v.minValue(min, minMessage),
+    v.maxValue(max, maxMessage),
+  );
+
 const cidr = v.pipe(
   v.string('Must be an address or CIDR in double quotes, such as "10.0.0.0/8".'),
   v.trim(),
@@ -228,12 +237,7 @@ const JwtObject = v.strictObject(
       "Must be an audience in double quotes, or a list of them.",
     ),
     clockToleranceSeconds: v.optional(
-      v.pipe(
-        v.number("Must be a whole number of seconds."),
-        v.safeInteger("Must be a whole number of seconds."),
-        v.minValue(0, "At least 0."),
-        v.maxValue(300, "At most 300 (five minutes)."),
-      ),
+      wholeSeconds(0, "At least 0.", 300, "At most 300 (five minutes)."),
       30,
     ),
     requiredClaims: v.optional(requiredClaims),
@@ -360,12 +364,7 @@ const CallerPoliciesObject = v.strictObject(
       v.strictObject(
         {
           skewSeconds: v.optional(
-            v.pipe(
-              v.number("Must be a whole number of seconds."),
-              v.safeInteger("Must be a whole number of seconds."),
-              v.minValue(1, "At least 1 (a second)."),
-              v.maxValue(3600, "At most 3600 (an hour)."),
-            ),
+            wholeSeconds(1, "At least 1 (a second).", 3600, "At most 3600 (an hour)."),
             DEFAULT_REQUEST_SKEW_MS / 1000,
           ),
         },

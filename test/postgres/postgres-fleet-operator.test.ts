@@ -2,39 +2,24 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import {
   CREATE_ACME,
   cliEnv,
   type RunningSluice,
   runSluice,
   startSluice,
-  tempDir,
 } from "../cli/cli-process.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../redis/redis-harness.js";
 import { TcpProxy } from "../redis/tcp-proxy.js";
-import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
+import { requirePostgres } from "../support/postgres.js";
+import { serveProcesses } from "./serve-processes.js";
 
 const available = await requirePostgres("a PostgreSQL fleet as an operator runs it");
-const databases: TestDatabase[] = [];
-const running: RunningSluice[] = [];
-const dirs = tempDir("sluice-pg-operator-");
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((server) => server.stop()));
-});
-afterAll(async () => {
-  for (const database of databases) await database.drop();
-  dirs.cleanup();
-});
+const { database, running, dirs } = serveProcesses("pg_operator");
 
 const KEY = randomBytes(32).toString("base64");
 const OTHER_KEY = randomBytes(32).toString("base64");
-
-async function database(): Promise<TestDatabase> {
-  const created = await createTestDatabase("pg_operator");
-  databases.push(created);
-  return created;
-}
 
 /** A server of the fleet on `url`, each with a data directory of its own, as on its own machine. */
 async function serve(

@@ -1,38 +1,23 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import {
   CREATE_ACME,
   cliEnv,
   type RunningSluice,
   runSluice,
   startSluice,
-  tempDir,
 } from "../cli/cli-process.js";
 import { deleteKeys, REDIS_URL, uniquePrefix } from "../redis/redis-harness.js";
 import { TcpProxy } from "../redis/tcp-proxy.js";
-import { createTestDatabase, requirePostgres, type TestDatabase } from "../support/postgres.js";
+import { requirePostgres } from "../support/postgres.js";
+import { serveProcesses } from "./serve-processes.js";
 
 const available = await requirePostgres("sluice serve on PostgreSQL");
-const databases: TestDatabase[] = [];
-const running: RunningSluice[] = [];
-const dirs = tempDir("sluice-pg-serve-");
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((server) => server.stop()));
-});
-afterAll(async () => {
-  for (const database of databases) await database.drop();
-  dirs.cleanup();
-});
+const { database, running, dirs } = serveProcesses("pg_serve");
 
 const KEY = randomBytes(32).toString("base64");
-
-async function database(): Promise<TestDatabase> {
-  const created = await createTestDatabase("pg_serve");
-  databases.push(created);
-  return created;
-}
 
 function serve(url: string, key = KEY, extra: string[] = []): RunningSluice {
   const server = startSluice(
