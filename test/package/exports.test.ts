@@ -131,6 +131,22 @@ describe.skipIf(!built)("the built package", () => {
     ).toBe("redis");
   });
 
+  it("imports every adapter subpath from `node -e`, whose global __filename and __dirname are no module's", () => {
+    // `node -e` defines `__filename = "[eval]"` and `__dirname = "."` as globals, which an ES
+    // module sees too: the adapters must find their packages and the Lua scripts from
+    // `import.meta.url` (they threw ERR_INVALID_ARG_VALUE, or looked for ./lua).
+    const answer = node(
+      `Promise.all(["sluice/redis", "sluice/hono", "sluice/sqlite", "sluice/server"].map((name) => import(name)))
+         .then(([redis]) => {
+           const store = redis.createRedisSlotStore({ url: "redis://127.0.0.1:1" });
+           console.log(store.kind);
+           process.exit(0);
+         });`,
+      "commonjs",
+    );
+    expect(answer).toBe("redis");
+  });
+
   it("tells an app that bundled the Redis store where its Lua scripts must go, and works once they are there", () => {
     const dir = join(root, "node_modules", ".cache", `sluice-bundle-${process.pid}`);
     mkdirSync(dir, { recursive: true });
