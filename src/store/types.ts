@@ -215,14 +215,20 @@ export interface SlotStore {
   setListener(listener: StoreListener): void;
   /** Defines or updates a budget. A null origin means "no shared ceiling". */
   upsertBudget(budget: string, originMaxConcurrent: number | null): MaybePromise<void>;
+  /** Forgets a budget (the governor only removes one no pool names any more). */
   removeBudget(budget: string): MaybePromise<void>;
   /** Defines or updates a pool. Held slots and waiters survive; a raised limit serves waiters at once. */
   upsertPool(pool: string, config: StorePoolConfig): MaybePromise<void>;
   /** Forgets a pool: its slots and waiters are dropped (later releases answer released:false). */
   removePool(pool: string): MaybePromise<void>;
+  /**
+   * One atomic admission: grants a slot, queues the request (with a `waiter` and a wait
+   * budget) or rejects it with the reason and a retry hint.
+   */
   acquire(pool: string, request: StoreAcquireRequest): MaybePromise<StoreAcquireResult>;
   /** Withdraws a waiter (timeout, abort). */
   cancel(pool: string, slotId: string): MaybePromise<StoreCancelResult>;
+  /** Extends a held slot's lease by one term, never past its request deadline. */
   renew(pool: string, slotId: string): MaybePromise<StoreRenewResult>;
   /**
    * The slot as held and the pool's figures, or null when the slot is not held (released, or
@@ -236,6 +242,7 @@ export interface SlotStore {
    * moves their version on; `probe` is kept as given.
    */
   setLearned(pool: string, learned: LearnedLimits): MaybePromise<void>;
+  /** The pool as the store holds it now (slots, waiters, learned limits); null when unknown. */
   snapshot(pool: string): MaybePromise<PoolSnapshot | null>;
   /** Stops timers and connections. Pending waiters are left to the governor. */
   close(): MaybePromise<void>;
