@@ -13,6 +13,8 @@ export interface MetricsRecorderOptions {
   observer?: MetricsObserver;
 }
 
+const RECORDER_OPTION_KEYS: readonly string[] = ["bucketMs", "observer"];
+
 interface PoolEntry {
   series: PoolSeries;
   meter: PoolMeter;
@@ -42,6 +44,14 @@ export class MetricsRecorder {
   private readonly observer: MetricsObserver | undefined;
 
   constructor(options: MetricsRecorderOptions = {}) {
+    // As createGovernor's: a misspelt `bucketMS` or `observr` would quietly mean the default.
+    for (const key of Object.keys(options ?? {})) {
+      if (!RECORDER_OPTION_KEYS.includes(key)) {
+        throw new InvalidArgumentError(
+          `Unknown MetricsRecorder option "${key.slice(0, 40)}" (known: ${RECORDER_OPTION_KEYS.join(", ")}).`,
+        );
+      }
+    }
     const bucketMs = options.bucketMs ?? 60_000;
     if (!Number.isSafeInteger(bucketMs) || bucketMs < 1) {
       throw new InvalidArgumentError(`bucketMs must be a positive integer, got ${bucketMs}.`);
