@@ -441,6 +441,7 @@ export class UpstreamTimeoutError extends SluiceError {
  * ```
  */
 export class MissingDependencyError extends SluiceError {
+  /** The package to install. */
   readonly packageName: string;
 
   constructor(packageName: string, neededBy: string, options?: { cause?: unknown }) {

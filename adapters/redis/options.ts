@@ -153,5 +153,6 @@ export interface RedisStoreStats {
   scripting: "functions" | "eval";
   /** Operations answered by the local fallback store. */
   localOperations: number;
+  /** The store's health now (see `health()`). */
   state: StoreHealth["state"];
 }

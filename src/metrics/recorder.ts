@@ -38,6 +38,7 @@ interface PoolEntry {
  * ```
  */
 export class MetricsRecorder {
+  /** Bucket width in ms (60 000 unless set). */
   readonly bucketMs: number;
   private readonly entries = new Map<string, PoolEntry>();
   private readonly dirtyLog = new DirtyLog();

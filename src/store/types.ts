@@ -62,6 +62,7 @@ export interface SharedLearned {
 
 /** A held slot as the store records it. */
 export interface HeldSlot {
+  /** The slot's id, as its grant carried it. */
   slotId: string;
   /** Epoch ms of the grant. */
   acquiredAt: number;
@@ -81,7 +82,9 @@ export interface HeldSlot {
 
 /** Live figures returned with each acquire, so callers see the pool without another round trip. */
 export interface PoolFigures {
+  /** Slots held now. */
   held: number;
+  /** Waiters queued now. */
   queued: number;
   /** Effective concurrency limit now: the configured max tightened by learning (budgets not counted). */
   limit: number;
@@ -190,6 +193,7 @@ export interface StoreListener {
 
 /** A point-in-time view of a pool, for status output and tests. */
 export interface PoolSnapshot extends PoolFigures {
+  /** What the pool learned from its upstream (limits, pause, probe backoff). */
   learned: LearnedLimits;
   /** Slot ids held now, in grant order. */
   slotIds: string[];
