@@ -36,8 +36,11 @@ export interface AcquireOptions {
   waitMs?: number;
   /** Forces fail-fast even when `waitMs` is set. */
   noQueue?: boolean;
-  /** Aborting leaves the queue at once with an `AbortedError`. */
-  signal?: AbortSignal;
+  /**
+   * Aborting leaves the queue at once with an `AbortedError`. `null` (as `RequestInit` allows,
+   * so `fetch(pool, url, { ...init, waitMs })` type-checks) means none.
+   */
+  signal?: AbortSignal | null;
 }
 
 /**
