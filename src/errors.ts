@@ -44,6 +44,7 @@ const SLUICE_ERROR_BRAND: unique symbol = Symbol.for("sluice.SluiceError") as ne
  * ```
  */
 export class SluiceError extends Error {
+  /** Stable across versions: match on it (the HTTP adapters map it to a status). */
   readonly code: SluiceErrorCode;
   declare readonly [SLUICE_ERROR_BRAND]: true;
 
@@ -75,6 +76,7 @@ Object.defineProperty(SluiceError.prototype, SLUICE_ERROR_BRAND, { value: true }
  * ```
  */
 export class InvalidArgumentError extends SluiceError {
+  /** Every problem found, one sentence each (the message joins them). */
   readonly issues: readonly string[];
 
   constructor(message: string, issues: readonly string[] = [message]) {
@@ -93,6 +95,7 @@ export class InvalidArgumentError extends SluiceError {
  */
 export class PoolNotFoundError extends SluiceError {
   constructor(
+    /** The name asked for. */
     readonly pool: string,
     message = `Pool "${pool}" is not defined.`,
   ) {
@@ -109,7 +112,10 @@ export class PoolNotFoundError extends SluiceError {
  * ```
  */
 export class BudgetNotFoundError extends SluiceError {
-  constructor(readonly budget: string) {
+  constructor(
+    /** The name asked for. */
+    readonly budget: string,
+  ) {
     super("budget_not_found", `Budget "${budget}" is not defined.`);
   }
 }
@@ -131,8 +137,11 @@ export type RejectionReason = "concurrency" | "queue_full" | "rpm" | "paused" | 
  */
 export class RejectedError extends SluiceError {
   constructor(
+    /** Which limit turned the caller away. */
     readonly reason: RejectionReason,
+    /** When a retry may succeed: exact for `paused` and `rpm`, a 1 s guess otherwise. */
     readonly retryAfterMs: number,
+    /** The pool's effective concurrency limit at the refusal. */
     readonly effectiveLimit?: number,
   ) {
     super("too_many_requests", rejectionMessage(reason, retryAfterMs));
@@ -167,10 +176,13 @@ function rejectionMessage(reason: RejectionReason, retryAfterMs: number): string
  */
 export class QueueTimeoutError extends SluiceError {
   constructor(
+    /** How long the caller waited in the queue. */
     readonly waitedMs: number,
+    /** The pool's effective concurrency limit when the wait ended. */
     readonly effectiveLimit?: number,
+    options?: { cause?: unknown },
   ) {
-    super("queue_timeout", `No slot opened within ${waitedMs} ms.`);
+    super("queue_timeout", `No slot opened within ${waitedMs} ms.`, options);
   }
 }
 
@@ -198,7 +210,10 @@ export class AbortedError extends SluiceError {
  * ```
  */
 export class SlotNotFoundError extends SluiceError {
-  constructor(readonly slotId: string) {
+  constructor(
+    /** The slot asked for. */
+    readonly slotId: string,
+  ) {
     super("not_found", "Slot not found: it was released or reclaimed.");
   }
 }
@@ -214,6 +229,7 @@ export class SlotNotFoundError extends SluiceError {
  */
 export class SlotCappedError extends SluiceError {
   constructor(
+    /** Epoch ms: the slot's hard life cap, reached. */
     readonly requestDeadline: number,
     message = "The slot reached its request-timeout cap; release it.",
   ) {
@@ -425,6 +441,7 @@ export class UpstreamTimeoutError extends SluiceError {
  * ```
  */
 export class MissingDependencyError extends SluiceError {
+  /** The package to install. */
   readonly packageName: string;
 
   constructor(packageName: string, neededBy: string, options?: { cause?: unknown }) {

@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 /**
  * This package's version, read from its package.json: found by walking up from this module
  * (`adapters/cli/` in the source tree, `dist/` in a build or an installed package).
- * CommonJS builds have no `import.meta.url`, ESM has no `__dirname`.
+ * `import.meta.url` first: an ES module can still see a global `__dirname` (`node -e` sets one
+ * to "."); a CommonJS build without it (esbuild's) falls back to `__dirname`.
  *
  * @example
  * ```ts
@@ -14,7 +15,7 @@ import { fileURLToPath } from "node:url";
  */
 export function packageVersion(): string {
   let directory =
-    typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
+    typeof import.meta.url === "string" ? dirname(fileURLToPath(import.meta.url)) : __dirname;
   for (let level = 0; level < 5; level++) {
     const file = join(directory, "package.json");
     if (existsSync(file)) {

@@ -17,8 +17,9 @@ function packageFile(specifier: string, type: string): () => Asset {
   let asset: Asset | undefined;
   return () => {
     if (!asset) {
-      // `require.resolve` from this module's place in the package (ESM or CommonJS build).
-      const here = typeof __filename === "string" ? __filename : import.meta.url;
+      // `require.resolve` from this module's place in the package (ESM or CommonJS build);
+      // `import.meta.url` first, as an ES module can see a global `__filename` (`node -e`).
+      const here = typeof import.meta.url === "string" ? import.meta.url : __filename;
       asset = { type, body: readFileSync(createRequire(here).resolve(specifier), "utf8") };
     }
     return asset;

@@ -2,10 +2,11 @@ import { createRequire } from "node:module";
 import { MissingDependencyError } from "../../src/errors.js";
 
 // Packages resolve from where Sluice is installed, not from the caller's working directory.
-// CommonJS builds have no `import.meta.url`, ESM has no `__filename`; a bare `require` would
-// become the bundler's shim, which refuses dynamic names.
+// A bare `require` would become the bundler's shim, which refuses dynamic names.
+// `import.meta.url` first: an ES module can still see a global `__filename` (`node -e` sets
+// one to "[eval]"); a CommonJS build without it (esbuild's) falls back to `__filename`.
 const requireHere: NodeJS.Require = createRequire(
-  typeof __filename === "string" ? __filename : import.meta.url,
+  typeof import.meta.url === "string" ? import.meta.url : __filename,
 );
 
 const loaded = new Map<string, unknown>();

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../../src/errors.js";
 import { isClusterUrl, masters, openCluster, type RedisClusterTarget } from "./cluster.js";
 import { DEFAULT_REDIS_URL, redisClient } from "./connection.js";
 import { RedisKeys } from "./keys.js";
@@ -7,7 +8,8 @@ import { RedisKeys } from "./keys.js";
  * or a retired deployment's prefix); answers how many went. Scans, so it never blocks Redis
  * the way `KEYS` would. On a cluster (a `redis+cluster://` URL or `{ nodes }`) every master
  * is scanned, and each key is deleted on its own (keys of different groups live in
- * different hash slots). Only for a prefix no running store uses any more.
+ * different hash slots). Only for a prefix no running store uses any more. The prefix must be
+ * a non-empty string: an empty one would match every key on the server, Sluice's or not.
  *
  * @example
  * ```ts
@@ -19,6 +21,13 @@ export async function deleteKeysUnder(
   prefix: string,
   where: string | RedisClusterTarget = DEFAULT_REDIS_URL,
 ): Promise<number> {
+  // Before connecting: `""` (an unset variable's `?? ""`) would scan `*` and delete the whole
+  // database, and a missing argument would fall back to the default deployment's `sluice:`.
+  if (typeof prefix !== "string" || prefix === "") {
+    throw new InvalidArgumentError(
+      `deleteKeysUnder needs the prefix to clear, a non-empty string (got ${JSON.stringify(prefix) ?? typeof prefix}): it never deletes every key.`,
+    );
+  }
   const onCluster = typeof where !== "string" || isClusterUrl(where);
   const client = onCluster
     ? openCluster(where, { maxRetriesPerRequest: 1 }, false)

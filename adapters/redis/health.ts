@@ -10,6 +10,7 @@ export type StoreState = "ok" | "degraded" | "unavailable";
 
 /** The store's status, as `health()` answers and `onStatus` listeners receive it. */
 export interface StoreHealth {
+  /** How the store stands now (see {@link StoreState}). */
   state: StoreState;
   /** Epoch ms (local clock) of the last change. */
   since: number;

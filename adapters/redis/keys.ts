@@ -37,7 +37,10 @@
  * ```
  */
 export class RedisKeys {
-  constructor(readonly prefix = DEFAULT_KEY_PREFIX) {}
+  constructor(
+    /** Prefix of every key and channel (the store's `prefix` option). */
+    readonly prefix = DEFAULT_KEY_PREFIX,
+  ) {}
 
   /** The hash tag of the group a pool belongs to, given its budget (null: none). */
   groupTag(pool: string, budget: string | null): string {

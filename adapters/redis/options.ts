@@ -60,7 +60,19 @@ const wholeMs = (least: number) => v.pipe(v.number(), v.integer(), v.minValue(le
  */
 const RedisSlotStoreOptionsSchema = v.strictObject(
   {
-    url: v.optional(v.pipe(v.string(), v.minLength(1))),
+    url: v.optional(
+      v.pipe(
+        v.string(),
+        v.minLength(1),
+        // ioredis takes any scheme and then fails to connect with no word of why (an
+        // `http://` URL answered "no connection"); a bare host:port or a socket path is fine.
+        v.check(
+          (url) =>
+            !/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^(rediss?|redis\+cluster):\/\//i.test(url),
+          "Must be a redis://, rediss:// or redis+cluster:// URL.",
+        ),
+      ),
+    ),
     redis: v.optional(
       v.custom<RedisClient>(
         (value) => typeof value === "object" && value !== null && "options" in value,
@@ -141,5 +153,6 @@ export interface RedisStoreStats {
   scripting: "functions" | "eval";
   /** Operations answered by the local fallback store. */
   localOperations: number;
+  /** The store's health now (see `health()`). */
   state: StoreHealth["state"];
 }

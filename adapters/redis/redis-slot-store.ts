@@ -396,6 +396,7 @@ export class RedisSlotStore implements SlotStore {
     }
   }
 
+  /** Round trips, script reloads and local operations so far, and the health state (benchmarks, status). */
   stats(): RedisStoreStats {
     const { roundTrips, scriptReloads } = this.runner.stats;
     const localOperations = this.local?.operations ?? 0;

@@ -63,12 +63,13 @@ const GROUP_SCRIPTS: readonly GroupScriptName[] = [
 /**
  * Where the `.lua` files are: next to this module in the source tree, and in `dist/lua/`
  * next to the bundle after a build (tsup must copy `adapters/redis/lua/*.lua` there).
- * CommonJS builds have no `import.meta.url`, ESM has no `__dirname`.
+ * `import.meta.url` first: an ES module can still see a global `__dirname` (`node -e` sets one
+ * to "."); a CommonJS build without it (esbuild's) falls back to `__dirname`.
  */
 function luaDirectory(): string {
-  return typeof __dirname === "string"
-    ? join(__dirname, "lua")
-    : fileURLToPath(new URL("./lua/", import.meta.url));
+  return typeof import.meta.url === "string"
+    ? fileURLToPath(new URL("./lua/", import.meta.url))
+    : join(__dirname, "lua");
 }
 
 function readLua(directory: string, name: string): string {

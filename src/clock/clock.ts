@@ -15,6 +15,7 @@ export interface Clock {
   now(): number;
   /** Runs `fn` once after `ms` milliseconds. Timers never keep the process alive. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
+  /** Cancels a timer of this clock's `setTimeout` (one already run or cleared: nothing). */
   clearTimeout(handle: TimerHandle): void;
   /**
    * Keeps the process alive until the returned function is called. The governor holds one

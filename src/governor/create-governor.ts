@@ -186,7 +186,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
   acquire(pool: string, options?: AcquireOptions): Promise<SlotGrant> {
     return new Promise<SlotGrant>((resolve, reject) => {
       const opts = options ?? NO_OPTIONS;
-      this.admitNow(pool, opts, new Caller(resolve, undefined, opts.signal), reject);
+      this.admitNow(pool, opts, new Caller(resolve, undefined, opts.signal ?? undefined), reject);
     });
   }
 
@@ -349,7 +349,7 @@ class SluiceGovernor implements Governor, HoldOwner, GrantDelivery, ReleaseDeps 
         return;
       }
       const opts = options ?? NO_OPTIONS;
-      this.admitNow(pool, opts, new Caller(resolve, fn as RunFn, opts.signal), reject);
+      this.admitNow(pool, opts, new Caller(resolve, fn as RunFn, opts.signal ?? undefined), reject);
     });
   }
 

@@ -36,8 +36,11 @@ export interface AcquireOptions {
   waitMs?: number;
   /** Forces fail-fast even when `waitMs` is set. */
   noQueue?: boolean;
-  /** Aborting leaves the queue at once with an `AbortedError`. */
-  signal?: AbortSignal;
+  /**
+   * Aborting leaves the queue at once with an `AbortedError`. `null` (as `RequestInit` allows,
+   * so `fetch(pool, url, { ...init, waitMs })` type-checks) means none.
+   */
+  signal?: AbortSignal | null;
 }
 
 /**
@@ -49,12 +52,15 @@ export interface AcquireOptions {
  * ```
  */
 export interface SlotGrant {
+  /** The slot's id, for `renew` and `release`. */
   slotId: string;
   /** Epoch ms: renew before this. */
   leaseDeadline: number;
   /** Epoch ms: renewal never extends past it. */
   requestDeadline: number;
+  /** The lease term: each renewal extends the lease to now + `termMs`. */
   termMs: number;
+  /** How often to renew (at most half of `termMs`). */
   renewIntervalMs: number;
   /**
    * Slots still free to the pool right after this grant: below its effective limit and,
@@ -80,6 +86,7 @@ export interface SlotGrant {
  * ```
  */
 export interface RunContext {
+  /** The slot `fn` runs in. */
   readonly grant: SlotGrant;
   /**
    * Aborts when the caller's signal aborts, the slot reaches its request deadline or is lost,
@@ -106,11 +113,17 @@ export interface RunContext {
  * ```
  */
 export interface PoolStatus {
+  /** The pool's name. */
   pool: string;
+  /** Its settings, defaults filled in. */
   settings: PoolSettings;
+  /** Slots held now (by every process sharing the store). */
   held: number;
+  /** Callers waiting in its queue. */
   queued: number;
+  /** `maxConcurrent` tightened by the learned concurrency limit. */
   effectiveLimit: number;
+  /** The learned concurrency limit and RPM, and until when admissions are paused (epoch ms, 0: not paused). */
   learned: LearnedLimits;
   /**
    * The pool's learner as the store has it (processes sharing a store share it): the limit
@@ -133,8 +146,11 @@ export interface PoolStatus {
  * ```
  */
 export interface Governor {
+  /** The clock of leases, queue deadlines and RPM turns (the `clock` option, else the system's). */
   readonly clock: Clock;
+  /** Where the slot state lives (the `store` option, else a `MemorySlotStore` of its own). */
   readonly store: SlotStore;
+  /** Per-pool counters in per-minute buckets (the `metrics` option, else a recorder of its own). */
   readonly metrics: MetricsRecorder;
   /** Defines a pool, or updates it in place (held slots are kept; new limits apply at once). */
   definePool(pool: string, settings: PoolSettingsInput): Promise<PoolSettings>;
@@ -142,9 +158,17 @@ export interface Governor {
   removePool(pool: string): Promise<void>;
   /** Defines or updates a budget. Pools join it through their `budget` setting. */
   defineBudget(budget: string, settings: BudgetSettings): Promise<void>;
+  /** Removes a budget; throws `InvalidArgumentError` while pools still name it. */
   removeBudget(budget: string): Promise<void>;
+  /** The settings a pool was defined with (defaults filled in); undefined for an unknown pool. */
   poolSettings(pool: string): PoolSettings | undefined;
+  /** The names of the pools this governor defined. */
   pools(): string[];
+  /**
+   * Takes a slot: at once, or after queueing when `waitMs` allows. Throws `RejectedError`
+   * (no slot, no queue place), `QueueTimeoutError`, `AbortedError`, `PoolNotFoundError` or
+   * `GovernorClosedError`. Renew the grant every `renewIntervalMs` and always release it.
+   */
   acquire(pool: string, options?: AcquireOptions): Promise<SlotGrant>;
   /** Extends the lease; throws `SlotNotFoundError` or `SlotCappedError`. */
   renew(pool: string, slotId: string): Promise<{ leaseDeadline: number }>;
@@ -162,6 +186,7 @@ export interface Governor {
     input: string | URL | Request,
     init?: RequestInit & AcquireOptions,
   ): Promise<Response>;
+  /** Slots held and waiters queued, the effective limit and what was learned; `PoolNotFoundError` for an unknown pool. */
   status(pool: string): Promise<PoolStatus>;
   /** Forgets what was learned for a pool (limits return to the configuration). */
   resetLearned(pool: string): Promise<void>;

@@ -235,10 +235,16 @@ export class WaitingRoom {
       return;
     }
     if (waiter.settled) return;
+    this.timedOut(waiter);
+  }
+
+  /** The wait ran its whole budget; `cause`: why the store could not confirm it. */
+  private timedOut(waiter: Caller, cause?: unknown): void {
     this.settle(waiter);
     const deadline = waiter.enqueuedAt + waiter.waitMs;
     waiter.entry!.meter.timedOut(deadline);
-    waiter.failed(new QueueTimeoutError(waiter.waitMs, waiter.entry!.limit));
+    const options = cause === undefined ? undefined : { cause };
+    waiter.failed(new QueueTimeoutError(waiter.waitMs, waiter.entry!.limit, options));
   }
 
   private settleAborted(waiter: Caller): void {
@@ -246,13 +252,16 @@ export class WaitingRoom {
     waiter.failed(new AbortedError(waiter.signal?.reason));
   }
 
-  /** The store could not answer: a slot handed over meanwhile is freed by its lease. */
+  /**
+   * The store could not answer the cancel of a timed-out waiter (an abort settled already): a
+   * slot handed over meanwhile is freed by its lease. The caller still waited its whole budget,
+   * so it gets `QueueTimeoutError` (the store's error as its `cause`), as when Redis answers.
+   */
   private cancelFailed(waiter: Caller, error: unknown): void {
     waiter.withdrawing = false;
     this.leave(waiter);
     if (waiter.settled) return;
-    this.settle(waiter);
-    waiter.failed(error);
+    this.timedOut(waiter, error);
   }
 
   private giveBack(waiter: Caller): void {

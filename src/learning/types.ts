@@ -36,16 +36,20 @@ export interface RateInfo {
   windowMs?: number;
   /** Token limit of the window. */
   tokenLimit?: number;
+  /** Tokens remaining in the window. */
   tokenRemaining?: number;
+  /** ms until the token window resets. */
   tokenResetMs?: number;
 }
 
 /** An outcome with headers parsed: what the learner consumes. */
 export interface ParsedOutcome {
+  /** The HTTP status (100-599), or null when none or an invalid one was reported. */
   status: number | null;
   /** True when the upstream throttled (429 seen, `throttled` > 0). */
   throttled: boolean;
   /** ms to pause new admissions (Retry-After and friends), or null. */
   retryAfterMs: number | null;
+  /** The rate window the upstream reported (`rate` over headers), or null. */
   rate: RateInfo | null;
 }

@@ -13,6 +13,8 @@ export interface MetricsRecorderOptions {
   observer?: MetricsObserver;
 }
 
+const RECORDER_OPTION_KEYS: readonly string[] = ["bucketMs", "observer"];
+
 interface PoolEntry {
   series: PoolSeries;
   meter: PoolMeter;
@@ -36,12 +38,21 @@ interface PoolEntry {
  * ```
  */
 export class MetricsRecorder {
+  /** Bucket width in ms (60 000 unless set). */
   readonly bucketMs: number;
   private readonly entries = new Map<string, PoolEntry>();
   private readonly dirtyLog = new DirtyLog();
   private readonly observer: MetricsObserver | undefined;
 
   constructor(options: MetricsRecorderOptions = {}) {
+    // As createGovernor's: a misspelt `bucketMS` or `observr` would quietly mean the default.
+    for (const key of Object.keys(options ?? {})) {
+      if (!RECORDER_OPTION_KEYS.includes(key)) {
+        throw new InvalidArgumentError(
+          `Unknown MetricsRecorder option "${key.slice(0, 40)}" (known: ${RECORDER_OPTION_KEYS.join(", ")}).`,
+        );
+      }
+    }
     const bucketMs = options.bucketMs ?? 60_000;
     if (!Number.isSafeInteger(bucketMs) || bucketMs < 1) {
       throw new InvalidArgumentError(`bucketMs must be a positive integer, got ${bucketMs}.`);

@@ -39,6 +39,7 @@ export interface MetricCounts {
  * ```
  */
 export interface MetricsBucket extends MetricCounts {
+  /** The pool counted. */
   pool: string;
   /** epoch ms, multiple of bucketMs */
   start: number;

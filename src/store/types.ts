@@ -62,6 +62,7 @@ export interface SharedLearned {
 
 /** A held slot as the store records it. */
 export interface HeldSlot {
+  /** The slot's id, as its grant carried it. */
   slotId: string;
   /** Epoch ms of the grant. */
   acquiredAt: number;
@@ -81,7 +82,9 @@ export interface HeldSlot {
 
 /** Live figures returned with each acquire, so callers see the pool without another round trip. */
 export interface PoolFigures {
+  /** Slots held now. */
   held: number;
+  /** Waiters queued now. */
   queued: number;
   /** Effective concurrency limit now: the configured max tightened by learning (budgets not counted). */
   limit: number;
@@ -190,6 +193,7 @@ export interface StoreListener {
 
 /** A point-in-time view of a pool, for status output and tests. */
 export interface PoolSnapshot extends PoolFigures {
+  /** What the pool learned from its upstream (limits, pause, probe backoff). */
   learned: LearnedLimits;
   /** Slot ids held now, in grant order. */
   slotIds: string[];
@@ -215,14 +219,20 @@ export interface SlotStore {
   setListener(listener: StoreListener): void;
   /** Defines or updates a budget. A null origin means "no shared ceiling". */
   upsertBudget(budget: string, originMaxConcurrent: number | null): MaybePromise<void>;
+  /** Forgets a budget (the governor only removes one no pool names any more). */
   removeBudget(budget: string): MaybePromise<void>;
   /** Defines or updates a pool. Held slots and waiters survive; a raised limit serves waiters at once. */
   upsertPool(pool: string, config: StorePoolConfig): MaybePromise<void>;
   /** Forgets a pool: its slots and waiters are dropped (later releases answer released:false). */
   removePool(pool: string): MaybePromise<void>;
+  /**
+   * One atomic admission: grants a slot, queues the request (with a `waiter` and a wait
+   * budget) or rejects it with the reason and a retry hint.
+   */
   acquire(pool: string, request: StoreAcquireRequest): MaybePromise<StoreAcquireResult>;
   /** Withdraws a waiter (timeout, abort). */
   cancel(pool: string, slotId: string): MaybePromise<StoreCancelResult>;
+  /** Extends a held slot's lease by one term, never past its request deadline. */
   renew(pool: string, slotId: string): MaybePromise<StoreRenewResult>;
   /**
    * The slot as held and the pool's figures, or null when the slot is not held (released, or
@@ -236,6 +246,7 @@ export interface SlotStore {
    * moves their version on; `probe` is kept as given.
    */
   setLearned(pool: string, learned: LearnedLimits): MaybePromise<void>;
+  /** The pool as the store holds it now (slots, waiters, learned limits); null when unknown. */
   snapshot(pool: string): MaybePromise<PoolSnapshot | null>;
   /** Stops timers and connections. Pending waiters are left to the governor. */
   close(): MaybePromise<void>;

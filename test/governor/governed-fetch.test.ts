@@ -44,6 +44,20 @@ describe("governed fetch", () => {
     });
   });
 
+  it("takes a RequestInit as fetch does, a null signal included (type-checked by tsc)", async () => {
+    const { governor } = manualGovernor();
+    await governor.definePool("api", { maxConcurrent: 1 });
+    const { url } = await upstream((request, response) => response.end(request.method));
+    // A wrapper around fetch passes its RequestInit on: `signal` there may be null.
+    const init: RequestInit = { method: "POST", body: "x", signal: null };
+    const response = await governor.fetch("api", url, { ...init, waitMs: 1_000 });
+    expect(await response.text()).toBe("POST");
+    const grant = await governor.acquire("api", { signal: init.signal });
+    await governor.release("api", grant.slotId);
+    expect(await governor.run("api", () => "ran", { signal: null })).toBe("ran");
+    expect((await governor.status("api")).held).toBe(0);
+  });
+
   it("keeps the url, redirected and type of the response it followed a redirect to", async () => {
     const { governor } = manualGovernor();
     await governor.definePool("api", { maxConcurrent: 1 });

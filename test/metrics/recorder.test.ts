@@ -28,6 +28,16 @@ describe("MetricsRecorder construction", () => {
   it.each([0, -1, 1.5, Number.NaN])("rejects bucketMs %s", (bucketMs) => {
     expect(() => new MetricsRecorder({ bucketMs })).toThrow(InvalidArgumentError);
   });
+
+  it("refuses a misspelt option instead of quietly using the default", () => {
+    const misspelt = { bucketMS: 1_000 } as unknown as { bucketMs: number };
+    expect(() => new MetricsRecorder(misspelt)).toThrow(
+      new InvalidArgumentError(
+        'Unknown MetricsRecorder option "bucketMS" (known: bucketMs, observer).',
+      ),
+    );
+    expect(new MetricsRecorder({ bucketMs: 1_000, observer: {} }).bucketMs).toBe(1_000);
+  });
 });
 
 describe("MetricsRecorder.totals and buckets", () => {

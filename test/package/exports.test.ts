@@ -131,6 +131,22 @@ describe.skipIf(!built)("the built package", () => {
     ).toBe("redis");
   });
 
+  it("imports every adapter subpath from `node -e`, whose global __filename and __dirname are no module's", () => {
+    // `node -e` defines `__filename = "[eval]"` and `__dirname = "."` as globals, which an ES
+    // module sees too: the adapters must find their packages and the Lua scripts from
+    // `import.meta.url` (they threw ERR_INVALID_ARG_VALUE, or looked for ./lua).
+    const answer = node(
+      `Promise.all(["sluice/redis", "sluice/hono", "sluice/sqlite", "sluice/server"].map((name) => import(name)))
+         .then(([redis]) => {
+           const store = redis.createRedisSlotStore({ url: "redis://127.0.0.1:1" });
+           console.log(store.kind);
+           process.exit(0);
+         });`,
+      "commonjs",
+    );
+    expect(answer).toBe("redis");
+  });
+
   it("tells an app that bundled the Redis store where its Lua scripts must go, and works once they are there", () => {
     const dir = join(root, "node_modules", ".cache", `sluice-bundle-${process.pid}`);
     mkdirSync(dir, { recursive: true });
@@ -256,7 +272,7 @@ describe.skipIf(!built)("the built package", () => {
   it("depends on every package its published types import, the core's on no optional one", () => {
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     const required = Object.keys(manifest.dependencies);
-    // The drivers' and the server's packages (and better-sqlite3's types) are optional.
+    // The drivers' and the server's packages (and the untyped drivers' types) are optional.
     const dependencies = new Set([...required, ...Object.keys(manifest.optionalDependencies)]);
     const typed = readdirSync(dist).filter((file) => /\.d\.c?ts$/.test(file));
     /** Packages the type files import, following their relative imports (shared chunks). */
@@ -284,12 +300,16 @@ describe.skipIf(!built)("the built package", () => {
     };
     const imported = importsOf(typed);
     expect(imported.size).toBeGreaterThan(0);
-    // A user installs dependencies only: the types of an untyped driver must be one too.
-    const missing = [...imported].filter(
-      (name) =>
-        !dependencies.has(name) ||
-        (name === "better-sqlite3" && !dependencies.has("@types/better-sqlite3")),
-    );
+    // A user installs dependencies only: the types of an untyped driver must be one too
+    // (without @types/pg, a strict project importing sluice/postgres failed with TS7016).
+    const untypedDrivers: Record<string, string> = {
+      "better-sqlite3": "@types/better-sqlite3",
+      pg: "@types/pg",
+    };
+    const missing = [...imported].filter((name) => {
+      const types = untypedDrivers[name];
+      return !dependencies.has(name) || (types !== undefined && !dependencies.has(types));
+    });
     expect(missing).toEqual([]);
     // A core-only install (`--omit=optional`) still type-checks the core.
     const core = importsOf(["index.d.ts", "index.d.cts", "testing.d.ts", "testing.d.cts"]);

@@ -37,4 +37,20 @@ describe("naming a Redis Cluster", () => {
     );
     expect(() => createRedisSlotStore({ cluster: { nodes: ["a"] } })).toThrow(InvalidArgumentError);
   });
+
+  it("refuses a URL of another scheme by name, before connecting (it failed later as 'no connection')", async () => {
+    const refused = () => createRedisSlotStore({ url: "http://127.0.0.1:6379" });
+    expect(refused).toThrow(InvalidArgumentError);
+    expect(refused).toThrow(/url: Must be a redis:\/\/, rediss:\/\/ or redis\+cluster:\/\/ URL/);
+    for (const url of [
+      "redis://127.0.0.1:1",
+      "REDISS://127.0.0.1:1",
+      "redis+cluster://127.0.0.1:1",
+      "127.0.0.1:1",
+    ]) {
+      const store = createRedisSlotStore({ url, failurePolicy: "open" });
+      expect(store.kind).toBe("redis");
+      await store.close();
+    }
+  });
 });

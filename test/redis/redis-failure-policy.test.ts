@@ -1,8 +1,10 @@
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { statusForError } from "../../adapters/hono/error-status.js";
 import type { RedisSlotStore, StoreHealth } from "../../adapters/redis/index.js";
 import { createRedisSlotStore } from "../../adapters/redis/index.js";
 import { ManualClock } from "../../src/clock/manual-clock.js";
-import { StoreUnavailableError } from "../../src/errors.js";
+import { QueueTimeoutError, StoreUnavailableError } from "../../src/errors.js";
+import { createGovernor } from "../../src/governor/create-governor.js";
 import type { StorePoolConfig } from "../../src/store/types.js";
 import { BASE_POOL } from "../store-conformance/store-fixture.js";
 import { deleteKeys, REDIS_URL, requireRedis, uniquePrefix } from "./redis-harness.js";
@@ -109,6 +111,42 @@ describe.skipIf(!available)("RedisSlotStore when Redis is unreachable", () => {
       expect(await store.acquire("llm", { slotId: "s2", waitMs: 0 })).toMatchObject({
         type: "granted",
       });
+    });
+
+    it("ends a wait that runs out while Redis is away with QueueTimeoutError (504 over HTTP), not the store's error", async () => {
+      const proxy = await TcpProxy.start(new URL(REDIS_URL));
+      proxies.push(proxy);
+      const store = track(
+        createRedisSlotStore({
+          url: proxy.url,
+          prefix,
+          recoveryProbeMs: FAST_PROBES,
+          commandTimeoutMs: 300,
+        }),
+      );
+      await store.ready();
+      // Real time: the wait's timer is the governor's, the lease clock Redis's.
+      const governor = createGovernor({ store });
+      try {
+        await governor.definePool("waits", {
+          maxConcurrent: 1,
+          queue: { size: 1, timeoutMs: 5_000 },
+        });
+        await governor.acquire("waits");
+        const waiting = governor.acquire("waits", { waitMs: 500 });
+        await vi.waitFor(async () =>
+          expect((await store.snapshot("waits"))?.waiterIds).toHaveLength(1),
+        );
+        await proxy.stop();
+        const error = await waiting.catch((reason: unknown) => reason);
+        expect(error).toBeInstanceOf(QueueTimeoutError);
+        expect(error).toMatchObject({ code: "queue_timeout", waitedMs: 500 });
+        expect((error as Error).cause).toBeInstanceOf(StoreUnavailableError);
+        expect(statusForError(error)).toBe(504);
+        expect(governor.metrics.totals("waits", 0, Date.now() + 60_000).timedOut).toBe(1);
+      } finally {
+        await governor.close();
+      }
     });
   });
 
