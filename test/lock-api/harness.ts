@@ -124,7 +124,7 @@ export interface Harness {
   /** POST to a Lock API path. */
   lockPost(
     path: string,
-    init?: { key?: string; headers?: Record<string, string>; body?: string },
+    init?: { key?: string; headers?: Record<string, string>; body?: string | Uint8Array },
   ): Promise<Response>;
   close(): Promise<void>;
 }

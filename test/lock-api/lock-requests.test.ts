@@ -15,7 +15,7 @@ describe("Lock API request handling", () => {
   });
   afterEach(async () => h.close());
 
-  const acquire = (init: { body?: string; headers?: Record<string, string> } = {}) =>
+  const acquire = (init: { body?: string | Uint8Array; headers?: Record<string, string> } = {}) =>
     h.lockPost("/pools/llm/lock/acquire", { key, ...init });
 
   describe("wait budget", () => {
@@ -47,6 +47,18 @@ describe("Lock API request handling", () => {
       const response = await acquire({ body });
       expect(response.status).toBe(400);
       expect(await readBody(response)).toMatchObject({ error: "invalid_request" });
+    });
+
+    it("a body that is not UTF-8 is 400 invalid_request, as on the Control API", async () => {
+      // {"waitMs":0,"\xff":1}: a lenient decode read the key as U+FFFD.
+      const body = Uint8Array.from([...Buffer.from('{"waitMs":0,"'), 0xff, ...Buffer.from('":1}')]);
+      const response = await acquire({ body });
+      expect(response.status).toBe(400);
+      expect(await readBody(response)).toEqual({
+        error: "invalid_request",
+        message: "The request body is not valid JSON.",
+      });
+      expect((await h.governor.status("llm")).held).toBe(0);
     });
 
     it("the body's waitMs wins over the header", async () => {
@@ -332,6 +344,24 @@ describe("Lock API request handling", () => {
         error: "invalid_request",
         released: false,
       });
+    });
+
+    it("a report that is not UTF-8 is 400 and ignored, and the slot is released", async () => {
+      const grant = await readBody(await acquire());
+      // A header value with a lone 0xff byte: a lenient decode took it as "\uFFFD".
+      const body = Uint8Array.from([
+        ...Buffer.from('{"status":200,"headers":{"retry-after":"'),
+        0xff,
+        ...Buffer.from('"}}'),
+      ]);
+      const response = await h.lockPost(`/pools/llm/lock/${grant.slotId}/release`, { key, body });
+      expect(response.status).toBe(400);
+      expect(await readBody(response)).toMatchObject({
+        error: "invalid_request",
+        released: true,
+        ignored: ["body: The request body is not valid JSON. The outcome report was ignored."],
+      });
+      expect((await h.governor.status("llm")).held).toBe(0);
     });
 
     it("a malformed JSON report is 400, and the slot is released all the same", async () => {

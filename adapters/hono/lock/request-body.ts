@@ -4,7 +4,7 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
 } from "../../../src/errors.js";
-import { type JsonBodyError, parseJsonBody } from "../json-body.js";
+import { JsonBodyError, parseJsonBody } from "../json-body.js";
 import { ClientGoneError, nodeBindings } from "./node-bindings.js";
 
 /** Largest Lock API request body (acquire and release). */
@@ -146,10 +146,13 @@ function joinChunks(chunks: readonly Uint8Array[], total: number): Uint8Array {
   return chunks.length === 0 ? EMPTY : Buffer.concat(chunks, total);
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * An optional JSON object body: empty (or only whitespace) → undefined; a leading byte order
  * mark is dropped. Throws {@link InvalidArgumentError} (400 `invalid_request`) for malformed
- * JSON, nesting deeper than 32 levels, or a JSON value that is not an object.
+ * JSON (bytes that are not UTF-8 included), nesting deeper than 32 levels, or a JSON value
+ * that is not an object.
  *
  * @example
  * ```ts
@@ -158,12 +161,15 @@ function joinChunks(chunks: readonly Uint8Array[], total: number): Uint8Array {
  */
 export function parseOptionalJsonObject(bytes: Uint8Array): Record<string, unknown> | undefined {
   if (bytes.byteLength === 0) return undefined;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   let value: unknown;
   try {
-    value = parseJsonBody(text);
+    // Strict, as the Control API's: a lenient decode would turn bytes that are not UTF-8
+    // (so not JSON, RFC 8259 section 8.1) into U+FFFD and accept the body.
+    value = parseJsonBody(strictUtf8.decode(bytes));
   } catch (error) {
-    throw new InvalidArgumentError((error as JsonBodyError).message);
+    throw new InvalidArgumentError(
+      error instanceof JsonBodyError ? error.message : "The request body is not valid JSON.",
+    );
   }
   if (value === undefined) return undefined;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
