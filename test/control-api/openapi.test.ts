@@ -95,6 +95,26 @@ describe("GET /api/v1/openapi.json", () => {
     else expect(response.body.openapi).toMatch(/^3\.1\./);
   });
 
+  it("documents each error status key creation answers with over a socket", async () => {
+    const documented = document.paths["/api/v1/pools/{pool}/keys"].post.responses;
+    const token = await api.fullToken();
+    const post = (rawBody: string, type?: string) =>
+      api.call("POST", "/api/v1/pools/embed/keys", {
+        token,
+        rawBody,
+        headers: type === undefined ? {} : { "content-type": type },
+      });
+    const answers = [
+      await post("{", "application/json"),
+      await post(JSON.stringify({ label: "x".repeat(20_000) }), "application/json"),
+      await post('{"label":"x"}', "text/plain"),
+      await post('{"access":"admin"}', "application/json"),
+    ];
+    expect(answers.map((response) => response.status)).toEqual([400, 413, 415, 422]);
+    for (const { status } of answers) expect(documented[String(status)], `${status}`).toBeDefined();
+    expect(documented["415"]).toEqual({ $ref: "#/components/responses/UnsupportedMediaType" });
+  });
+
   it("documents the key list, an extension outside the contract, as keys:write metadata", async () => {
     const operation = document.paths["/api/v1/pools/{pool}/keys"].get;
     expect(operation["x-required-ability"]).toBe("keys:write");

@@ -34,7 +34,7 @@ export const CONTROL_API_VERSION = "1.0.0";
 
 const BEARER_SCHEME = "bearerAuth";
 
-type ErrorStatus = "400" | "401" | "403" | "404" | "406" | "413" | "422";
+type ErrorStatus = "400" | "401" | "403" | "404" | "406" | "413" | "415" | "422";
 
 const ERROR_RESPONSES: Record<ErrorStatus, [name: string, description: string, schema: string]> = {
   "400": ["BadRequest", "The body is not valid JSON.", "Error"],
@@ -51,6 +51,11 @@ const ERROR_RESPONSES: Record<ErrorStatus, [name: string, description: string, s
     "Error",
   ],
   "413": ["PayloadTooLarge", "The body is larger than the server accepts.", "Error"],
+  "415": [
+    "UnsupportedMediaType",
+    "A body was sent without Content-Type: application/json (an empty body needs none).",
+    "Error",
+  ],
   "422": [
     "ValidationFailed",
     "Invalid body or query: `errors` maps each field to its messages.",
@@ -193,7 +198,7 @@ function paths(): OpenApiObject {
           description: "The new key, including `key` once.",
           schema: "PoolKeyResponse",
         },
-        errors: ["400", "404", "413", "422"],
+        errors: ["400", "404", "413", "415", "422"],
       }),
     },
     "/api/v1/pools/{pool}/keys/{apiKey}": {
