@@ -122,17 +122,19 @@ describe.each(["memory", "sqlite"] as const)("Control API authentication (%s sto
     });
 
     it("answers 405 with Allow for a wrong method on a known path, token or not", async () => {
-      for (const [method, path, allow] of [
-        ["PUT", "/api/v1/pools", "GET, HEAD"],
-        ["DELETE", "/api/v1/me", "GET, HEAD"],
-        ["PUT", "/api/v1/pools/llm/keys", "GET, HEAD, POST"],
-        ["POST", "/api/v1/pools/llm/keys/12", "DELETE"],
+      for (const [method, path, allow, use] of [
+        ["PUT", "/api/v1/pools", "GET, HEAD", "GET or HEAD"],
+        ["DELETE", "/api/v1/me", "GET, HEAD", "GET or HEAD"],
+        ["PUT", "/api/v1/pools/llm/keys", "GET, HEAD, POST", "GET, HEAD or POST"],
+        ["POST", "/api/v1/pools/llm/keys/12", "DELETE", "DELETE"],
       ] as const) {
         for (const token of [await api.fullToken(), undefined]) {
           const response = await api.call(method, path, { token });
           expect(response.status).toBe(405);
           expect(response.headers.get("allow")).toBe(allow);
-          expect(response.body).toEqual({ message: expect.stringContaining("not allowed") });
+          expect(response.body).toEqual({
+            message: `${method} is not allowed here; use ${use}.`,
+          });
         }
       }
       // Paths no route has stay 404.

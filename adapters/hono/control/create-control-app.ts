@@ -68,9 +68,14 @@ export function createControlApp(deps: ControlAppDeps): Hono<ControlEnv> {
     allowedOn ??= allowedMethods(app.routes);
     const allowed = allowedOn(c.req.path);
     if (allowed.length === 0) return c.json({ message: "Not found." }, 404);
-    const message = `${c.req.method} is not allowed here; use ${allowed.join(" or ")}.`;
+    const message = `${c.req.method} is not allowed here; use ${listWithOr(allowed)}.`;
     return c.json({ message }, 405, { Allow: allowed.join(", ") });
   });
   app.onError((error, c) => controlErrorResponse(error, c, logError));
   return app;
+}
+
+/** `["GET", "HEAD", "POST"]` → `"GET, HEAD or POST"`: the methods as a sentence reads them. */
+function listWithOr(items: readonly string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`;
 }
