@@ -66,6 +66,10 @@ export function createDashboardApp(deps: DashboardDeps): Hono<DashboardEnv> {
   app.use(onlyManagersChange());
   app.use("/budget/new", onlyManagers());
   app.use("/pool/new", onlyManagers());
+  // The edit forms too: a member has no link to them, and a form whose Save and Delete
+  // answer 403 only loses what was typed.
+  app.use("/budget/:id/edit", onlyManagers());
+  app.use("/pool/:pool/edit", onlyManagers());
   app.route("/", budgetRoutes(deps));
   app.route("/", poolRoutes(deps));
   app.route("/", poolDetailRoutes(deps));

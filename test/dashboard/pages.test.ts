@@ -415,6 +415,12 @@ describe("dashboard pages", () => {
       expect(d.catalog.decryptDatabaseUrl(pool)).toBe(connection);
       const edit = await d.request("/pool/warehouse/edit", { cookie: owner });
       expect(edit.text).not.toContain("s3cret");
+      // Its page's curl line posts SQL to /sql, the only path a postgres pool answers.
+      const detail = await d.request("/pool/warehouse", { cookie: owner });
+      expect(detail.text).toContain(
+        "curl -sS http://warehouse.pools.localhost:8080/sql -H &quot;X-Svc-Key: $SLUICE_KEY&quot;",
+      );
+      expect(detail.text).not.toContain("warehouse.pools.localhost:8080/&lt;path&gt;");
       await d.clock.advance(1_000);
       const saved = await d.request("/pool/warehouse/edit", {
         cookie: owner,
@@ -731,15 +737,17 @@ describe("dashboard pages", () => {
       },
     );
 
-    it.each(["/budget/new", "/pool/new"])(
+    it.each(["/budget/new", "/pool/new", "/budget/BUDGET/edit", "/pool/llm/edit"])(
       "a member opening %s gets the 403 page, not a form they cannot submit",
-      async (path) => {
+      async (template) => {
+        const path = template.replace("BUDGET", String(d.acme.budget.id));
         const response = await d.request(path, { cookie: member });
         expect(response.status).toBe(403);
         expect(response.text).toContain(
           "Members can see everything of their team but change nothing.",
         );
-        expect(response.text).not.toContain(`action="${path.replace("/new", "")}"`);
+        expect(response.text).not.toContain('<form class="stack"');
+        expect(response.text).not.toMatch(/action="\/(budget|pool)/);
         expect((await d.request(path, { cookie: owner })).status).toBe(200);
       },
     );

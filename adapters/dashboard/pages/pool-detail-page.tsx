@@ -104,6 +104,28 @@ function policyNotes(policies: PoolRecord["callerPolicies"]): string[] {
   return notes;
 }
 
+/**
+ * The pool host's line: an http pool proxies any path to its origin; a postgres pool answers
+ * only `POST /sql` (docs/postgres-pools.md), so a `/<path>` line would only get a 404.
+ */
+function proxyLines(
+  host: string,
+  backend: PoolRecord["backend"],
+  headers: { keyHeader: string; proof: string },
+): string[] {
+  const { keyHeader, proof } = headers;
+  if (backend === "postgres") {
+    return [
+      "# SQL over HTTP: Sluice runs the statement with the pool's read role, within its limits.",
+      `curl -sS ${host}/sql${keyHeader}${proof} -H "Content-Type: application/json" -d '{"query": "SELECT 1"}'`,
+    ];
+  }
+  return [
+    "# Pool proxy: Sluice calls the origin for you within the pool's limits.",
+    `curl -sS ${host}/<path>${keyHeader}${proof}`,
+  ];
+}
+
 function CurlLines(props: {
   pool: PoolRecord;
   urls: { lockUrl: string; baseUrl: string; poolDomain: string };
@@ -120,8 +142,10 @@ function CurlLines(props: {
     "# Lock API: take a slot (waiting up to 5 s), call the upstream yourself, then release it.",
     `curl -sS -X POST ${lock}/acquire${keyHeader}${proof} -H "Content-Type: application/json" -d '{"waitMs": 5000}'`,
     `curl -sS -X POST ${lock}/<slotId>/release${keyHeader} -H "Content-Type: application/json" -d '{"status": 200}'`,
-    "# Pool proxy: Sluice calls the origin for you within the pool's limits.",
-    `curl -sS ${proxyOrigin(urls.baseUrl, urls.poolDomain, pool.subdomain)}/<path>${keyHeader}${proof}`,
+    ...proxyLines(`${proxyOrigin(urls.baseUrl, urls.poolDomain, pool.subdomain)}`, pool.backend, {
+      keyHeader,
+      proof,
+    }),
   ];
   return (
     <pre id="curl-lines">
