@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { CatalogService } from "../catalog/catalog-service.js";
 import { hashSecret, hasSecretShape, secretsEqual } from "../catalog/secrets.js";
-import { fieldIssue } from "../catalog/validation.js";
-import { ConflictError, InvalidArgumentError, UnauthorizedError } from "../errors.js";
+import { teamWithOwnerIssues } from "../catalog/teams.js";
+import { fieldIssue, throwIfIssues } from "../catalog/validation.js";
+import { ConflictError, UnauthorizedError } from "../errors.js";
 import type { AuthService, StartedSession } from "./auth-service.js";
 import { passwordIssue } from "./passwords.js";
 
@@ -66,6 +67,16 @@ export class FirstRunSetup {
   }
 
   /**
+   * Everything wrong with the form at once, as `"field: message"` issues (`teamName`, `slug`,
+   * `ownerName`, `ownerEmail`, `password`), so the page shows every error in one round; the
+   * token is neither checked nor used up.
+   */
+  inputIssues(input: FirstTeamInput): string[] {
+    const password = passwordIssue(input.password);
+    return [...teamWithOwnerIssues(input), ...(password ? [fieldIssue("password", password)] : [])];
+  }
+
+  /**
    * Creates the first team with its owner and the owner's password, then signs them in.
    * ConflictError once a team exists; UnauthorizedError for a used, expired or unknown
    * token; InvalidArgumentError with field issues (`teamName`, `slug`, `ownerName`,
@@ -82,8 +93,7 @@ export class FirstRunSetup {
     if (!held || !secretsEqual(held.tokenHash, hash)) throw refused;
     let created: Awaited<ReturnType<CatalogService["createTeamWithOwner"]>>;
     try {
-      const issue = passwordIssue(input.password);
-      if (issue) throw new InvalidArgumentError(issue, [fieldIssue("password", issue)]);
+      throwIfIssues("setup", this.inputIssues(input));
       created = await this.catalog.createTeamWithOwner(input);
     } catch (error) {
       // Nothing was written: the same link may be used to correct the form.

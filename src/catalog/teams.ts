@@ -69,6 +69,27 @@ async function findOrCreateUser(
 }
 
 /**
+ * What is wrong with a new team and its owner, as `"field: message"` issues (`teamName`,
+ * `slug`, `ownerName`, `ownerEmail`); empty when nothing is. A taken slug is not checked here.
+ *
+ * @example
+ * ```ts
+ * teamWithOwnerIssues({ teamName: "Acme", slug: "Acme", ownerName: "Ada", ownerEmail: "ada@acme.test" });
+ * // ["slug: Use 1-63 lower-case letters, digits and inner hyphens."]
+ * ```
+ */
+export function teamWithOwnerIssues(input: NewTeamWithOwner): string[] {
+  return [
+    ...nameIssues("teamName", input.teamName),
+    ...(typeof input.slug === "string" && SLUG.test(input.slug)
+      ? []
+      : [fieldIssue("slug", "Use 1-63 lower-case letters, digits and inner hyphens.")]),
+    ...nameIssues("ownerName", input.ownerName),
+    ...emailIssues("ownerEmail", input.ownerEmail),
+  ];
+}
+
+/**
  * Creates a team and makes a (new or existing, matched by email) user its owner.
  * A taken slug is a ConflictError from the store; bad input is an InvalidArgumentError
  * whose issues name the fields (`teamName`, `slug`, `ownerName`, `ownerEmail`).
@@ -84,15 +105,7 @@ export async function createTeamWithOwner(
   deps: CatalogDeps,
   input: NewTeamWithOwner,
 ): Promise<TeamWithOwner> {
-  const issues = [
-    ...nameIssues("teamName", input.teamName),
-    ...(typeof input.slug === "string" && SLUG.test(input.slug)
-      ? []
-      : [fieldIssue("slug", "Use 1-63 lower-case letters, digits and inner hyphens.")]),
-    ...nameIssues("ownerName", input.ownerName),
-    ...emailIssues("ownerEmail", input.ownerEmail),
-  ];
-  throwIfIssues("team", issues);
+  throwIfIssues("team", teamWithOwnerIssues(input));
   // One unit: a team is never left without its owner.
   return deps.store.atomically(async (store) => {
     const unit = { ...deps, store };

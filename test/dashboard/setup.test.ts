@@ -60,6 +60,30 @@ describe("dashboard first-run setup", () => {
     expect(bad.text).toContain('value="Acme"');
     expect(bad.text).not.toContain(PASSWORD);
 
+    // Every error in one round: a mismatched, short password does not hide the others.
+    const all = await d.request("/setup", {
+      form: {
+        token,
+        teamName: "",
+        slug: "Not A Slug",
+        ownerName: "",
+        ownerEmail: "nope",
+        password: "short",
+        repeat: "other",
+      },
+    });
+    expect(all.status).toBe(422);
+    for (const field of ["teamName", "slug", "ownerName", "ownerEmail", "password", "repeat"]) {
+      expect(all.text).toMatch(new RegExp(`id="error-${field}"`));
+    }
+    expect(all.text).toContain("Use at least 12 characters.");
+    expect(all.text).toContain("The two passwords differ.");
+    const shortAndSlug = await d.request("/setup", {
+      form: { ...FIRST_TEAM, token, slug: "Not A Slug", password: "short", repeat: "short" },
+    });
+    expect(shortAndSlug.text).toMatch(/id="error-slug"/);
+    expect(shortAndSlug.text).toMatch(/id="error-password"/);
+
     const short = await d.request("/setup", {
       form: { ...FIRST_TEAM, token, password: "short", repeat: "short" },
     });

@@ -1,9 +1,16 @@
 import { Hono } from "hono";
 import type { StartedSession } from "../../../src/auth/auth-service.js";
 import { FirstRunSetup, SETUP_LINK_REFUSED } from "../../../src/auth/first-run-setup.js";
+import { groupIssuesByField } from "../../../src/catalog/validation.js";
 import { ConflictError, UnauthorizedError } from "../../../src/errors.js";
 import type { DashboardDeps } from "../dashboard-env.js";
-import { fieldErrorsOf, formText, passwordsDiffer, readForm } from "../forms.js";
+import {
+  type FieldErrorMap,
+  fieldErrorsOf,
+  formText,
+  passwordsDiffer,
+  readForm,
+} from "../forms.js";
 import { MessagePage } from "../pages/message-page.js";
 import { SetupPage } from "../pages/setup-page.js";
 import { type SessionCookie, writeSessionCookie } from "../session-cookie.js";
@@ -43,12 +50,18 @@ export function setupRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono {
       ownerEmail: formText(form, "ownerEmail"),
     };
     const password = formText(form, "password");
-    let errors = passwordsDiffer(form);
+    const differ = passwordsDiffer(form);
+    let errors: FieldErrorMap | null = null;
     let started: StartedSession | undefined;
     try {
-      errors ??= await fieldErrorsOf(async () => {
-        started = await setup.createFirstTeam(token, { ...values, password });
-      });
+      if (differ) {
+        // Every other error in the same round, not one after another.
+        errors = { ...groupIssuesByField(setup.inputIssues({ ...values, password })), ...differ };
+      } else {
+        errors = await fieldErrorsOf(async () => {
+          started = await setup.createFirstTeam(token, { ...values, password });
+        });
+      }
     } catch (error) {
       if (error instanceof ConflictError) return c.html(setUpAlready(), 409);
       if (!(error instanceof UnauthorizedError)) throw error;
