@@ -23,7 +23,10 @@ const SCREENSHOT_DIR = process.env.UPDATE_SCREENSHOTS === "1" ? join(REPO_ROOT, 
 
 /** What the page's functions touch in the browser (the test is typed without the DOM library). */
 interface PageGlobals {
-  document: { querySelector(selector: string): { textContent: string | null } | null };
+  document: {
+    querySelector(selector: string): { textContent: string | null } | null;
+    documentElement: { scrollWidth: number; clientWidth: number };
+  };
   notReloaded?: boolean;
 }
 
@@ -50,6 +53,8 @@ describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
   let baseUrl: string;
   let setupLink: string;
   const cspViolations: string[] = [];
+  /** Every console error of every page (a failed load, a script error), with its page. */
+  const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "sluice-browser-data-"));
@@ -74,6 +79,7 @@ describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
     page = context.pages()[0] ?? (await context.newPage());
     page.on("console", (message) => {
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+      if (message.type() === "error") consoleErrors.push(`${page.url()}: ${message.text()}`);
     });
   }, 90_000);
 
@@ -214,6 +220,41 @@ describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
     await page.waitForURL(`${baseUrl}/`);
     expect((await fetch(setupLink)).status).toBe(409);
     // htmx, uPlot and the dashboard's script all ran within the CSP.
+    expect(cspViolations).toEqual([]);
+  });
+
+  it("fits a phone's width: no page scrolls sideways, even after the window narrows, and no console errors", {
+    timeout: 60_000,
+  }, async () => {
+    // Signed in by the test above. The pool page is opened wide first: its chart, drawn
+    // 1 200 px wide, must follow the window down.
+    consoleErrors.length = 0;
+    await page.goto(`${baseUrl}/pool/chat`);
+    await page.locator("#chart .uplot").waitFor({ timeout: 15_000 });
+    await page.setViewportSize({ width: 360, height: 800 });
+    const sideways = () =>
+      page.evaluate(() => {
+        const root = (globalThis as unknown as PageGlobals).document.documentElement;
+        return root.scrollWidth - root.clientWidth;
+      });
+    await expect.poll(sideways, { timeout: 5_000 }).toBe(0);
+    for (const path of [
+      "/",
+      "/pool/chat",
+      "/pool/chat/edit",
+      "/pool/new",
+      "/budget/new",
+      "/settings/tokens",
+      "/settings/members",
+      "/account",
+    ]) {
+      await page.goto(`${baseUrl}${path}`);
+      await page.waitForLoadState("load");
+      expect({ path, sideways: await sideways() }).toEqual({ path, sideways: 0 });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // No /favicon.ico 404 or any other failed load on any page.
+    expect(consoleErrors).toEqual([]);
     expect(cspViolations).toEqual([]);
   });
 });

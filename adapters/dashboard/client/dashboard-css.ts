@@ -5,7 +5,7 @@ export const DASHBOARD_CSS = `
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
 header.top { display: flex; gap: 1.2rem; align-items: center; padding: .6rem 1.2rem; border-bottom: 1px solid var(--line); flex-wrap: wrap; }
 header.top .brand { font-weight: 700; }
-header.top nav { display: flex; gap: 1rem; flex: 1; }
+header.top nav { display: flex; gap: .4rem 1rem; flex: 1; flex-wrap: wrap; }
 header.top form { display: inline; }
 main { padding: 1rem 1.2rem 3rem; max-width: 72rem; }
 a { color: var(--accent); }
@@ -24,7 +24,8 @@ pre { background: rgba(127,127,127,.12); padding: .6rem .8rem; white-space: pre-
 form.stack { display: grid; gap: .7rem; max-width: 40rem; }
 form.stack label { display: grid; gap: .2rem; }
 form.stack label.check { display: flex; gap: .5rem; align-items: center; }
-fieldset { border: 1px solid var(--line); padding: .6rem .8rem; display: grid; gap: .6rem; }
+fieldset { border: 1px solid var(--line); padding: .6rem .8rem; display: grid; gap: .6rem; min-width: 0; }
+form.stack > *, fieldset > * { min-width: 0; }
 input[type=text], input[type=email], input[type=password], input[type=number], input[type=url], select, textarea { font: inherit; padding: .35rem .45rem; width: 100%; }
 button { font: inherit; padding: .35rem .8rem; cursor: pointer; }
 button.danger { color: var(--bad); }
@@ -33,7 +34,12 @@ button.danger { color: var(--bad); }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(9rem, 1fr)); gap: .6rem; }
 .figures div { border: 1px solid var(--line); padding: .5rem .7rem; }
 .figures b { display: block; font-size: 1.3rem; font-variant-numeric: tabular-nums; }
-.chart { min-height: 280px; width: 100%; }
+.chart { min-height: 280px; width: 100%; overflow-x: auto; }
 .card { border: 1px solid var(--line); padding: .8rem 1rem; margin: 1rem 0; }
 .card h2 { margin-top: 0; }
+@media (max-width: 48rem) {
+  /* A phone: a wide table scrolls on its own; the page itself never scrolls sideways. */
+  table { display: block; overflow-x: auto; }
+  main { padding: .8rem .7rem 2rem; }
+}
 `;

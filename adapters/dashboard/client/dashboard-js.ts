@@ -35,9 +35,24 @@ function drawChart(element) {
         axes: [{}, { label: "per minute" }],
       };
       element.textContent = "";
-      new uPlot(options, [data.time, data.requests, data.admitted, data.queued, data.rejected], element);
+      var plot = new uPlot(options, [data.time, data.requests, data.admitted, data.queued, data.rejected], element);
+      charts.push({ plot: plot, element: element });
     });
 }
+
+// A chart follows its box when the window changes (a phone turned, a window narrowed): drawn
+// for the width it had first, it would make the whole page scroll sideways.
+var charts = [];
+var resizeTimer = null;
+window.addEventListener("resize", function () {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(function () {
+    charts = charts.filter(function (chart) { return chart.element.isConnected; });
+    charts.forEach(function (chart) {
+      chart.plot.setSize({ width: Math.max(320, chart.element.clientWidth), height: 260 });
+    });
+  }, 100);
+});
 
 function drawCharts(root) {
   (root || document).querySelectorAll("[data-series-url]").forEach(drawChart);

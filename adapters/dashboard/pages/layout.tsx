@@ -31,6 +31,8 @@ export function Layout(props: {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="htmx-config" content={HTMX_CONFIG} />
+        {/* No icon: without this the browser asks for /favicon.ico on every page (a 404). */}
+        <link rel="icon" href="data:," />
         <title>{`${props.title} · Sluice`}</title>
         <link rel="stylesheet" href={`${ASSETS_PREFIX}/dashboard.css`} />
         {props.chart ? <link rel="stylesheet" href={`${ASSETS_PREFIX}/uPlot.min.css`} /> : null}
