@@ -678,12 +678,26 @@ describe("dashboard pages", () => {
       });
       expect(last.status).toBe(422);
       expect(last.text).toContain("last owner cannot be removed");
+      // A refused change is shown in the row of the member it was about, not under the list.
+      const ownerRow = (page: string) =>
+        page.match(new RegExp(`<tr data-user-id="${d.acme.owner.id}">.*?</tr>`))?.[0] ?? "";
+      expect(ownerRow(last.text)).toContain("last owner cannot be removed");
       const demote = await d.request(`/settings/members/${d.acme.owner.id}/role`, {
         cookie: owner,
         form: { role: "admin" },
       });
       expect(demote.status).toBe(422);
+      expect(ownerRow(demote.text)).toContain("last owner cannot step down");
       const admin = await d.signInAs(d.acme.admin.id);
+      // The add form's role error is next to its role field, inside that form.
+      const addOwner = await d.request("/settings/members", {
+        cookie: admin,
+        form: { name: "Ed", email: "ed@acme.test", role: "owner" },
+      });
+      expect(addOwner.status).toBe(422);
+      expect(addOwner.text).toMatch(
+        /<form class="stack" method="post" action="\/settings\/members">(?:(?!<\/form>).)*id="error-role">Only an owner may make someone owner\./,
+      );
       const promote = await d.request(`/settings/members/${d.acme.member.id}/role`, {
         cookie: admin,
         form: { role: "owner" },

@@ -23,11 +23,33 @@ function RoleSelect(props: { selected: string; label: string }) {
   );
 }
 
-/** Organization settings → members. */
+/** A refused role change or removal, shown in the row of the member it was about. */
+export interface MemberRowErrors {
+  userId: number;
+  errors: FieldErrorMap;
+}
+
+function RowErrors(props: { userId: number; refused: MemberRowErrors | undefined }) {
+  if (props.refused?.userId !== props.userId) return null;
+  const messages = Object.values(props.refused.errors).flat();
+  if (messages.length === 0) return null;
+  return (
+    <span class="field-error" id={`error-member-${props.userId}`}>
+      {" "}
+      {messages.join(" ")}
+    </span>
+  );
+}
+
+/**
+ * Organization settings → members. `errors` are the add form's, shown at its fields;
+ * `rowErrors` a refused change of one listed member, shown in their row.
+ */
 export function MembersPage(props: {
   signedIn: SignedIn;
   members: MemberRow[];
   errors?: FieldErrorMap | undefined;
+  rowErrors?: MemberRowErrors | undefined;
   added?: { name: string; email: string; role: string } | undefined;
 }) {
   const manager = props.signedIn.role !== "member";
@@ -39,8 +61,6 @@ export function MembersPage(props: {
         and change nothing. Removing someone, or lowering them to member, ends their sessions and
         revokes their API tokens at once.
       </p>
-      <FormErrors errors={props.errors} />
-      <FieldErrors errors={props.errors} name="userId" />
       <table>
         <thead>
           <tr>
@@ -64,6 +84,7 @@ export function MembersPage(props: {
                 ) : (
                   role
                 )}
+                <RowErrors userId={user.id} refused={props.rowErrors} />
               </td>
               <td>
                 {manager ? (
@@ -78,10 +99,10 @@ export function MembersPage(props: {
           ))}
         </tbody>
       </table>
-      <FieldErrors errors={props.errors} name="role" />
       {manager ? (
         <section class="card">
           <h2>Add a member</h2>
+          <FormErrors errors={props.errors} />
           <form class="stack" method="post" action="/settings/members">
             <Field
               label="Name"
@@ -99,7 +120,8 @@ export function MembersPage(props: {
               required
             />
             <div>
-              Role <RoleSelect selected={props.added?.role ?? "member"} label="Role" />
+              Role <RoleSelect selected={props.added?.role ?? "member"} label="Role" />{" "}
+              <FieldErrors errors={props.errors} name="role" />
             </div>
             <p class="muted">
               They sign in once they have a password:{" "}

@@ -5,7 +5,7 @@ import type { CreatedApiToken } from "../../../src/catalog/tokens.js";
 import type { Role, TokenLifetime } from "../../../src/catalog/types.js";
 import type { DashboardContext, DashboardDeps, DashboardEnv } from "../dashboard-env.js";
 import { type FieldErrorMap, fieldErrorsOf, formList, formText, readForm } from "../forms.js";
-import { type MemberRow, MembersPage } from "../pages/members-page.js";
+import { type MemberRow, type MemberRowErrors, MembersPage } from "../pages/members-page.js";
 import { TokensPage } from "../pages/tokens-page.js";
 
 /** Organization settings: API tokens and members. */
@@ -82,6 +82,7 @@ export function settingsRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     errors?: FieldErrorMap,
     status: 200 | 409 | 422 = 200,
     added?: { name: string; email: string; role: string },
+    rowErrors?: MemberRowErrors,
   ) {
     const rows: MemberRow[] = [];
     for (const membership of await store.listMemberships(c.var.signedIn.team.id)) {
@@ -89,7 +90,13 @@ export function settingsRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       if (user) rows.push({ user, role: membership.role });
     }
     return c.html(
-      <MembersPage signedIn={c.var.signedIn} members={rows} errors={errors} added={added} />,
+      <MembersPage
+        signedIn={c.var.signedIn}
+        members={rows}
+        errors={errors}
+        added={added}
+        rowErrors={rowErrors}
+      />,
       status,
     );
   }
@@ -131,7 +138,8 @@ export function settingsRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     )
       return c.notFound();
     const errors = await fieldErrorsOf(() => work(userId));
-    if (errors) return membersPage(c, errors, 422);
+    // Shown in that member's row: below the list it read as the add form's error.
+    if (errors) return membersPage(c, undefined, 422, undefined, { userId, errors });
     // Lowering or removing oneself ends one's own session: the next page is the sign-in.
     return c.redirect("/settings/members", 303);
   }
