@@ -256,6 +256,14 @@ describe("dashboard sign-in", () => {
     });
     expect(short.status).toBe(422);
     expect(short.text).toContain("Use at least 12 characters.");
+    // Both at once: a short password typed differently is told both, not one per try.
+    const both = await d.request("/account/password", {
+      cookie,
+      form: { password: "short", repeat: "shorter" },
+    });
+    expect(both.status).toBe(422);
+    expect(both.text).toMatch(/id="error-password">Use at least 12 characters\./);
+    expect(both.text).toMatch(/id="error-repeat">The two passwords differ\./);
     const saved = await d.request("/account/password", {
       cookie,
       form: { password: "another good one", repeat: "another good one" },

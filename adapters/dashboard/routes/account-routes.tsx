@@ -1,7 +1,14 @@
 import { Hono } from "hono";
 import type { SignedIn } from "../../../src/auth/auth-service.js";
+import { passwordIssue } from "../../../src/auth/passwords.js";
 import type { DashboardDeps, DashboardEnv } from "../dashboard-env.js";
-import { fieldErrorsOf, formText, passwordsDiffer, readForm } from "../forms.js";
+import {
+  type FieldErrorMap,
+  fieldErrorsOf,
+  formText,
+  passwordsDiffer,
+  readForm,
+} from "../forms.js";
 import { AccountPage } from "../pages/account-page.js";
 import {
   clearSessionCookie,
@@ -49,7 +56,11 @@ export function accountRoutes(deps: DashboardDeps, cookie: SessionCookie): Hono<
     const signedIn = c.var.signedIn;
     const form = await readForm(c);
     const password = formText(form, "password");
-    let errors = passwordsDiffer(form);
+    // Both errors in one round: a short password typed twice differently gets both.
+    const differ = passwordsDiffer(form);
+    const tooWeak = passwordIssue(password);
+    let errors: FieldErrorMap | null =
+      differ || tooWeak ? { ...(tooWeak ? { password: [tooWeak] } : {}), ...differ } : null;
     errors ??= await fieldErrorsOf(() => deps.auth.setPassword(signedIn.user.id, password));
     if (errors) {
       const hasPassword = await deps.auth.hasPassword(signedIn.user.id);
