@@ -30,6 +30,19 @@ interface PageGlobals {
   notReloaded?: boolean;
 }
 
+/** The document as the focus test reads it. */
+interface FocusGlobals {
+  document: {
+    activeElement: { id: string } | null;
+    getElementById(
+      id: string,
+    ): {
+      getAttribute(name: string): string | null;
+      setAttribute(name: string, value: string): void;
+    } | null;
+  };
+}
+
 /** Waits until the live figure of a pool on the open page starts with `held`, without reloading. */
 async function waitForHeld(page: Page, pool: string, held: number): Promise<void> {
   await page.waitForFunction(
@@ -221,6 +234,42 @@ describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
     expect((await fetch(setupLink)).status).toBe(409);
     // htmx, uPlot and the dashboard's script all ran within the CSP.
     expect(cspViolations).toEqual([]);
+  });
+
+  it("keeps a keyboard user's place on the overview across its 2 s refresh", {
+    timeout: 30_000,
+  }, async () => {
+    // Signed in by the first test. Tab to pool chat's link, inside the live section.
+    await page.goto(`${baseUrl}/`);
+    for (let tabs = 0; tabs < 40; tabs += 1) {
+      await page.keyboard.press("Tab");
+      const id = await page.evaluate(
+        () => (globalThis as unknown as FocusGlobals).document.activeElement?.id ?? "",
+      );
+      if (id === "pool-link-chat") break;
+    }
+    // Mark the section; the refresh replaces it (outerHTML), so the mark goes with it.
+    await page.evaluate(() => {
+      (globalThis as unknown as FocusGlobals).document
+        .getElementById("live-overview")
+        ?.setAttribute("data-old", "yes");
+    });
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as FocusGlobals).document
+          .getElementById("live-overview")
+          ?.getAttribute("data-old") !== "yes",
+      undefined,
+      { timeout: 10_000, polling: 100 },
+    );
+    expect(
+      await page.evaluate(
+        () => (globalThis as unknown as FocusGlobals).document.activeElement?.id ?? "",
+      ),
+    ).toBe("pool-link-chat");
+    // Enter follows the link the keyboard is on.
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`${baseUrl}/pool/chat`);
   });
 
   it("fits a phone's width: no page scrolls sideways, even after the window narrows, and no console errors", {

@@ -28,7 +28,11 @@ function PoolRows(props: { pools: PoolRecord[]; figures: Map<number, PoolFigures
         return (
           <tr>
             <td>
-              <a href={`/pool/${pool.subdomain}`}>{pool.name}</a>{" "}
+              {/* An id: htmx gives focus back to the element of the same id after each
+                  refresh, so a keyboard user's place survives the 2 s swap. */}
+              <a id={`pool-link-${pool.subdomain}`} href={`/pool/${pool.subdomain}`}>
+                {pool.name}
+              </a>{" "}
               <span class="muted">{pool.subdomain}</span>
             </td>
             <td class="num" data-held={pool.subdomain}>
@@ -89,7 +93,7 @@ export function LiveOverview(props: { data: OverviewData; manager: boolean }) {
           <h2>
             Budget {budget.name}{" "}
             {props.manager ? (
-              <a class="muted" href={`/budget/${budget.id}/edit`}>
+              <a class="muted" id={`budget-edit-${budget.id}`} href={`/budget/${budget.id}/edit`}>
                 edit
               </a>
             ) : null}
