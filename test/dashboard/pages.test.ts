@@ -689,6 +689,14 @@ describe("dashboard pages", () => {
       expect(demote.status).toBe(422);
       expect(ownerRow(demote.text)).toContain("last owner cannot step down");
       const admin = await d.signInAs(d.acme.admin.id);
+      // An admin is offered no owner controls: no "owner" option, nothing in an owner's row.
+      const asAdmin = await d.request("/settings/members", { cookie: admin });
+      expect(asAdmin.text).not.toContain('<option value="owner"');
+      expect(asAdmin.text).not.toContain(`action="/settings/members/${d.acme.owner.id}/`);
+      expect(asAdmin.text).toContain(`action="/settings/members/${d.acme.member.id}/role"`);
+      expect((await d.request("/settings/members", { cookie: owner })).text).toContain(
+        '<option value="owner"',
+      );
       // The add form's role error is next to its role field, inside that form.
       const addOwner = await d.request("/settings/members", {
         cookie: admin,

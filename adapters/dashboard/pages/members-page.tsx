@@ -11,10 +11,10 @@ export interface MemberRow {
 
 const ROLES: readonly Role[] = ["owner", "admin", "member"];
 
-function RoleSelect(props: { selected: string; label: string }) {
+function RoleSelect(props: { selected: string; label: string; roles: readonly Role[] }) {
   return (
     <select name="role" aria-label={props.label}>
-      {ROLES.map((role) => (
+      {props.roles.map((role) => (
         <option value={role} selected={props.selected === role}>
           {role}
         </option>
@@ -53,6 +53,11 @@ export function MembersPage(props: {
   added?: { name: string; email: string; role: string } | undefined;
 }) {
   const manager = props.signedIn.role !== "member";
+  // Only an owner makes, changes or removes owners: an admin is not offered what would be
+  // refused (403) on submit.
+  const isOwner = props.signedIn.role === "owner";
+  const offered = isOwner ? ROLES : ROLES.filter((role) => role !== "owner");
+  const canChange = (role: Role) => manager && (isOwner || role !== "owner");
   return (
     <Layout title="Members" signedIn={props.signedIn}>
       <h1>Members of {props.signedIn.team.name}</h1>
@@ -76,9 +81,9 @@ export function MembersPage(props: {
               <td>{user.name}</td>
               <td>{user.email}</td>
               <td>
-                {manager ? (
+                {canChange(role) ? (
                   <form method="post" action={`/settings/members/${user.id}/role`} class="inline">
-                    <RoleSelect selected={role} label={`Role of ${user.email}`} />{" "}
+                    <RoleSelect selected={role} label={`Role of ${user.email}`} roles={offered} />{" "}
                     <button type="submit">Change role</button>
                   </form>
                 ) : (
@@ -87,7 +92,7 @@ export function MembersPage(props: {
                 <RowErrors userId={user.id} refused={props.rowErrors} />
               </td>
               <td>
-                {manager ? (
+                {canChange(role) ? (
                   <form method="post" action={`/settings/members/${user.id}/remove`} class="inline">
                     <button type="submit" class="danger">
                       Remove
@@ -120,7 +125,8 @@ export function MembersPage(props: {
               required
             />
             <div>
-              Role <RoleSelect selected={props.added?.role ?? "member"} label="Role" />{" "}
+              Role{" "}
+              <RoleSelect selected={props.added?.role ?? "member"} label="Role" roles={offered} />{" "}
               <FieldErrors errors={props.errors} name="role" />
             </div>
             <p class="muted">
