@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Hono } from "hono";
@@ -33,6 +34,29 @@ const ASSETS: Readonly<Record<string, () => Asset>> = {
   "dashboard.js": () => ({ type: "text/javascript", body: DASHBOARD_JS }),
   "dashboard.css": () => ({ type: "text/css", body: DASHBOARD_CSS }),
 };
+
+const versions = new Map<string, string>();
+
+/**
+ * The URL a page links an asset by: its path with a digest of its content (`?v=…`), so a
+ * browser holding a day-old copy (they are cached for a day) fetches the new one as soon as
+ * Sluice is upgraded, instead of running new pages with the old script and style sheet.
+ *
+ * @example
+ * ```ts
+ * assetUrl("dashboard.css"); // "/assets/dashboard.css?v=3f2a9c1e0b7d"
+ * ```
+ */
+export function assetUrl(file: string): string {
+  let version = versions.get(file);
+  if (version === undefined) {
+    const load = ASSETS[file];
+    if (!load) throw new Error(`No dashboard asset ${file}.`);
+    version = createHash("sha256").update(load().body).digest("hex").slice(0, 12);
+    versions.set(file, version);
+  }
+  return `${ASSETS_PREFIX}/${file}?v=${version}`;
+}
 
 /**
  * The dashboard's scripts and styles: htmx and uPlot from their packages' `dist/`, and the

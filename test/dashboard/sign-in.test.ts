@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDashboardApp } from "../../adapters/dashboard/index.js";
 import { BASE_URL, type DashboardHarness, PASSWORD, startDashboard } from "./harness.js";
@@ -19,8 +20,19 @@ describe("dashboard sign-in", () => {
     expect(csp).not.toContain("unsafe-inline");
     expect(page.headers.get("x-frame-options")).toBe("SAMEORIGIN");
     expect(page.text).not.toMatch(/<script>|<script [^>]*>[^<]/);
-    expect(page.text).toContain('src="/assets/htmx.min.js"');
-    const htmx = await d.request("/assets/htmx.min.js");
+    // Linked with a digest of the content: an upgrade's new script and styles are fetched
+    // at once, not after the day a cached copy lives.
+    const htmxUrl = page.text.match(/src="(\/assets\/htmx\.min\.js\?v=[0-9a-f]{12})"/)?.[1];
+    expect(htmxUrl).toBeDefined();
+    const css = page.text.match(/href="(\/assets\/dashboard\.css\?v=([0-9a-f]{12}))"/);
+    expect(css?.[2]).toBe(
+      createHash("sha256")
+        .update((await d.request("/assets/dashboard.css")).text)
+        .digest("hex")
+        .slice(0, 12),
+    );
+    expect((await d.request(css![1]!)).status).toBe(200);
+    const htmx = await d.request(htmxUrl!);
     expect(htmx.status).toBe(200);
     expect(htmx.text).toContain('version:"2.0.11"');
     expect((await d.request("/assets/uPlot.iife.min.js")).text).toContain("uPlot");

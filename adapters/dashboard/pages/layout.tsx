@@ -1,7 +1,7 @@
 import type { Child } from "hono/jsx";
 import type { SignedIn } from "../../../src/auth/auth-service.js";
 import { PASSWORD_MIN_LENGTH } from "../../../src/auth/passwords.js";
-import { ASSETS_PREFIX } from "../assets.js";
+import { assetUrl } from "../assets.js";
 
 /** htmx settings that keep it inside the CSP: no injected style, no eval, no inline scripts. */
 const HTMX_CONFIG = JSON.stringify({
@@ -34,11 +34,11 @@ export function Layout(props: {
         {/* No icon: without this the browser asks for /favicon.ico on every page (a 404). */}
         <link rel="icon" href="data:," />
         <title>{`${props.title} · Sluice`}</title>
-        <link rel="stylesheet" href={`${ASSETS_PREFIX}/dashboard.css`} />
-        {props.chart ? <link rel="stylesheet" href={`${ASSETS_PREFIX}/uPlot.min.css`} /> : null}
-        <script src={`${ASSETS_PREFIX}/htmx.min.js`} defer></script>
-        {props.chart ? <script src={`${ASSETS_PREFIX}/uPlot.iife.min.js`} defer></script> : null}
-        <script src={`${ASSETS_PREFIX}/dashboard.js`} defer></script>
+        <link rel="stylesheet" href={assetUrl("dashboard.css")} />
+        {props.chart ? <link rel="stylesheet" href={assetUrl("uPlot.min.css")} /> : null}
+        <script src={assetUrl("htmx.min.js")} defer></script>
+        {props.chart ? <script src={assetUrl("uPlot.iife.min.js")} defer></script> : null}
+        <script src={assetUrl("dashboard.js")} defer></script>
       </head>
       <body>
         <header class="top">
