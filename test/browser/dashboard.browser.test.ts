@@ -34,9 +34,7 @@ interface PageGlobals {
 interface FocusGlobals {
   document: {
     activeElement: { id: string } | null;
-    getElementById(
-      id: string,
-    ): {
+    getElementById(id: string): {
       getAttribute(name: string): string | null;
       setAttribute(name: string, value: string): void;
     } | null;
@@ -270,6 +268,32 @@ describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
     // Enter follows the link the keyboard is on.
     await page.keyboard.press("Enter");
     await page.waitForURL(`${baseUrl}/pool/chat`);
+  });
+
+  it("has Copy select a minted key where the browser offers no clipboard (plain http off localhost)", {
+    timeout: 30_000,
+  }, async () => {
+    // Signed in by the first test. This page alone has no clipboard API.
+    const bare = await context.newPage();
+    try {
+      await bare.addInitScript(() => {
+        const scope = globalThis as unknown as { Navigator: { prototype: object } };
+        Object.defineProperty(scope.Navigator.prototype, "clipboard", { get: () => undefined });
+      });
+      await bare.goto(`${baseUrl}/pool/chat`);
+      await bare.getByText("Mint a key").click();
+      await bare.getByLabel("Label").fill("copy without clipboard");
+      await bare.getByRole("button", { name: "Mint key" }).click();
+      const key = (await bare.locator("#minted-key").textContent())!.trim();
+      await bare.locator('button[data-copy="minted-key"]').click();
+      await bare.getByText("Selected: press Ctrl+C").waitFor({ timeout: 5_000 });
+      const selected = await bare.evaluate(() =>
+        String((globalThis as unknown as { getSelection(): unknown }).getSelection()).trim(),
+      );
+      expect(selected).toBe(key);
+    } finally {
+      await bare.close();
+    }
   });
 
   it("fits a phone's width: no page scrolls sideways, even after the window narrows, and no console errors", {

@@ -7,10 +7,21 @@ document.addEventListener("click", function (event) {
   var button = event.target.closest("[data-copy]");
   if (!button) return;
   var source = document.getElementById(button.getAttribute("data-copy"));
-  if (!source || !navigator.clipboard) return;
+  if (!source) return;
+  // No clipboard API (a plain-http address other than localhost is no secure context) or
+  // no permission: select the secret instead, so one keystroke copies it.
+  var selectInstead = function () {
+    var range = document.createRange();
+    range.selectNodeContents(source);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    button.textContent = "Selected: press Ctrl+C (⌘C)";
+  };
+  if (!navigator.clipboard) return selectInstead();
   navigator.clipboard.writeText(source.textContent.trim()).then(function () {
     button.textContent = "Copied";
-  });
+  }, selectInstead);
 });
 
 var SERIES = [
