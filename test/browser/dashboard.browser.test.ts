@@ -296,6 +296,32 @@ describe.skipIf(!HAS_CHROMIUM)("dashboard in a real browser", () => {
     }
   });
 
+  it("says so when the chart's figures cannot be loaded, with no script error", {
+    timeout: 30_000,
+  }, async () => {
+    const errors: string[] = [];
+    const other = await context.newPage();
+    try {
+      other.on("pageerror", (error) => errors.push(error.message));
+      // As when the session ends between the page and its chart: the sign-in page comes back.
+      await other.route("**/pool/chat/series*", (route) =>
+        route.fulfill({
+          status: 200,
+          contentType: "text/html",
+          body: "<!doctype html><p>Sign in</p>",
+        }),
+      );
+      await other.goto(`${baseUrl}/pool/chat`);
+      await other
+        .locator("#chart")
+        .getByText("The chart could not be loaded")
+        .waitFor({ timeout: 5_000 });
+      expect(errors).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("fits a phone's width: no page scrolls sideways, even after the window narrows, and no console errors", {
     timeout: 60_000,
   }, async () => {

@@ -35,7 +35,12 @@ function drawChart(element) {
   if (element.getAttribute("data-drawn") === "yes" || typeof uPlot === "undefined") return;
   element.setAttribute("data-drawn", "yes");
   fetch(element.getAttribute("data-series-url"), { headers: { accept: "application/json" } })
-    .then(function (response) { return response.json(); })
+    .then(function (response) {
+      // Signed out meanwhile, the fetch ends on the sign-in page: no JSON to draw.
+      var type = response.headers.get("content-type") || "";
+      if (!response.ok || type.indexOf("application/json") !== 0) throw new Error("no series");
+      return response.json();
+    })
     .then(function (data) {
       var options = {
         width: Math.max(320, element.clientWidth),
@@ -48,6 +53,9 @@ function drawChart(element) {
       element.textContent = "";
       var plot = new uPlot(options, [data.time, data.requests, data.admitted, data.queued, data.rejected], element);
       charts.push({ plot: plot, element: element });
+    })
+    .catch(function () {
+      element.textContent = "The chart could not be loaded. Reload the page to try again.";
     });
 }
 
