@@ -472,7 +472,18 @@ describe("dashboard pages", () => {
         form: poolForm({ name: "Open", credentialAction: "clear", version: await version() }),
       });
       expect((await d.store.getPoolBySubdomain(d.acme.team.id, "open"))?.credential).toBeNull();
-      const deleted = await d.request("/pool/open/delete", { cookie: owner, form: {} });
+      // One click is not enough: the form asks for the subdomain, and keeps the pool without it.
+      for (const confirmDelete of [undefined, "", "llm", "Open"]) {
+        const form: Record<string, string> = confirmDelete === undefined ? {} : { confirmDelete };
+        const refused = await d.request("/pool/open/delete", { cookie: owner, form });
+        expect(refused.status).toBe(422);
+        expect(refused.text).toMatch(/id="error-confirmDelete">Type open to delete this pool\./);
+        expect(await d.store.getPoolBySubdomain(d.acme.team.id, "open")).toBeDefined();
+      }
+      const deleted = await d.request("/pool/open/delete", {
+        cookie: owner,
+        form: { confirmDelete: "open" },
+      });
       expect(deleted.status).toBe(303);
       expect(await d.store.getPoolBySubdomain(d.acme.team.id, "open")).toBeUndefined();
       expect(d.governor.poolSettings("open")).toBeUndefined();

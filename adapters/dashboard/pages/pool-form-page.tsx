@@ -315,14 +315,24 @@ export function PoolFormPage(props: {
         </div>
       </form>
       {pool ? (
-        <form method="post" action={`/pool/${pool.subdomain}/delete`} class="actions">
-          <button type="submit" class="danger">
-            Delete pool
-          </button>
-          <span class="muted">
+        <form method="post" action={`/pool/${pool.subdomain}/delete`} class="stack">
+          <h2>Delete pool</h2>
+          <p class="muted">
             Deletes its keys, metrics and access log; callers holding slots keep them until they
             release.
-          </span>
+          </p>
+          {/* One stray click must not end every caller's key: the subdomain confirms it. */}
+          <Field
+            label={`Type ${pool.subdomain} to confirm`}
+            name="confirmDelete"
+            errors={errors}
+            required
+          />
+          <div class="actions">
+            <button type="submit" class="danger">
+              Delete pool
+            </button>
+          </div>
         </form>
       ) : null}
     </Layout>

@@ -3,7 +3,7 @@ import type { PoolRecord } from "../../../src/catalog/types.js";
 import { ConflictError } from "../../../src/errors.js";
 import { applyToGovernor } from "../catalog-writes.js";
 import type { DashboardContext, DashboardDeps, DashboardEnv } from "../dashboard-env.js";
-import { type FieldErrorMap, readForm } from "../forms.js";
+import { type FieldErrorMap, formText, readForm } from "../forms.js";
 import { PoolFormPage } from "../pages/pool-form-page.js";
 import { withoutSecretKeys } from "../policy-form.js";
 import {
@@ -108,6 +108,10 @@ export function poolRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const teamId = c.var.signedIn.team.id;
     const pool = await store.getPoolBySubdomain(teamId, c.req.param("pool"));
     if (!pool) return c.notFound();
+    if (formText(await readForm(c), "confirmDelete").trim() !== pool.subdomain) {
+      const refused = { confirmDelete: [`Type ${pool.subdomain} to delete this pool.`] };
+      return page(c, pool, poolFormValues(pool), refused, 422);
+    }
     await store.deletePool(teamId, pool.id);
     await applyToGovernor(deps);
     return c.redirect("/", 303);
