@@ -27,6 +27,17 @@ async function toolResult(response: Response) {
   return JSON.parse(json).result;
 }
 
+/** The refresh token no longer brings access back: `invalid_grant`. */
+async function expectRefreshRefused(refreshToken: string): Promise<void> {
+  const refreshed = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, {
+    ...INSECURE,
+    additionalParameters: { resource: env.resource },
+  });
+  await expect(oauth.processRefreshTokenResponse(as, client, refreshed)).rejects.toMatchObject({
+    error: "invalid_grant",
+  });
+}
+
 describe("an assistant's token and its user's membership", () => {
   it("works while the user is in the team; once removed, the next tools/call is 401 and the refresh token is refused", async () => {
     const { maxId, adaId, acmeId } = env.seeded;
@@ -64,16 +75,7 @@ describe("an assistant's token and its user's membership", () => {
     await mcp.close();
 
     // Nor does the refresh token bring the access back.
-    const refreshed = await oauth.refreshTokenGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      tokens.refresh_token as string,
-      { ...INSECURE, additionalParameters: { resource: env.resource } },
-    );
-    await expect(oauth.processRefreshTokenResponse(as, client, refreshed)).rejects.toMatchObject({
-      error: "invalid_grant",
-    });
+    await expectRefreshRefused(tokens.refresh_token as string);
   });
 
   it("a member removed and added back does not get the old connection back", async () => {
@@ -98,16 +100,7 @@ describe("an assistant's token and its user's membership", () => {
     const after = await postToolsCall(env.resource, tokens.access_token, "whoami");
     expect(after.status).toBe(401);
     expect(after.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token"/);
-    const refreshed = await oauth.refreshTokenGrantRequest(
-      as,
-      client,
-      oauth.None(),
-      tokens.refresh_token as string,
-      { ...INSECURE, additionalParameters: { resource: env.resource } },
-    );
-    await expect(oauth.processRefreshTokenResponse(as, client, refreshed)).rejects.toMatchObject({
-      error: "invalid_grant",
-    });
+    await expectRefreshRefused(tokens.refresh_token as string);
     // Nor is it listed among Sam's connected apps.
     const page = await fetch(`${env.baseUrl}/oauth/connected-apps`, {
       headers: { cookie: samCookie },
