@@ -166,6 +166,8 @@ export async function createSluiceServer(
       catalog: data.catalog.store,
       clock,
       log,
+      // In memory, a server serves its catalog alone (the serving lock): nobody else's counts.
+      sharedStore: slotTargetOf(config) !== null,
     });
     const loaded = await persistence.load();
     if (loaded > 0) log(`Loaded ${countNoun(loaded, "metric bucket")}`);

@@ -59,6 +59,12 @@ export interface MetricsPersistenceOptions {
   catalog: Pick<CatalogStore, "listAllPools">;
   clock: Clock;
   log?: (line: string) => void;
+  /**
+   * Whether other servers may write to the same store (default true): then each flush reads
+   * back their counts. A server that serves its catalog alone (slots in memory, held by the
+   * serving lock) skips that read.
+   */
+  sharedStore?: boolean;
 }
 
 /**
@@ -116,7 +122,7 @@ export function createMetricsPersistence(options: MetricsPersistenceOptions): Me
       await store.addBuckets(deltas);
       pending.clear();
     }
-    await foldOthers();
+    if (options.sharedStore !== false) await foldOthers();
     return deltas.length;
   }
 

@@ -117,6 +117,23 @@ describe("metrics persistence (real SQLite)", () => {
     expect([requests(a), requests(b)]).toEqual([10, 10]);
   });
 
+  it("a server that serves its store alone does not read it back at each flush", async () => {
+    const catalog = new MemoryCatalogStore({ clock: new ManualClock(0) });
+    const team = await catalog.createTeam({ name: "A", slug: "a" });
+    await catalog.upsertPool(team.id, poolInput("chat"));
+    const recorder = new MetricsRecorder();
+    const store = new SqliteMetricsStore(database);
+    const alone = createMetricsPersistence({ recorder, store, catalog, clock, sharedStore: false });
+    await alone.load();
+    recorder.forPool("chat").request(clock.now());
+    // Rows it did not write (nobody else may write here): not folded in, not read at all.
+    await store.addBuckets([
+      { ...emptyMetricCounts(), pool: "chat", start: clock.now(), requests: 7 },
+    ]);
+    await alone.flush();
+    expect(recorder.totals("chat", 0, Number.POSITIVE_INFINITY).requests).toBe(1);
+  });
+
   it("saves what the recorder counted, and a new recorder loads it back", async () => {
     const recorder = new MetricsRecorder();
     const persistence = persistenceOf(recorder);
