@@ -145,6 +145,20 @@ const mcpRequest = fc
     return { method: r.method, path: "/mcp", headers, body: sendsBody ? r.body : undefined };
   });
 
+/** A well-formed JSON-RPC POST to /mcp with the assistant's token. */
+function wellFormedCall(body: string) {
+  return rawRequest(env.port, {
+    method: "POST",
+    path: "/mcp",
+    headers: {
+      authorization: `Bearer ${env.mcpToken}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body,
+  });
+}
+
 /** JSON-RPC messages of an answer, whether sent as JSON or as server-sent events. */
 function rpcMessages(text: string): Record<string, unknown>[] {
   const events = [...text.matchAll(/^data: (.*)$/gm)].map((match) => match[1] as string);
@@ -157,16 +171,7 @@ function rpcMessages(text: string): Record<string, unknown>[] {
 
 describe("The MCP server under malformed input (property, real socket)", () => {
   it("MCP: the tool list is the one fuzzed here", async () => {
-    const answer = await rawRequest(env.port, {
-      method: "POST",
-      path: "/mcp",
-      headers: {
-        authorization: `Bearer ${env.mcpToken}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-    });
+    const answer = await wellFormedCall('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
     const [message] = rpcMessages(answer.text);
     const result = message?.result as {
       tools: { name: string; inputSchema: { properties: object } }[];
@@ -208,16 +213,9 @@ describe("The MCP server under malformed input (property, real socket)", () => {
       fuzzOptions(400, 20261127),
     );
     // The connection still works after all of it.
-    const whoami = await rawRequest(env.port, {
-      method: "POST",
-      path: "/mcp",
-      headers: {
-        authorization: `Bearer ${env.mcpToken}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}',
-    });
+    const whoami = await wellFormedCall(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}',
+    );
     expect(whoami.status).toBe(200);
   });
 
